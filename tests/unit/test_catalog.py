@@ -1,0 +1,97 @@
+from pathlib import Path
+
+import pytest
+
+from vsperf.catalog import Catalog, load_file
+from vsperf.errors import ConfigError, UnknownNameError
+
+SEED_TESTS = {
+    "phy2phy_tput": ("p2p", "LTD.Throughput.RFC2544.PacketLossRatio"),
+    "back2back": ("p2p", "LTD.Throughput.RFC2544.BackToBackFrames"),
+    "phy2phy_tput_mod_vlan": ("p2p", "LTD.Throughput.RFC2544.PacketLossRatioFrameModification"),
+    "phy2phy_cont": ("p2p", "Phy2Phy Continuous Stream"),
+    "pvp_cont": ("pvp", "PVP Continuous Stream"),
+    "pvvp_cont": ("pvvp", "PVVP Continuous Stream"),
+    "phy2phy_scalability": ("p2p", "LTD.Scalability.Flows.RFC2544.0PacketLoss"),
+    "pvp_tput": ("pvp", "LTD.Throughput.RFC2544.PacketLossRatio"),
+    "pvp_back2back": ("pvp", "LTD.Throughput.RFC2544.BackToBackFrames"),
+    "pvvp_tput": ("pvvp", "LTD.Throughput.RFC2544.PacketLossRatio"),
+    "pvvp_back2back": ("pvvp", "LTD.Throughput.RFC2544.BackToBackFrames"),
+    "phy2phy_cpu_load": ("p2p", "LTD.CPU.RFC2544.0PacketLoss"),
+    "phy2phy_mem_load": ("p2p", "LTD.Memory.RFC2544.0PacketLoss"),
+}
+
+
+def test_catalog_has_every_seed_test_with_its_meaning() -> None:
+    catalog = Catalog.load()
+    for name, (deployment, description) in SEED_TESTS.items():
+        test = catalog.get(name)
+        assert test.deployment == deployment
+        assert test.description == description
+
+
+def test_traffic_types_follow_vsperf() -> None:
+    catalog = Catalog.load()
+    assert catalog.get("phy2phy_tput").traffic_type == "rfc2544_throughput"
+    assert catalog.get("back2back").traffic_type == "rfc2544_back2back"
+    assert catalog.get("pvp_cont").traffic_type == "rfc2544_continuous"
+    assert catalog.get("phy2phy_tput_mod_vlan").frame_modification == "vlan"
+    assert catalog.get("phy2phy_scalability").parameters["TRAFFIC"]["multistream"] >= 1000
+    assert catalog.get("phy2phy_cpu_load").load is not None
+
+
+def test_select_by_name_and_filters() -> None:
+    catalog = Catalog.load()
+    assert [t.name for t in catalog.select(["back2back", "phy2phy_tput"])] == ["back2back", "phy2phy_tput"]
+    names = [t.name for t in catalog.select(filters="tput,!pvvp,!mod")]
+    assert "phy2phy_tput" in names and "pvp_tput" in names
+    assert not any("pvvp" in n or "mod" in n for n in names)
+    assert len(catalog.select()) == len(catalog.tests)
+
+
+def test_unknown_test_name_suggests_the_closest() -> None:
+    with pytest.raises(UnknownNameError, match=r"unknown test 'phy2phy_tpt' \(did you mean 'phy2phy_tput'\?\)"):
+        Catalog.load().select(["phy2phy_tpt"])
+
+
+def test_filter_matching_nothing_is_an_error() -> None:
+    with pytest.raises(UnknownNameError, match="no test matches"):
+        Catalog.load().select(filters="nosuchthing")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("- Name: x\n  Deployment: p2p\n", "missing required key 'Description'"),
+        ("- Name: x\n  Deploymnet: p2p\n  Description: d\n", "unknown key 'Deploymnet' (did you mean 'Deployment'?)"),
+        ("- Name: x\n  Deployment: p3p\n  Description: d\n", "unknown Deployment 'p3p'"),
+        ("- Name: x\n  Deployment: p2p\n  Description: d\n  Parameters: 3\n", "Parameters must be a mapping"),
+        ("- Name: x\n  Deployment: p2p\n  Description: d\n  Load: {tool: stress-ng, load: 150}\n", "between 0 and 100"),
+        ("- Name: [x\n", "line 2 column 1"),
+        ("Name: x\n", "expected a list of test cases"),
+    ],
+)
+def test_bad_test_files_name_file_and_key(tmp_path: Path, body: str, message: str) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text(body)
+    with pytest.raises(ConfigError) as err:
+        load_file(path)
+    assert message in str(err.value)
+    assert str(path) in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_user_files_add_and_redefine_tests(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(
+        "- Name: my_tput\n  Deployment: pvvp4\n  Description: four VNFs\n"
+        "- Name: phy2phy_tput\n  Deployment: p2p\n  Description: mine\n"
+    )
+    catalog = Catalog.load([tmp_path])
+    assert catalog.get("my_tput").deployment == "pvvp4"
+    assert catalog.get("phy2phy_tput").description == "mine"
+    assert len([t for t in catalog.tests if t.name == "phy2phy_tput"]) == 1
+
+
+def test_missing_user_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        Catalog.load([tmp_path / "nope.yaml"])

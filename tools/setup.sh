@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Prepare this checkout on a fresh Debian 12 machine: the Debian packages the local lab needs
+# (when run as root) and a virtual environment in .venv with vsperf installed.
+#   tools/setup.sh            # lab packages + .venv with vsperf
+#   tools/setup.sh --test     # the same plus the test tools (pytest, ruff, mypy)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+extras=""
+[ "${1:-}" = "--test" ] && extras="[test]"
+
+# Debian packages: the local lab's switches, generators and tools. Installing them with no
+# init system would try to start the system's OVS: a policy-rc.d that exits 101 prevents that.
+PACKAGES=(python3-venv python3-pip iproute2 ethtool kmod openvswitch-switch openvswitch-switch-dpdk
+          dpdk-dev netsniff-ng sysstat stress-ng)
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "setup: missing Debian packages: ${missing[*]}; run as root (or apt-get install them)" >&2
+        echo "setup: continuing without them: only the simulated DUT (--trafficgen dummy) will work" >&2
+    else
+        echo "setup: installing ${missing[*]}"
+        policy=/usr/sbin/policy-rc.d
+        restore=""
+        if [ -e "$policy" ]; then restore=$(mktemp); cp -p "$policy" "$restore"; fi
+        printf '#!/bin/sh\nexit 101\n' > "$policy"; chmod +x "$policy"
+        trap 'if [ -n "$restore" ]; then mv "$restore" "$policy"; else rm -f "$policy"; fi' EXIT
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
+fi
+
+# The virtual environment, made with the system's python3 (>= 3.11).
+python=${PYTHON:-python3}
+if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    echo "setup: vsperf needs Python >= 3.11 ($python is $("$python" --version 2>&1))" >&2
+    exit 2
+fi
+if [ ! -x .venv/bin/python ]; then
+    "$python" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".${extras}"
+echo "setup: ready (.venv/bin/vsperf)"

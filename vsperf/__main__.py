@@ -1,0 +1,3 @@
+from vsperf.cli import main
+
+main()

@@ -1,0 +1,218 @@
+"""The `vsperf` command: a thin layer over load config -> catalog -> plan -> run -> report.
+
+Only this module turns errors into exit codes: 0 every test ran, 1 a test failed or the run
+was interrupted, 2 a usage or configuration error (one line, no traceback, nothing created).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from vsperf import __version__
+from vsperf.catalog import Catalog
+from vsperf.config import Settings, load_settings
+from vsperf.context import RunContext, new_run_id
+from vsperf.errors import UserError
+from vsperf.executor import LocalExecutor
+from vsperf.logsetup import setup_console
+from vsperf.plan import PlannedTest, plan_tests
+from vsperf.progress import Progress
+from vsperf.registry import Registries, build_registries
+from vsperf.runner import Runner, RunSummary
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+SUBCOMMANDS = ("report",)
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"vsperf: error: {message}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def _print_registry(registries: Registries, family: str) -> None:
+    registry = registries.families()[family]
+    entries = list(registry)
+    click.echo(f"Available {family} ({len(entries)}):")
+    for entry in entries:
+        aliases = f" (aliases: {', '.join(entry.aliases + tuple(getattr(entry.cls, 'ALIASES', ())))})"
+        click.echo(f"  {entry.name:<16} {entry.description}{aliases if aliases != ' (aliases: )' else ''}")
+
+
+def _print_tests(catalog: Catalog) -> None:
+    click.echo(f"Available tests ({len(catalog.tests)}):")
+    width = max(len(t.name) for t in catalog.tests)
+    for t in catalog.tests:
+        click.echo(f"  {t.name:<{width}}  {t.deployment:<6} {t.traffic_type:<20} {t.description}")
+
+
+def _print_settings(settings: Settings, verbose: bool) -> None:
+    from vsperf.config import SETTINGS_SCHEMA
+
+    for name, value, source in settings.describe():
+        click.echo(f"{name} = {value}    # {source}")
+        if verbose and name in SETTINGS_SCHEMA:
+            click.echo(f"    {SETTINGS_SCHEMA[name].doc}")
+
+
+def _default_results_dir(settings: Settings) -> Path:
+    return Path(settings["LOG_DIR"]).expanduser() / f"results_{time.strftime('%Y-%m-%d_%H-%M-%S')}"
+
+
+def _check_results_dir(path: Path) -> None:
+    if (path / "results.json").exists():
+        raise UserError(f"--results-dir {path} already holds a run (results.json); choose an empty directory")
+    if path.exists() and not path.is_dir():
+        raise UserError(f"--results-dir {path} exists and is not a directory")
+
+
+def _check_prerequisites(plan: Sequence[PlannedTest], registries: Registries) -> None:
+    """Everything a run needs, checked before anything is created."""
+    probe = RunContext("check", Path("/nonexistent"), Path("/nonexistent"), LocalExecutor())
+    seen: set[tuple[str, ...]] = set()
+    for pt in plan:
+        if pt.deploys_lab and ("lab", pt.vswitch, pt.vnf, pt.test.deployment) not in seen:
+            seen.add(("lab", pt.vswitch, pt.vnf, pt.test.deployment))
+            from vsperf import lab
+
+            lab.check_prerequisites(settings=pt.settings, registries=registries, deployment=pt.test.deployment)
+        if ("gen", pt.trafficgen) not in seen:
+            seen.add(("gen", pt.trafficgen))
+            registries.trafficgens.get(pt.trafficgen).cls(pt.settings, probe).check_prerequisites()
+        if pt.test.load and not pt.simulated:
+            loadgen = registries.loadgens.get(str(pt.test.load["tool"]))
+            loadgen.cls(pt.test.load, pt.settings, probe).check_prerequisites()
+
+
+def _print_summary(summary: RunSummary) -> None:
+    click.echo("")
+    click.echo(f"{'test':<24} {'status':<12} results")
+    for t in summary.tests:
+        parts = []
+        for size, key, value in t.headline:
+            shown = "n/a" if value is None else (f"{value:,.0f}" if isinstance(value, float) else f"{value:,}")
+            parts.append(f"{size} B: {shown}")
+        key = t.headline[0][1] if t.headline else ""
+        line = f"{key} " + ", ".join(parts) if parts else (t.error or "")
+        click.echo(f"{t.name:<24} {t.status:<12} {line}")
+        if t.error and parts:
+            click.echo(f"{'':<37}{t.error}")
+    click.echo(f"\nresults: {summary.results_dir}")
+    for path in summary.report_files:
+        click.echo(f"report:  {path}")
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("tests", nargs=-1)
+@click.option("-t", "--tests", "filters", metavar="LIST", help='Select tests: "substr,!exclude" (VSPERF syntax).')
+@click.option("--list", "list_tests", is_flag=True, help="List the test cases and exit.")
+@click.option("--list-trafficgens", is_flag=True, help="List the traffic generators and exit.")
+@click.option("--list-vswitches", is_flag=True, help="List the virtual switches and exit.")
+@click.option("--list-vnfs", is_flag=True, help="List the VNFs and exit.")
+@click.option("--list-collectors", is_flag=True, help="List the statistics collectors and exit.")
+@click.option("--list-loadgens", is_flag=True, help="List the load generators and exit.")
+@click.option("--list-settings", is_flag=True, help="Print the merged settings and where each came from.")
+@click.option("--trafficgen", metavar="NAME", help="Traffic generator (sets TRAFFICGEN).")
+@click.option("--vswitch", metavar="NAME", help="Virtual switch (sets VSWITCH).")
+@click.option("--vnf", metavar="NAME", help="VNF of pvp/pvvp deployments (sets VNF).")
+@click.option("--conf-file", type=click.Path(path_type=Path), metavar="FILE", help="User settings (YAML).")
+@click.option("--test-params", metavar="'KEY=VAL;...'", help="Override settings: YAML or VSPERF Python literals.")
+@click.option("--mode", type=click.Choice(["normal", "trafficgen"]), default="normal",
+              help="trafficgen: traffic only, nothing deployed.")
+@click.option("--verbosity", type=click.Choice(["debug", "info", "warning", "error"]), default=None,
+              help="Console log level (sets VERBOSITY).")
+@click.option("--xunit", is_flag=True, help="Also write xunit.xml into the results directory.")
+@click.option("--results-dir", type=click.Path(path_type=Path), metavar="DIR",
+              help="Write this run's outputs into DIR (default LOG_DIR/results_<timestamp>).")
+@click.version_option(__version__, prog_name="vsperf")
+def run_command(**opts: Any) -> None:
+    """Run VSPERF test cases (all of them when none is named)."""
+    sys.exit(_run(opts))
+
+
+def _run(opts: dict[str, Any]) -> int:
+    settings = load_settings(opts["conf_file"], env=os.environ, test_params=opts["test_params"])
+    for option, name in (("trafficgen", "TRAFFICGEN"), ("vswitch", "VSWITCH"), ("vnf", "VNF"),
+                         ("verbosity", "VERBOSITY")):
+        if opts[option] is not None:
+            settings = settings.merged({name: opts[option]}, f"--{option}")
+    setup_console(settings["VERBOSITY"])
+    registries = build_registries()
+    catalog = Catalog.load(settings["TEST_CASE_FILES"])
+
+    listings = {
+        "list_trafficgens": "trafficgens", "list_vswitches": "vswitches", "list_vnfs": "vnfs",
+        "list_collectors": "collectors", "list_loadgens": "loadgens",
+    }
+    if opts["list_tests"]:
+        _print_tests(catalog)
+    for option, family in listings.items():
+        if opts[option]:
+            _print_registry(registries, family)
+    if opts["list_settings"]:
+        _print_settings(settings, settings["VERBOSITY"] == "debug")
+    if opts["list_tests"] or opts["list_settings"] or any(opts[o] for o in listings):
+        return EXIT_OK
+
+    selected = catalog.select(opts["tests"], opts["filters"])
+    plan = plan_tests(selected, settings, registries, traffic_only=opts["mode"] == "trafficgen")
+    _check_prerequisites(plan, registries)
+    results_dir = opts["results_dir"] or _default_results_dir(settings)
+    _check_results_dir(results_dir)
+    runner = Runner(
+        plan,
+        registries=registries,
+        settings=settings,
+        results_dir=results_dir.resolve(),
+        run_id=new_run_id(),
+        command_line=["vsperf", *sys.argv[1:]],
+        progress=Progress(),
+    )
+    summary = runner.run()
+    if opts["xunit"]:
+        from vsperf.xunit import XUNIT_FILE, write_xunit
+
+        write_xunit(summary.results_dir / XUNIT_FILE, summary.tests)
+    _print_summary(summary)
+    if summary.interrupted:
+        click.echo("vsperf: run interrupted; everything it created was removed; measured results kept", err=True)
+    return EXIT_FAILED if summary.failed else EXIT_OK
+
+
+@click.command(name="report", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("results_dir", type=click.Path(path_type=Path))
+def report_command(results_dir: Path) -> None:
+    """Re-render the Level Test Report of a past run from its result files."""
+    from vsperf.report.rst import render_report
+
+    for path in render_report(results_dir):
+        click.echo(f"report: {path}")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console entry point."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    command: click.Command = run_command
+    if args and args[0] in SUBCOMMANDS:
+        command, args = report_command, args[1:]
+    try:
+        command.main(args=args, prog_name="vsperf", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.UsageError as exc:
+        _fail(f"{exc.format_message()} (see vsperf --help)")
+    except click.Abort:  # click's form of Ctrl-C before the run started
+        click.echo("vsperf: interrupted", err=True)
+        sys.exit(EXIT_FAILED)
+    except UserError as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        click.echo("vsperf: interrupted", err=True)
+        sys.exit(EXIT_FAILED)
+    sys.exit(EXIT_OK)

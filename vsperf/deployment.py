@@ -1,0 +1,91 @@
+"""The contract between the runner and a deployed topology (p2p, pvp, pvvpN, pvpvN, clean).
+
+The local lab (`vsperf.lab`) builds real deployments; `SimulatedDeployment` stands in when the
+traffic generator simulates the device under test, and `NoDeployment` for `--mode trafficgen`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from vsperf.trafficgen.base import GenPort
+
+
+@dataclass(frozen=True)
+class ComponentInfo:
+    """A deployed component as the report names it."""
+
+    role: str  # "vswitch", "vnf", "dpdk", "trafficgen", ...
+    name: str  # registry name, e.g. "ovs"
+    version: str
+    details: dict[str, str] = field(default_factory=dict)
+
+
+class Deployment(ABC):
+    """A topology between the generator ports. Use as a context manager: teardown always runs."""
+
+    name: str
+
+    @abstractmethod
+    def deploy(self) -> None:
+        """Create everything; on failure, remove what was created and raise DeploymentError."""
+
+    @abstractmethod
+    def teardown(self) -> None:
+        """Remove everything this deployment created. Safe to call twice and after a partial deploy."""
+
+    @property
+    @abstractmethod
+    def gen_ports(self) -> Sequence[GenPort]:
+        """The traffic generator's ports, in order (port 0 -> port 1 is the forward direction)."""
+
+    def components(self) -> list[ComponentInfo]:
+        """What was deployed, with versions, for the report."""
+        return []
+
+    def dut_pids(self) -> dict[str, int]:
+        """Processes of the device under test by name, for the process statistics collector."""
+        return {}
+
+    def check_alive(self) -> None:  # noqa: B027 - optional hook
+        """Raise DeploymentError when a component of the deployment has died."""
+
+    def __enter__(self) -> Deployment:
+        try:
+            self.deploy()
+        except BaseException:
+            self.teardown()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.teardown()
+
+
+class SimulatedDeployment(Deployment):
+    """Nothing is deployed: the traffic generator simulates the device under test."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def deploy(self) -> None:
+        pass
+
+    def teardown(self) -> None:
+        pass
+
+    @property
+    def gen_ports(self) -> Sequence[GenPort]:
+        return ()
+
+    def components(self) -> list[ComponentInfo]:
+        return [ComponentInfo("vswitch", "simulated", "n/a", {"note": "device under test simulated"})]
+
+
+class NoDeployment(SimulatedDeployment):
+    """`--mode trafficgen`: traffic only, nothing deployed; the generator uses its own ports."""
+
+    def components(self) -> list[ComponentInfo]:
+        return []

@@ -1,0 +1,57 @@
+"""Turn the selected test cases into a validated plan before anything is created.
+
+Every user error (a test's Parameters of the wrong type, an unknown backend, a missing
+prerequisite) surfaces here, so a run either starts cleanly or leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vsperf.catalog import TestCase
+from vsperf.config import Settings
+from vsperf.registry import Registries
+
+
+@dataclass(frozen=True)
+class PlannedTest:
+    """A test case with the settings it runs with and its backends resolved."""
+
+    test: TestCase
+    settings: Settings
+    trafficgen: str  # canonical registry names
+    vswitch: str
+    vnf: str
+    simulated: bool  # the generator simulates the DUT: nothing is deployed
+    traffic_only: bool  # --mode trafficgen: nothing is deployed, traffic only
+
+    @property
+    def deploys_lab(self) -> bool:
+        return not (self.simulated or self.traffic_only)
+
+
+def plan_tests(
+    tests: Sequence[TestCase], settings: Settings, registries: Registries, *, traffic_only: bool = False
+) -> list[PlannedTest]:
+    """Validate each test's settings and backend names; raise ConfigError on the first problem."""
+    planned = []
+    for test in tests:
+        test_settings = settings.merged(test.parameters, f"test case {test.name}")
+        gen = registries.trafficgens.get(test_settings["TRAFFICGEN"])
+        vswitch = registries.vswitches.resolve(test_settings["VSWITCH"])
+        vnf = str(test_settings["VNF"])
+        if vnf != "auto":
+            vnf = registries.vnfs.resolve(vnf)
+        planned.append(
+            PlannedTest(
+                test=test,
+                settings=test_settings,
+                trafficgen=gen.name,
+                vswitch=vswitch,
+                vnf=vnf,
+                simulated=bool(getattr(gen.cls, "SIMULATED", False)),
+                traffic_only=traffic_only,
+            )
+        )
+    return planned

@@ -1,0 +1,1 @@
+"""RFC 2544 searches, written once, behind the measurer interface."""

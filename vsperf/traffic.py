@@ -1,0 +1,95 @@
+"""The traffic a test sends: VSPERF's TRAFFIC setting as a typed, frozen object."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from vsperf.units import line_rate_fps
+
+TrafficType = Literal["rfc2544_throughput", "rfc2544_back2back", "rfc2544_continuous", "burst"]
+StreamType = Literal["L2", "L3", "L4"]
+
+
+@dataclass(frozen=True)
+class L2:
+    """Ethernet header of generated frames (per-port values are derived by the generator)."""
+
+    srcmac: str = "00:00:00:00:00:00"
+    dstmac: str = "00:00:00:00:00:00"
+
+
+@dataclass(frozen=True)
+class L3:
+    """IPv4 header of generated frames; addresses must be in 198.18.0.0/15."""
+
+    proto: str = "udp"
+    srcip: str = "198.18.0.1"
+    dstip: str = "198.18.1.1"
+    enabled: bool = True
+
+
+@dataclass(frozen=True)
+class L4:
+    """UDP header of generated frames."""
+
+    srcport: int = 3000
+    dstport: int = 3001
+    enabled: bool = True
+
+
+@dataclass(frozen=True)
+class Vlan:
+    """802.1Q tag added by the generator when enabled."""
+
+    enabled: bool = False
+    id: int = 0
+    priority: int = 0
+    cfi: int = 0
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """What to send in one test at one frame size.
+
+    Rates handed to a measurer are aggregate over every transmitting port (both directions
+    when `bidir`), the same aggregate as VSPERF's throughput_rx_fps.
+    """
+
+    traffic_type: TrafficType = "rfc2544_throughput"
+    frame_size_bytes: int = 64
+    bidir: bool = True
+    frame_rate_percent: float = 100.0  # offered load of continuous/burst traffic, % of line rate
+    multistream: int = 0  # number of flows; 0 means a single stream
+    stream_type: StreamType = "L4"
+    pre_installed_flows: bool = False  # VSPERF's 'Yes'/'No', as a bool
+    flow_type: Literal["port", "IP"] = "port"
+    l2: L2 = field(default_factory=L2)
+    l3: L3 = field(default_factory=L3)
+    l4: L4 = field(default_factory=L4)
+    vlan: Vlan = field(default_factory=Vlan)
+    link_speed_bps: float = 10e9  # speed of one generator port
+    burst_frames: int = 100  # frames of a 'burst' traffic type, per test
+
+    @property
+    def tx_ports(self) -> int:
+        """Number of transmitting ports (2 for bidirectional traffic)."""
+        return 2 if self.bidir else 1
+
+    @property
+    def streams(self) -> int:
+        """Number of flows per direction (at least 1)."""
+        return max(1, self.multistream)
+
+    @property
+    def line_rate_fps(self) -> float:
+        """Aggregate line rate over every transmitting port, frames/s."""
+        return line_rate_fps(self.frame_size_bytes, self.link_speed_bps) * self.tx_ports
+
+    def with_frame_size(self, frame_size_bytes: int) -> Traffic:
+        return replace(self, frame_size_bytes=frame_size_bytes)
+
+    def as_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        return asdict(self)

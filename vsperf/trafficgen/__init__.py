@@ -1,0 +1,1 @@
+"""Traffic generator backends: each runs single trials behind the measurer interface."""
