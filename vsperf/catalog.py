@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from vsperf.config.params import load_yaml
 from vsperf.errors import ConfigError, UnknownNameError
 from vsperf.paths import data_dir
 
@@ -124,13 +123,8 @@ def load_file(path: Path) -> list[TestCase]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read test-case file {path}: {exc.strerror}") from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or "malformed YAML"
-        raise ConfigError(f"test-case file {path}{at}: {problem}") from exc
+    # The same strict YAML as settings files: only true/false are booleans.
+    data = load_yaml(text, f"test-case file {path}")
     if data is None:
         return []
     if not isinstance(data, list):

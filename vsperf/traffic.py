@@ -70,6 +70,7 @@ class Traffic:
     vlan: Vlan = field(default_factory=Vlan)
     link_speed_bps: float = 10e9  # speed of one generator port
     burst_frames: int = 100  # frames of a 'burst' traffic type, per test
+    learning_frames: bool = True  # send learning frames before a search (learning switches)
 
     @property
     def tx_ports(self) -> int:

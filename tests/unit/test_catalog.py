@@ -67,7 +67,7 @@ def test_filter_matching_nothing_is_an_error() -> None:
         ("- Name: x\n  Deployment: p3p\n  Description: d\n", "unknown Deployment 'p3p'"),
         ("- Name: x\n  Deployment: p2p\n  Description: d\n  Parameters: 3\n", "Parameters must be a mapping"),
         ("- Name: x\n  Deployment: p2p\n  Description: d\n  Load: {tool: stress-ng, load: 150}\n", "between 0 and 100"),
-        ("- Name: [x\n", "line 2 column 1"),
+        ("- Name: [x\n", "line 2, column 1"),
         ("Name: x\n", "expected a list of test cases"),
     ],
 )

@@ -1,0 +1,162 @@
+"""The vsperf command as a user runs it: exit codes, one-line errors, files written."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vsperf.units import line_rate_fps
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def vsperf(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("TRAFFIC", "VSWITCH", "VNF"))}
+    full_env["PYTHONPATH"] = str(ROOT)
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "vsperf", *args], capture_output=True, text=True, env=full_env, timeout=120
+    )
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    for needle in needles:
+        assert needle in lines[0]
+
+
+def test_list_shows_every_seed_test_with_description() -> None:
+    proc = vsperf("--list")
+    assert proc.returncode == 0
+    for name, desc in [
+        ("phy2phy_tput", "LTD.Throughput.RFC2544.PacketLossRatio"),
+        ("back2back", "LTD.Throughput.RFC2544.BackToBackFrames"),
+        ("phy2phy_mem_load", "LTD.Memory.RFC2544.0PacketLoss"),
+    ]:
+        line = next(line for line in proc.stdout.splitlines() if line.split()[:1] == [name])
+        assert desc in line
+
+
+@pytest.mark.parametrize(
+    "option, expected",
+    [
+        ("--list-trafficgens", "dummy"),
+        ("--list-vswitches", "ovs-dpdk"),
+        ("--list-vnfs", "testpmd-vhost"),
+        ("--list-loadgens", "stress-ng"),
+        ("--list-collectors", "Available collectors"),
+    ],
+)
+def test_list_backends(option: str, expected: str) -> None:
+    proc = vsperf(option)
+    assert proc.returncode == 0
+    assert expected in proc.stdout
+
+
+def test_list_settings_says_where_each_value_came_from(tmp_path: Path) -> None:
+    conf = tmp_path / "my.yaml"
+    conf.write_text("TRAFFICGEN_DURATION: 7\n")
+    proc = vsperf("--list-settings", "--conf-file", str(conf), "--test-params", "TRAFFICGEN_LOSSRATE=0.5",
+                  "--trafficgen", "dummy", env={"TRAFFICGEN_RFC2544_TESTS": "3"})
+    assert proc.returncode == 0, proc.stderr
+    lines = {line.split(" = ")[0]: line for line in proc.stdout.splitlines() if " = " in line}
+    assert str(conf) in lines["TRAFFICGEN_DURATION"] and "7" in lines["TRAFFICGEN_DURATION"]
+    assert "--test-params" in lines["TRAFFICGEN_LOSSRATE"]
+    assert "environment" in lines["TRAFFICGEN_RFC2544_TESTS"]
+    assert "--trafficgen" in lines["TRAFFICGEN"]
+    assert "default" in lines["TRAFFICGEN_PKT_SIZES"]
+
+
+def test_dummy_run_writes_results_csv_and_report(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    capacity = 3_000_000
+    proc = vsperf(
+        "phy2phy_tput", "back2back", "--trafficgen", "dummy", "--results-dir", str(out), "--xunit",
+        "--test-params",
+        "TRAFFICGEN_PKT_SIZES=(64,128,512,1024,1518);"
+        f"TRAFFICGEN_DUMMY_DUT={{'capacity_fps': {capacity}, 'buffer_frames': 50000}}",
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads((out / "results.json").read_text())
+    assert data["schema_version"] == 1
+    assert data["simulated"] is True
+    tput, b2b = data["tests"]
+    assert [r["packet_size"] for r in tput["results"]] == [64, 128, 512, 1024, 1518]
+    for r in tput["results"]:
+        line2 = 2 * line_rate_fps(r["packet_size"], 10e9)
+        truth = min(capacity, line2)
+        found = r["metrics"]["throughput_rx_fps"]
+        assert found <= truth * (1 + 1e-9)
+        assert found >= truth - 0.001 * line2  # default resolution: 0.1 % of line rate
+        assert r["trials"], "every trial is kept"
+    for r in b2b["results"]:
+        line2 = 2 * line_rate_fps(r["packet_size"], 10e9)
+        if capacity >= line2:
+            continue  # no loss at line rate: the burst is as long as the trial allows
+        truth = 50000 / (1 - capacity / line2)
+        assert abs(r["metrics"]["b2b_frames"] - truth) <= 100 + 1  # default granularity 100 frames
+    rows = list(csv.DictReader((out / "result_0_phy2phy_tput_p2p.csv").open()))
+    assert [int(r["packet_size"]) for r in rows] == [64, 128, 512, 1024, 1518]
+    assert float(rows[0]["throughput_rx_fps"]) == pytest.approx(tput["results"][0]["metrics"]["throughput_rx_fps"])
+    assert (out / "result_1_back2back_p2p.csv").exists()
+    reports = list(out.glob("*.rst"))
+    assert reports and "phy2phy_tput" in reports[0].read_text().lower()
+    assert (out / "xunit.xml").exists()
+    assert (out / "overall.log").exists()
+
+
+def test_report_rerenders_a_past_run(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert vsperf("phy2phy_cont", "--trafficgen", "dummy", "--results-dir", str(out),
+                  "--test-params", "TRAFFICGEN_PKT_SIZES=(64,)").returncode == 0
+    for report in out.glob("*.rst"):
+        report.unlink()
+    proc = vsperf("report", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert list(out.glob("*.rst"))
+
+
+@pytest.mark.parametrize(
+    "args, needles",
+    [
+        (["phy2phy_tput", "--trafficgen", "dummy", "--test-params", "TRAFFICGEN_DURATON=10"],
+         ["TRAFFICGEN_DURATON", "TRAFFICGEN_DURATION"]),
+        (["phy2phy_tput", "--trafficgen", "dummy", "--test-params", "TRAFFICGEN_DURATION=ten"],
+         ["TRAFFICGEN_DURATION", "ten"]),
+        (["phy2phy_tput", "--trafficgen", "dummy", "--test-params", "TRAFFIC={'bidir': 'True'}"],
+         ["bidir"]),
+        (["phy2phy_tpt", "--trafficgen", "dummy"], ["phy2phy_tpt", "phy2phy_tput"]),
+        (["phy2phy_tput", "--trafficgen", "ixia-magic"], ["ixia-magic", "dummy"]),
+        (["phy2phy_tput", "--trafficgen", "dummy", "--vswitch", "ovz"], ["ovz", "ovs"]),
+        (["--no-such-option"], ["--no-such-option"]),
+    ],
+)
+def test_user_errors_are_one_line_with_exit_2(tmp_path: Path, args: list[str], needles: list[str]) -> None:
+    out = tmp_path / "run"
+    proc = vsperf(*args, "--results-dir", str(out))
+    assert_one_line_error(proc, *needles)
+    assert not out.exists(), "nothing is created for a usage error"
+
+
+def test_malformed_conf_file(tmp_path: Path) -> None:
+    conf = tmp_path / "bad.yaml"
+    conf.write_text("TRAFFICGEN_DURATION: [10\n")
+    assert_one_line_error(vsperf("--list", "--conf-file", str(conf)), str(conf))
+    assert_one_line_error(vsperf("--list", "--conf-file", str(tmp_path / "missing.yaml")), "missing.yaml")
+
+
+def test_results_dir_of_another_run_is_not_overwritten(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = ["phy2phy_cont", "--trafficgen", "dummy", "--results-dir", str(out), "--test-params",
+            "TRAFFICGEN_PKT_SIZES=(64,)"]
+    assert vsperf(*args).returncode == 0
+    assert_one_line_error(vsperf(*args), "already holds a run")

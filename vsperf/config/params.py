@@ -1,0 +1,203 @@
+"""Reading values: --test-params strings, single values (Python literal or YAML), YAML files.
+
+YAML is read with YAML 1.2's core scalars rather than PyYAML's YAML 1.1 ones, so that only
+true/false are booleans ('yes', 'no', 'on' stay strings and a Bool setting refuses them), '017'
+is 17 and not octal 15, '1:20' is not sexagesimal 80, '5e6' is a number and '2016-05-11' is not
+a date. Duplicate keys are errors rather than the last one silently winning.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from typing import Any
+
+import yaml
+from yaml.constructor import ConstructorError
+from yaml.nodes import MappingNode, ScalarNode
+
+from vsperf.config.types import show
+from vsperf.errors import ConfigError
+
+
+class StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader with YAML 1.2 core scalars and errors on duplicate keys."""
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+                seen.add(key)
+            except TypeError:  # an unhashable key: let PyYAML report it with its position
+                break
+            if duplicate:
+                raise ConstructorError(None, None, f"duplicate key {show(key)}", key_node.start_mark)
+        return super().construct_mapping(node, deep)
+
+
+_REPLACED_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("bool", "int", "float", "null", "timestamp", "value")}
+StrictLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in _REPLACED_TAGS]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+StrictLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+StrictLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
+    list("-+0123456789"))
+StrictLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+               r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+    list("-+.0123456789"))
+StrictLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""])
+
+
+def _construct_int(loader: StrictLoader, node: ScalarNode) -> int:
+    text = str(loader.construct_scalar(node))
+    try:
+        if text.startswith("0o"):  # YAML 1.2 core: only 0o/0x prefixes, unsigned; '017' is decimal
+            return int(text[2:], 8)
+        if text.startswith("0x"):
+            return int(text[2:], 16)
+        return int(text, 10)
+    except ValueError as exc:  # e.g. more digits than Python converts
+        raise ConstructorError(None, None, f"cannot read integer: {exc}", node.start_mark) from None
+
+
+StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def load_yaml(text: str, where: str) -> Any:
+    """Parse YAML text; a malformed document raises ConfigError naming `where`, line and column."""
+    try:
+        return yaml.load(text, Loader=StrictLoader)  # StrictLoader is a SafeLoader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = _one_line(exc.problem or exc.context or "syntax error")
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ConfigError(f"{where}: malformed YAML{at}: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{where}: malformed YAML: {_one_line(str(exc))}") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: YAML nested too deeply") from None
+
+
+def _lists(value: Any) -> Any:
+    """Python literals as plain values: tuples become lists, at any depth."""
+    if isinstance(value, list | tuple):
+        return [_lists(x) for x in value]
+    if isinstance(value, dict):
+        return {k: _lists(v) for k, v in value.items()}
+    return value
+
+
+def parse_value(text: str, where: str) -> Any:
+    """Read one --test-params (or environment) value: YAML, or a VSPERF-style Python literal.
+
+    A text that is a Python literal is read as Python, safely (ast.literal_eval): VSPERF users
+    write `(64,128)`, `None` and `{'bidir': False}`; YAML would read the first two as strings.
+    For every other literal (numbers, quoted strings, lists, dicts of them) YAML reads the same
+    value. Anything else is read as YAML: `true`, `{bidir: false}`, `/tmp/x`, `info`.
+    """
+    stripped = text.strip()
+    try:
+        return _lists(ast.literal_eval(stripped))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
+    return load_yaml(stripped, where)
+
+
+_OPENERS, _CLOSERS, _QUOTES = "([{", ")]}", "'\""
+# A quote opens a quoted string only where a value can start, so that an apostrophe inside a
+# plain word ("it's") is not taken for one.
+_QUOTE_MAY_FOLLOW = "=([{,:"
+
+
+def split_test_params(text: str) -> list[str]:
+    """Split "K=V;K2=V2" at the semicolons outside brackets and quotes."""
+    chunks: list[str] = []
+    current: list[str] = []
+    depth, quote, escaped, prev = 0, "", False, ""
+    for ch in text:
+        if quote:
+            current.append(ch)
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote, prev = "", ch
+            continue
+        if ch == ";" and depth == 0:
+            chunks.append("".join(current))
+            current, prev = [], ""
+            continue
+        if ch in _QUOTES and (prev == "" or prev in _QUOTE_MAY_FOLLOW):
+            quote = ch
+        elif ch in _OPENERS:
+            depth += 1
+        elif ch in _CLOSERS:
+            depth = max(0, depth - 1)
+        current.append(ch)
+        if not ch.isspace():
+            prev = ch
+    if quote:
+        raise ConfigError(f"--test-params: unterminated {quote} quote in {show(''.join(current).strip())}")
+    if depth:
+        raise ConfigError(f"--test-params: unclosed bracket in {show(''.join(current).strip())}")
+    chunks.append("".join(current))
+    return chunks
+
+
+def parse_test_params(text: str) -> dict[str, Any]:
+    """Parse VSPERF's --test-params "KEY=VALUE;KEY2=VALUE2" into raw (not yet validated) values.
+
+    Semicolons inside brackets or quotes do not separate settings; a setting given twice or a
+    part without '=' is a ConfigError.
+    """
+    params: dict[str, Any] = {}
+    for chunk in split_test_params(text):
+        part = chunk.strip()
+        if not part:
+            continue
+        key, eq, value = part.partition("=")
+        key = key.strip()
+        if not eq:
+            raise ConfigError(f"--test-params: {show(part)} is not KEY=VALUE (separate settings with ';')")
+        if not key:
+            raise ConfigError(f"--test-params: {show(part)} has no setting name before '='")
+        if key in params:
+            raise ConfigError(f"--test-params: {key} is given twice")
+        params[key] = parse_value(value, f"--test-params value of {key}")
+    return params
+
+
+_PLAIN_RE = re.compile(r"[A-Za-z0-9_/.~][A-Za-z0-9_/.~@+-]*")
+
+
+def render_value(value: Any) -> str:
+    """Render a setting's value on one line, in a form parse_value reads back as the same value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        if _PLAIN_RE.fullmatch(value) and parse_value(value, "rendering") == value:
+            return value
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(render_value(x) for x in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{render_value(k)}: {render_value(v)}" for k, v in value.items()) + "}"
+    return json.dumps(str(value))

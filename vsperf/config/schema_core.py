@@ -1,0 +1,171 @@
+"""Core settings: run, report and traffic generation (VSPERF's names where it had them).
+
+Defaults: conf/00_common.yaml and conf/01_trafficgen.yaml.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from vsperf.config.types import (
+    Bool,
+    Constraint,
+    Float,
+    Int,
+    IPv4Address,
+    ListOf,
+    MacAddress,
+    MapOf,
+    OneOf,
+    Optional,
+    Setting,
+    Str,
+    Struct,
+)
+from vsperf.traffic import L2, L3, L4, Traffic, Vlan
+from vsperf.units import MAX_FRAME_BYTES, MIN_FRAME_BYTES
+
+TRAFFIC_TYPES = ("rfc2544_throughput", "rfc2544_back2back", "rfc2544_continuous", "burst")
+BENCHMARK_NETWORK = "198.18.0.0/15"
+
+_FRAME_SIZE = Int(min=MIN_FRAME_BYTES, max=MAX_FRAME_BYTES, unit="bytes")
+_PERCENT = Float(min=0, max=100, unit="% of line rate")
+_BENCH_IP = IPv4Address(network=BENCHMARK_NETWORK,
+                        why="the RFC 2544 benchmarking range, the only addresses vsperf sends to")
+_PORT = Int(min=0, max=65535)
+
+_TRAFFIC = Struct({
+    "traffic_type": Str(choices=TRAFFIC_TYPES),
+    "frame_rate": _PERCENT,
+    "burst_size": Int(min=1, unit="frames"),
+    "bidir": Bool(),
+    "multistream": Int(min=0, max=1_000_000, unit="flows"),
+    "stream_type": Str(choices=("L2", "L3", "L4")),
+    "pre_installed_flows": Bool(),
+    "flow_type": Str(choices=("port", "IP")),
+    "learning_frames": Bool(),
+    "l2": Struct({"srcmac": MacAddress(), "dstmac": MacAddress()}),
+    "l3": Struct({"enabled": Bool(), "proto": Str(choices=("udp",)), "srcip": _BENCH_IP, "dstip": _BENCH_IP}),
+    "l4": Struct({"enabled": Bool(), "srcport": _PORT, "dstport": _PORT}),
+    "vlan": Struct({"enabled": Bool(), "id": Int(min=0, max=4095), "priority": Int(min=0, max=7),
+                    "cfi": Int(min=0, max=1)}),
+})
+
+_DUMMY_DUT = Struct({
+    "capacity_fps": OneOf(Float(gt=0, unit="frames/s"),
+                          MapOf(_FRAME_SIZE, Float(gt=0, unit="frames/s"), min_len=1)),
+    "buffer_frames": Int(min=0, unit="frames"),
+    "port_speed_gbps": Optional(Float(gt=0, unit="Gbit/s")),
+    "noise": Float(min=0, lt=1),
+    "seed": Int(),
+    "loss_model": Str(choices=("cliff", "gradual")),
+    "base_latency_ns": Float(min=0, unit="ns"),
+})
+
+SETTINGS: dict[str, Setting] = {
+    "LOG_DIR": Setting(
+        Str(min_len=1),
+        "Folder of run results: each run writes LOG_DIR/results_<timestamp> unless --results-dir is given."),
+    "VERBOSITY": Setting(
+        Str(choices=("debug", "info", "warning", "error")),
+        "Console log level."),
+    "REPORT_DOCUMENT_ID": Setting(
+        Str(min_len=1),
+        "Document id printed on the Level Test Report; {date} is replaced by the run's date."),
+    "TEST_CASE_FILES": Setting(
+        ListOf(Str(min_len=1)),
+        "Extra test-case YAML files, or folders of *.yaml, loaded besides the shipped ones."),
+    "TRAFFICGEN": Setting(
+        Str(min_len=1),
+        "Traffic generator backend (vsperf --list-trafficgens)."),
+    "TRAFFICGEN_PKT_SIZES": Setting(
+        ListOf(_FRAME_SIZE, min_len=1),
+        "Frame sizes to test, bytes including the FCS; one result row per size."),
+    "TRAFFICGEN_DURATION": Setting(
+        Float(gt=0, unit="seconds"),
+        "Duration of one trial (RFC 2544: >= 60 s for a final throughput answer)."),
+    "TRAFFICGEN_LOSSRATE": Setting(
+        Float(min=0, max=100, unit="percent"),
+        "Frame loss accepted at the throughput rate, % of frames sent (0: zero-loss throughput)."),
+    "TRAFFICGEN_RFC2544_TESTS": Setting(
+        Int(min=1),
+        "How many times each RFC 2544 search (throughput, back-to-back) runs per frame size."),
+    "TRAFFICGEN_RFC2544_MIN_RATE_PERCENT": Setting(
+        _PERCENT,
+        "Lowest rate the throughput search tries, % of line rate."),
+    "TRAFFICGEN_RFC2544_MAX_RATE_PERCENT": Setting(
+        _PERCENT,
+        "Highest (first) rate the throughput search tries, % of line rate."),
+    "TRAFFICGEN_RFC2544_RESOLUTION_PERCENT": Setting(
+        Float(gt=0, max=100, unit="% of line rate"),
+        "The throughput search stops when its bounds are this close, % of line rate."),
+    "TRAFFICGEN_LEARNING_DURATION_S": Setting(
+        Float(min=0, unit="seconds"),
+        "Learning traffic sent before a search so that switches learn addresses (0: none)."),
+    "TRAFFICGEN_RFC2544_VERIFY": Setting(
+        Bool(),
+        "Confirm the throughput found with one trial of TRAFFICGEN_RFC2544_VERIFY_DURATION_S at that rate."),
+    "TRAFFICGEN_RFC2544_VERIFY_DURATION_S": Setting(
+        Float(gt=0, unit="seconds"),
+        "Duration of the verification trial (RFC 2544 asks for >= 60 s)."),
+    "TRAFFICGEN_B2B_GRANULARITY_FRAMES": Setting(
+        Int(min=1, unit="frames"),
+        "The back-to-back search stops when its bounds are this many frames apart."),
+    "TRAFFICGEN_RESIDUAL_WAIT_S": Setting(
+        Float(min=0, unit="seconds"),
+        "Wait after traffic stops before counters are read (RFC 2544: 2 s)."),
+    "TRAFFICGEN_PORT_SPEED_GBPS": Setting(
+        Float(gt=0, unit="Gbit/s"),
+        "Nominal speed of one generator port; defines line rate and every *_percent."),
+    "TRAFFICGEN_DUMMY_DUT": Setting(
+        _DUMMY_DUT,
+        "Simulated DUT of the dummy generator: capacity_fps (aggregate frames/s, or a map frame size -> "
+        "frames/s), buffer_frames, port_speed_gbps (null: TRAFFICGEN_PORT_SPEED_GBPS), noise (relative "
+        "per-trial variation of the capacity, 0 <= noise < 1), seed, loss_model (cliff or gradual), "
+        "base_latency_ns."),
+    "TRAFFIC": Setting(
+        _TRAFFIC,
+        "What to send (VSPERF's TRAFFIC): traffic_type, frame_rate (% of line rate), burst_size, bidir, "
+        "multistream, stream_type, pre_installed_flows, flow_type, learning_frames, l2, l3 (addresses in "
+        "198.18.0.0/15), l4, vlan."),
+}
+
+
+def _rate_bounds(values: Mapping[str, Any]) -> str | None:
+    low = values["TRAFFICGEN_RFC2544_MIN_RATE_PERCENT"]
+    high = values["TRAFFICGEN_RFC2544_MAX_RATE_PERCENT"]
+    if low >= high:
+        return (f"TRAFFICGEN_RFC2544_MIN_RATE_PERCENT ({low:g}) must be below "
+                f"TRAFFICGEN_RFC2544_MAX_RATE_PERCENT ({high:g})")
+    return None
+
+
+CONSTRAINTS = (
+    Constraint(("TRAFFICGEN_RFC2544_MIN_RATE_PERCENT", "TRAFFICGEN_RFC2544_MAX_RATE_PERCENT"), _rate_bounds),
+)
+
+
+def traffic_from_settings(settings: Mapping[str, Any], frame_size_bytes: int) -> Traffic:
+    """The typed Traffic of TRAFFIC and TRAFFICGEN_PORT_SPEED_GBPS at one frame size."""
+    _FRAME_SIZE.validate(frame_size_bytes, "frame size")  # raises a ConfigError
+    t = settings["TRAFFIC"]
+    return Traffic(
+        traffic_type=t["traffic_type"],
+        frame_size_bytes=frame_size_bytes,
+        bidir=t["bidir"],
+        frame_rate_percent=float(t["frame_rate"]),
+        multistream=t["multistream"],
+        stream_type=t["stream_type"],
+        pre_installed_flows=t["pre_installed_flows"],
+        flow_type=t["flow_type"],
+        l2=L2(srcmac=t["l2"]["srcmac"], dstmac=t["l2"]["dstmac"]),
+        l3=L3(proto=t["l3"]["proto"], srcip=t["l3"]["srcip"], dstip=t["l3"]["dstip"],
+              enabled=t["l3"]["enabled"]),
+        l4=L4(srcport=t["l4"]["srcport"], dstport=t["l4"]["dstport"], enabled=t["l4"]["enabled"]),
+        vlan=Vlan(enabled=t["vlan"]["enabled"], id=t["vlan"]["id"], priority=t["vlan"]["priority"],
+                  cfi=t["vlan"]["cfi"]),
+        link_speed_bps=float(settings["TRAFFICGEN_PORT_SPEED_GBPS"]) * 1e9,
+        burst_frames=t["burst_size"],
+        learning_frames=t["learning_frames"],
+    )
