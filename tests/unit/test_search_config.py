@@ -1,0 +1,103 @@
+"""Search configuration: validation and VSPERF's setting names."""
+
+from __future__ import annotations
+
+import pytest
+
+from vsperf.errors import ConfigError
+from vsperf.search.config import (
+    SEARCH_SETTING_DEFAULTS,
+    Back2BackConfig,
+    BurstConfig,
+    ContinuousConfig,
+    ThroughputSearchConfig,
+    back2back_config_from_settings,
+    burst_config_from_settings,
+    continuous_config_from_settings,
+    throughput_config_from_settings,
+)
+from vsperf.traffic import Traffic
+
+
+def test_defaults_from_empty_settings() -> None:
+    cfg = throughput_config_from_settings({})
+    assert cfg == ThroughputSearchConfig(
+        duration_s=SEARCH_SETTING_DEFAULTS["TRAFFICGEN_DURATION"],
+        resolution_percent=SEARCH_SETTING_DEFAULTS["TRAFFICGEN_RFC2544_RESOLUTION_PERCENT"],
+    )
+    assert back2back_config_from_settings({}) == Back2BackConfig()
+
+
+def test_throughput_settings_are_read_by_vsperf_names() -> None:
+    cfg = throughput_config_from_settings(
+        {
+            "TRAFFICGEN_DURATION": 60,
+            "TRAFFICGEN_LOSSRATE": 0.5,
+            "TRAFFICGEN_RFC2544_TESTS": 3,
+            "TRAFFICGEN_RFC2544_MIN_RATE_PERCENT": 5,
+            "TRAFFICGEN_RFC2544_MAX_RATE_PERCENT": 95.5,
+            "TRAFFICGEN_RFC2544_RESOLUTION_PERCENT": 0.5,
+            "TRAFFICGEN_LEARNING_DURATION_S": 5,
+            "TRAFFICGEN_RFC2544_VERIFY": True,
+            "TRAFFICGEN_RFC2544_VERIFY_DURATION_S": 120,
+        }
+    )
+    assert cfg == ThroughputSearchConfig(60.0, 0.5, 5.0, 95.5, 0.5, 3, 5.0, True, 120.0)
+
+
+def test_back2back_settings() -> None:
+    cfg = back2back_config_from_settings(
+        {"TRAFFICGEN_DURATION": 2, "TRAFFICGEN_B2B_GRANULARITY_FRAMES": 100, "TRAFFICGEN_RFC2544_TESTS": 50}
+    )
+    assert cfg == Back2BackConfig(duration_s=2.0, granularity_frames=100, repetitions=50)
+
+
+def test_continuous_and_burst_from_traffic_or_settings() -> None:
+    traffic = Traffic(frame_rate_percent=25.0, burst_frames=777)
+    assert continuous_config_from_settings({"TRAFFICGEN_DURATION": 7}, traffic) == ContinuousConfig(7.0, 25.0)
+    assert continuous_config_from_settings({"TRAFFIC": {"frame_rate": 40}}).rate_percent == 40.0
+    assert continuous_config_from_settings({"TRAFFIC": traffic}).rate_percent == 25.0
+    assert burst_config_from_settings({}, traffic) == BurstConfig(777)
+    assert burst_config_from_settings({"TRAFFIC": {"burst_size": 64}}) == BurstConfig(64)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"TRAFFICGEN_DURATION": 0}, "TRAFFICGEN_DURATION"),
+        ({"TRAFFICGEN_DURATION": "30"}, "TRAFFICGEN_DURATION must be a number"),
+        ({"TRAFFICGEN_LOSSRATE": -1}, "TRAFFICGEN_LOSSRATE"),
+        ({"TRAFFICGEN_LOSSRATE": True}, "TRAFFICGEN_LOSSRATE must be a number"),
+        ({"TRAFFICGEN_RFC2544_TESTS": 0}, "TRAFFICGEN_RFC2544_TESTS"),
+        ({"TRAFFICGEN_RFC2544_TESTS": 1.5}, "TRAFFICGEN_RFC2544_TESTS must be an integer"),
+        ({"TRAFFICGEN_RFC2544_MAX_RATE_PERCENT": 101}, "TRAFFICGEN_RFC2544_MAX_RATE_PERCENT"),
+        (
+            {"TRAFFICGEN_RFC2544_MIN_RATE_PERCENT": 60, "TRAFFICGEN_RFC2544_MAX_RATE_PERCENT": 50},
+            "TRAFFICGEN_RFC2544_MIN_RATE_PERCENT",
+        ),
+        ({"TRAFFICGEN_RFC2544_RESOLUTION_PERCENT": 0}, "TRAFFICGEN_RFC2544_RESOLUTION_PERCENT"),
+        ({"TRAFFICGEN_LEARNING_DURATION_S": -2}, "TRAFFICGEN_LEARNING_DURATION_S"),
+        ({"TRAFFICGEN_RFC2544_VERIFY": "True"}, "TRAFFICGEN_RFC2544_VERIFY must be true or false"),
+        ({"TRAFFICGEN_RFC2544_VERIFY_DURATION_S": 0}, "TRAFFICGEN_RFC2544_VERIFY_DURATION_S"),
+    ],
+)
+def test_throughput_errors_name_the_setting(settings: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        throughput_config_from_settings(settings)
+
+
+def test_other_errors_name_the_setting() -> None:
+    with pytest.raises(ConfigError, match="TRAFFICGEN_B2B_GRANULARITY_FRAMES"):
+        back2back_config_from_settings({"TRAFFICGEN_B2B_GRANULARITY_FRAMES": 0})
+    with pytest.raises(ConfigError, match="frame_rate"):
+        ContinuousConfig(duration_s=1.0, rate_percent=150.0)
+    with pytest.raises(ConfigError, match="frame_rate must be a number"):
+        continuous_config_from_settings({"TRAFFIC": {"frame_rate": "fast"}})
+    with pytest.raises(ConfigError, match="burst_size"):
+        burst_config_from_settings({"TRAFFIC": {"burst_size": 1.5}})
+
+
+def test_configs_are_frozen() -> None:
+    cfg = ThroughputSearchConfig()
+    with pytest.raises(AttributeError):
+        cfg.duration_s = 1.0  # type: ignore[misc]

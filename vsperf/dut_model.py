@@ -1,0 +1,316 @@
+"""A simulated device under test: the model behind the `dummy` traffic generator.
+
+Nothing here sends a frame. Every number a trial returns is computed from the model below, so
+the searches can be exercised (and the report rendered) on any machine, with known answers:
+
+* Forwarding capacity `capacity_fps` is aggregate over every port and direction, the same
+  aggregate as `throughput_rx_fps`. It is one number, or points (frame size, fps) interpolated
+  linearly between the given sizes and clamped (held constant) outside them.
+* The model's ports run at `port_speed_gbps` when it is set, else at the traffic's link speed
+  (10 Gb/s by default). Offered load never exceeds their line rate: a request above it is sent at
+  line rate and the trial is flagged as under-delivered, like a real generator would be.
+* Rate trials are steady state (the queue's transient of `buffer_frames` frames is ignored):
+  - "cliff": no loss at or below capacity; above it the DUT forwards exactly the capacity
+    (tail drop), loss ratio = 1 - capacity / offered.
+  - "gradual": no loss at or below capacity; above it the loss ratio grows smoothly from zero,
+    loss ratio = (1 - capacity / offered) ** 2 (the cliff's ratio squared: it starts with zero
+    slope at the capacity and still tends to 1 at infinite load). The highest rate losing at
+    most a ratio p is then capacity / (1 - sqrt(p)).
+* Bursts at line rate fill the aggregate queue of `buffer_frames` at (line - capacity) frames/s:
+  a burst of L frames is lossless while L <= buffer_frames / (1 - capacity / line); a longer
+  burst loses the frames that find the queue full, L * (1 - capacity / line) - buffer_frames.
+* `noise` varies the capacity of each trial uniformly within +-noise (relative), drawn from a
+  generator seeded with (seed, trial index): the same seed gives the same sequence of trials.
+* Latency is SIMULATED, not measured: a fixed base latency plus queueing. Below capacity the
+  queue behaves like M/M/1 with utilisation rho = offered / capacity: mean queue rho / (1 - rho)
+  frames, the largest queue over n frames ln(n) / ln(1 / rho) frames, both capped at the buffer;
+  at or above capacity the queue is full. A queued frame waits 1 / capacity seconds per frame
+  ahead of it. The minimum is the base latency (a frame that found the queue empty).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from vsperf.errors import ConfigError
+from vsperf.search.measurer import LatencyStats, TrialResult, delivery_flags
+from vsperf.traffic import Traffic
+from vsperf.units import line_rate_fps
+
+LossModel = Literal["cliff", "gradual"]
+CapacityPoints = tuple[tuple[int, float], ...]
+
+MODEL_VERSION = 1
+DEFAULT_CAPACITY_FPS = 12_000_000.0  # about 40 % of bidirectional 10 GbE at 64 B, line rate from 256 B
+DEFAULT_BUFFER_FRAMES = 16_384
+DEFAULT_BASE_LATENCY_NS = 10_000.0
+SETTING_KEYS = (
+    "capacity_fps",
+    "buffer_frames",
+    "port_speed_gbps",
+    "noise",
+    "seed",
+    "loss_model",
+    "base_latency_ns",
+)
+
+
+@dataclass(frozen=True)
+class DutModel:
+    """Parameters of a simulated DUT (the TRAFFICGEN_DUMMY_DUT setting)."""
+
+    # Aggregate forwarding capacity, frames/s: one number for every frame size, or
+    # ((frame_size_bytes, fps), ...) sorted by size, interpolated linearly and clamped outside.
+    capacity_fps: float | CapacityPoints = DEFAULT_CAPACITY_FPS
+    buffer_frames: int = DEFAULT_BUFFER_FRAMES  # aggregate queue depth, frames
+    port_speed_gbps: float | None = None  # speed of each port, Gb/s; None: the traffic's link speed
+    noise: float = 0.0  # relative per-trial variation of the capacity, 0 <= noise < 1
+    seed: int = 0  # seed of the per-trial noise
+    loss_model: LossModel = "cliff"  # behaviour above capacity (see the module docstring)
+    base_latency_ns: float = DEFAULT_BASE_LATENCY_NS  # latency of a frame that finds the queue empty
+
+    def __post_init__(self) -> None:
+        if isinstance(self.capacity_fps, tuple):
+            if not self.capacity_fps:
+                raise ValueError("capacity_fps needs at least one (frame size, fps) point")
+            sizes = [size for size, _ in self.capacity_fps]
+            if sizes != sorted(set(sizes)):
+                raise ValueError("capacity_fps points must have distinct frame sizes in increasing order")
+            if any(size <= 0 or fps <= 0 for size, fps in self.capacity_fps):
+                raise ValueError("capacity_fps points need positive frame sizes and rates")
+        elif not self.capacity_fps > 0:
+            raise ValueError(f"capacity_fps must be positive, got {self.capacity_fps}")
+        if self.buffer_frames < 0:
+            raise ValueError(f"buffer_frames cannot be negative, got {self.buffer_frames}")
+        if self.port_speed_gbps is not None and not self.port_speed_gbps > 0:
+            raise ValueError(f"port_speed_gbps must be positive, got {self.port_speed_gbps}")
+        if not 0 <= self.noise < 1:
+            raise ValueError(f"noise must be in [0, 1), got {self.noise}")
+        if self.loss_model not in ("cliff", "gradual"):
+            raise ValueError(f"loss_model must be 'cliff' or 'gradual', got {self.loss_model!r}")
+        if self.base_latency_ns < 0:
+            raise ValueError(f"base_latency_ns cannot be negative, got {self.base_latency_ns}")
+
+
+def capacity_at_fps(model: DutModel, frame_size_bytes: int) -> float:
+    """Nominal (noise-free) aggregate capacity at a frame size."""
+    if not isinstance(model.capacity_fps, tuple):
+        return float(model.capacity_fps)
+    points = model.capacity_fps
+    if frame_size_bytes <= points[0][0]:
+        return points[0][1]
+    for (size_a, fps_a), (size_b, fps_b) in itertools.pairwise(points):
+        if frame_size_bytes <= size_b:
+            return fps_a + (fps_b - fps_a) * (frame_size_bytes - size_a) / (size_b - size_a)
+    return points[-1][1]
+
+
+def port_line_rate_fps(model: DutModel, traffic: Traffic) -> float:
+    """Aggregate line rate of the model's ports for `traffic` (every transmitting port)."""
+    speed_bps = traffic.link_speed_bps if model.port_speed_gbps is None else model.port_speed_gbps * 1e9
+    return line_rate_fps(traffic.frame_size_bytes, speed_bps) * traffic.tx_ports
+
+
+def noise_factor(model: DutModel, trial_index: int) -> float:
+    """Multiplier of the capacity in trial number `trial_index` (1.0 without noise)."""
+    if model.noise == 0:
+        return 1.0
+    # A string seed hashes with SHA-512: the same on every run and Python process.
+    return 1.0 + model.noise * random.Random(f"{model.seed}/{trial_index}").uniform(-1.0, 1.0)
+
+
+def loss_ratio(model: DutModel, offered_fps: float, capacity_fps: float) -> float:
+    """Steady-state fraction of offered frames the DUT drops."""
+    if offered_fps <= capacity_fps:
+        return 0.0
+    cliff = 1.0 - capacity_fps / offered_fps
+    return cliff if model.loss_model == "cliff" else cliff * cliff
+
+
+def max_rate_for_loss_fps(model: DutModel, capacity_fps: float, loss_ratio_max: float) -> float:
+    """Highest offered rate whose loss ratio stays within `loss_ratio_max` (inverse of `loss_ratio`)."""
+    if not 0 <= loss_ratio_max < 1:
+        raise ValueError(f"loss ratio must be in [0, 1), got {loss_ratio_max}")
+    if model.loss_model == "cliff":
+        return capacity_fps / (1.0 - loss_ratio_max)
+    return capacity_fps / (1.0 - math.sqrt(loss_ratio_max))
+
+
+def lossless_burst_frames(model: DutModel, capacity_fps: float, line_fps: float) -> float:
+    """Longest lossless burst at line rate, frames (infinite when the DUT keeps up with line rate)."""
+    if capacity_fps >= line_fps:
+        return math.inf
+    return model.buffer_frames / (1.0 - capacity_fps / line_fps)
+
+
+def burst_lost_frames(model: DutModel, frames: int, capacity_fps: float, line_fps: float) -> int:
+    """Frames of a line-rate burst that find the queue full."""
+    if capacity_fps >= line_fps:
+        return 0
+    excess = frames * (1.0 - capacity_fps / line_fps) - model.buffer_frames
+    # A tiny positive excess is still a dropped frame; float noise below 1e-9 is not.
+    return min(frames, math.ceil(excess - 1e-9)) if excess > 1e-9 else 0
+
+
+def rate_latency(model: DutModel, offered_fps: float, capacity_fps: float, frames: int) -> LatencyStats:
+    """Simulated latency of a rate trial (see the module docstring)."""
+    per_frame_ns = 1e9 / capacity_fps
+    rho = offered_fps / capacity_fps
+    if rho >= 1.0:
+        mean_queue = max_queue = float(model.buffer_frames)
+    else:
+        mean_queue = min(float(model.buffer_frames), rho / (1.0 - rho))
+        largest = math.log(max(frames, 2)) / math.log(1.0 / rho) if rho > 0 else 0.0
+        max_queue = min(float(model.buffer_frames), max(mean_queue, largest))
+    base = model.base_latency_ns
+    return LatencyStats(
+        min_ns=base,
+        avg_ns=base + mean_queue * per_frame_ns,
+        max_ns=base + max_queue * per_frame_ns,
+        samples=frames,
+    )
+
+
+def burst_latency(model: DutModel, frames: int, capacity_fps: float, line_fps: float) -> LatencyStats:
+    """Simulated latency of a burst: the queue grows linearly to its peak, then the burst ends."""
+    per_frame_ns = 1e9 / capacity_fps
+    growth = max(0.0, 1.0 - capacity_fps / line_fps)
+    peak_queue = min(float(model.buffer_frames), frames * growth)
+    base = model.base_latency_ns
+    return LatencyStats(
+        min_ns=base,
+        avg_ns=base + peak_queue / 2 * per_frame_ns,
+        max_ns=base + peak_queue * per_frame_ns,
+        samples=frames,
+    )
+
+
+def simulate_rate_trial(
+    model: DutModel, traffic: Traffic, rate_fps: float, duration_s: float, trial_index: int
+) -> TrialResult:
+    """What a trial at aggregate `rate_fps` for `duration_s` measures on the model."""
+    if rate_fps <= 0 or duration_s <= 0:
+        raise ValueError(f"a trial needs a positive rate and duration, got {rate_fps} fps, {duration_s} s")
+    line = port_line_rate_fps(model, traffic)
+    offered = min(rate_fps, line)
+    capacity = capacity_at_fps(model, traffic.frame_size_bytes) * noise_factor(model, trial_index)
+    tx = round(offered * duration_s)
+    ratio = loss_ratio(model, offered, capacity)
+    lost = min(tx, math.ceil(tx * ratio)) if ratio > 0 else 0
+    rx = tx - lost
+    return TrialResult(
+        kind="rate",
+        frame_size_bytes=traffic.frame_size_bytes,
+        requested_rate_fps=rate_fps,
+        duration_s=duration_s,
+        tx_frames=tx,
+        rx_frames=rx,
+        actual_tx_rate_fps=offered,
+        line_rate_fps=line,
+        latency=rate_latency(model, offered, capacity, rx),
+        flags=delivery_flags(rate_fps, offered, tx, rx),
+    )
+
+
+def simulate_burst(model: DutModel, traffic: Traffic, frames: int, trial_index: int) -> TrialResult:
+    """What a burst of `frames` frames at line rate measures on the model."""
+    if frames <= 0:
+        raise ValueError(f"a burst needs at least one frame, got {frames}")
+    line = port_line_rate_fps(model, traffic)
+    capacity = capacity_at_fps(model, traffic.frame_size_bytes) * noise_factor(model, trial_index)
+    lost = burst_lost_frames(model, frames, capacity, line)
+    return TrialResult(
+        kind="burst",
+        frame_size_bytes=traffic.frame_size_bytes,
+        requested_rate_fps=line,
+        duration_s=frames / line,
+        tx_frames=frames,
+        rx_frames=frames - lost,
+        actual_tx_rate_fps=line,
+        line_rate_fps=line,
+        latency=burst_latency(model, frames, capacity, line),
+        flags=delivery_flags(line, line, frames, frames - lost),
+    )
+
+
+def throughput_truth_fps(model: DutModel, traffic: Traffic, loss_rate_percent: float = 0.0) -> float:
+    """The noise-free answer of an RFC 2544 throughput search: highest offered rate (capped at
+    the line rate) that loses at most `loss_rate_percent`."""
+    capacity = capacity_at_fps(model, traffic.frame_size_bytes)
+    rate = max_rate_for_loss_fps(model, capacity, loss_rate_percent / 100.0)
+    return min(rate, port_line_rate_fps(model, traffic))
+
+
+def back2back_truth_frames(model: DutModel, traffic: Traffic) -> float:
+    """The noise-free longest lossless burst at line rate, frames (may be infinite)."""
+    capacity = capacity_at_fps(model, traffic.frame_size_bytes)
+    return lossless_burst_frames(model, capacity, port_line_rate_fps(model, traffic))
+
+
+def _number(data: Mapping[str, Any], key: str, default: float | None) -> float | None:
+    value = data.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"TRAFFICGEN_DUMMY_DUT: {key} must be a number, got {value!r}")
+    return float(value)
+
+
+def _integer(data: Mapping[str, Any], key: str, default: int) -> int:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+        raise ConfigError(f"TRAFFICGEN_DUMMY_DUT: {key} must be an integer, got {value!r}")
+    return int(value)
+
+
+def _capacity(value: Any) -> float | CapacityPoints:
+    if isinstance(value, Mapping):
+        points: list[tuple[int, float]] = []
+        for size, fps in value.items():
+            try:
+                points.append((int(size), float(fps)))
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(
+                    f"TRAFFICGEN_DUMMY_DUT: capacity_fps maps frame sizes to rates, got {size!r}: {fps!r}"
+                ) from exc
+        return tuple(sorted(points))
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(
+            f"TRAFFICGEN_DUMMY_DUT: capacity_fps must be a number or a map frame size -> fps, got {value!r}"
+        )
+    return float(value)
+
+
+def model_from_settings(data: Mapping[str, Any] | None) -> DutModel:
+    """Build the model from the TRAFFICGEN_DUMMY_DUT setting (missing keys take the defaults)."""
+    data = data or {}
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"TRAFFICGEN_DUMMY_DUT must be a map, got {data!r}")
+    unknown = sorted(set(data) - set(SETTING_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"TRAFFICGEN_DUMMY_DUT: unknown key(s) {', '.join(map(str, unknown))}; "
+            f"valid keys: {', '.join(SETTING_KEYS)}"
+        )
+    loss_model = data.get("loss_model", "cliff")
+    if loss_model not in ("cliff", "gradual"):
+        raise ConfigError(
+            f"TRAFFICGEN_DUMMY_DUT: loss_model must be 'cliff' or 'gradual', got {loss_model!r}"
+        )
+    try:
+        return DutModel(
+            capacity_fps=_capacity(data.get("capacity_fps", DEFAULT_CAPACITY_FPS)),
+            buffer_frames=_integer(data, "buffer_frames", DEFAULT_BUFFER_FRAMES),
+            port_speed_gbps=_number(data, "port_speed_gbps", None),
+            noise=_number(data, "noise", 0.0) or 0.0,
+            seed=_integer(data, "seed", 0),
+            loss_model=loss_model,
+            base_latency_ns=_number(data, "base_latency_ns", DEFAULT_BASE_LATENCY_NS) or 0.0,
+        )
+    except ValueError as exc:
+        raise ConfigError(f"TRAFFICGEN_DUMMY_DUT: {exc}") from exc

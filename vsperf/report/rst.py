@@ -1,0 +1,345 @@
+"""The Level Test Report in reStructuredText, rendered from a run's result files only.
+
+`render_report(results_dir)` loads results.json (`vsperf.results.load`), builds a view of
+it here, and renders templates/report.rst.j2 into `results_dir/report.rst`. Layout and prose
+live in the template; numbers, tables and computed sentences are prepared here.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import jinja2
+
+from vsperf.deployment import ComponentInfo
+from vsperf.errors import ConfigError
+from vsperf.paths import data_dir
+from vsperf.report.analysis import anomalies_of, conclusions, is_simulated, rationale
+from vsperf.report.markup import Rst, finalize, format_value, grid_table, heading, item
+from vsperf.results.atomic import write_text_atomic
+from vsperf.results.load import load_results, results_file
+from vsperf.results.model import (
+    ROW_ATTRIBUTE_KEYS,
+    FrameSizeResult,
+    RunResults,
+    TestResult,
+    jsonable,
+    metric_columns,
+    traffic_protocol,
+)
+from vsperf.search.measurer import TrialResult
+
+REPORT_BASENAME = "report"  # results_dir/report.rst (later formats: report.md, report.html, ...)
+TEMPLATE = "report.rst.j2"
+SUPPORTED_FORMATS = ("rst",)
+DEFAULT_DOCUMENT_ID = "vsperf_LTR_{date}_DRAFT"  # as conf/00_common.yaml
+
+COMPONENT_LABELS = {
+    "trafficgen": "Traffic Generator",
+    "vswitch": "vSwitch",
+    "dpdk": "DPDK Version",
+    "vnf": "VNF",
+    "loadgen": "Load generator",
+    "collector": "Collector",
+}
+TRIAL_COLUMNS = (
+    "#",
+    "Purpose",
+    "Offered rate (fps)",
+    "Offered (% of line rate)",
+    "Sent rate (fps)",
+    "Duration (s)",
+    "Tx frames",
+    "Rx frames",
+    "Loss (%)",
+    "Flags",
+)
+
+
+@dataclass(frozen=True)
+class EnvItem:
+    """One line of a Test Environment list, with optional sub-items (e.g. the NICs)."""
+
+    label: str
+    value: str
+    children: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SizeView:
+    """The report's view of one packet size of one test."""
+
+    packet_size: int
+    metrics_table: Rst
+    trials_table: Rst | None
+    details: list[tuple[str, str]]
+    statistics: list[tuple[str, Rst]]  # group title, Statistic | Value table
+
+
+@dataclass(frozen=True)
+class TestView:
+    """The report's view of one test."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class despite its name
+
+    test: TestResult
+    simulated: bool
+    environment: list[EnvItem]
+    details: list[tuple[str, Any]]
+    parameters: list[tuple[str, str]]
+    sizes: list[SizeView]
+    anomalies: list[str]
+
+
+def _compact(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(jsonable(value), separators=(", ", ": "), sort_keys=False)
+
+
+def component_text(component: ComponentInfo) -> str:
+    """ "name, Version: v, key: value, ..." as the Test Environment lists a component."""
+    text = f"{component.name}, Version: {component.version}"
+    extras = ", ".join(f"{k}: {v}" for k, v in component.details.items())
+    return f"{text}, {extras}" if extras else text
+
+
+def _nic_text(nic: Any) -> str:
+    if isinstance(nic, dict):
+        return ", ".join(f"{k}: {_compact(v)}" for k, v in nic.items())
+    return str(nic)
+
+
+def environment_items(run: RunResults, test: TestResult, simulated: bool) -> list[EnvItem]:
+    """The Test Environment list of `test` (host facts from the run, components of the test)."""
+    env = run.environment
+
+    def get(key: str) -> str:
+        value = env.get(key)
+        return "unknown" if value in (None, "") else str(value)
+
+    items: list[EnvItem] = []
+    if simulated:
+        items.append(
+            EnvItem("Simulated", "yes: no frame was sent, the traffic generator modelled the device")
+        )
+    items += [EnvItem("OS", get("os")), EnvItem("Kernel Version", get("kernel"))]
+    nics = [_nic_text(n) for n in env.get("nics") or ()]
+    nics += [component_text(c) for c in test.components if c.role in ("nic", "port")]
+    if nics:
+        items.append(EnvItem("NIC(s)", "", nics))
+    else:
+        items.append(
+            EnvItem("NIC(s)", "none (simulated device under test)" if simulated else "none recorded")
+        )
+    board = get("board")
+    if isinstance(env.get("cpu_sockets"), int):
+        board += f" [{env['cpu_sockets']} socket{'s' if env['cpu_sockets'] != 1 else ''}]"
+    items += [
+        EnvItem("Board", board),
+        EnvItem("CPU", get("cpu_model")),
+        EnvItem("CPU cores", f"{get('cpu_cores_logical')} logical, {get('cpu_cores_physical')} physical"),
+        EnvItem(
+            "Memory", f"{get('memory_kb')} kB" if isinstance(env.get("memory_kb"), int) else get("memory_kb")
+        ),
+        EnvItem("Host name", get("hostname")),
+        EnvItem("Python", get("python")),
+        EnvItem("Virtual Switch Set-up", test.deployment),
+        EnvItem(
+            "vsperf",
+            f"Version: {env.get('vsperf_version') or run.vsperf_version}, "
+            f"GIT tag: {env.get('vsperf_git_commit') or 'none (not run from a git checkout)'}",
+        ),
+    ]
+    roles = [c.role for c in test.components]
+    if "trafficgen" not in roles and run.settings.get("TRAFFICGEN"):
+        items.append(EnvItem("Traffic Generator", f"{run.settings['TRAFFICGEN']}, Version: not recorded"))
+    for component in sorted(test.components, key=_role_order):
+        if component.role in ("nic", "port"):
+            continue
+        label = COMPONENT_LABELS.get(component.role, component.role)
+        text = component_text(component)
+        if component.role == "dpdk":
+            text = text.removeprefix(f"{component.name}, Version: ")
+        items.append(EnvItem(label, text))
+    return items
+
+
+def _role_order(component: ComponentInfo) -> int:
+    # Components in the order VSPERF's report lists them; unknown roles last.
+    roles = list(COMPONENT_LABELS)
+    return roles.index(component.role) if component.role in roles else len(roles)
+
+
+def metrics_table(run: RunResults, test: TestResult, result: FrameSizeResult) -> Rst:
+    """Metric | Result: every metric of the packet size, then type, packet_size, traffic_type."""
+    rows: list[tuple[str, Any]] = [(key, result.metrics[key]) for key in metric_columns([result])]
+    attributes = {
+        "type": test.traffic_type,
+        "packet_size": result.packet_size,
+        "traffic_type": traffic_protocol(test, run.settings),
+    }
+    for key in ROW_ATTRIBUTE_KEYS:
+        rows.append((key, result.metrics.get(key, attributes[key])))
+    return grid_table(("Metric", "Result"), rows)
+
+
+def _trial_row(position: int, trial: TrialResult) -> tuple[Any, ...]:
+    percent = 100.0 * trial.requested_rate_fps / trial.line_rate_fps if trial.line_rate_fps > 0 else None
+    return (
+        position,
+        trial.purpose or trial.kind,
+        float(trial.requested_rate_fps),
+        percent,
+        float(trial.actual_tx_rate_fps),
+        float(trial.duration_s),
+        trial.tx_frames,
+        trial.rx_frames,
+        float(trial.loss_percent),
+        ", ".join(trial.flags) or "none",
+    )
+
+
+def trials_table(result: FrameSizeResult) -> Rst | None:
+    """The trial log of one packet size, in the order the trials ran (None: no trial)."""
+    if not result.trials:
+        return None
+    return grid_table(TRIAL_COLUMNS, [_trial_row(i, t) for i, t in enumerate(result.trials, start=1)])
+
+
+def statistics_tables(result: FrameSizeResult) -> list[tuple[str, Rst]]:
+    """One Statistic | Value table per group of collected statistics (e.g. per process)."""
+    return [
+        (group, grid_table(("Statistic", "Value"), [(k, _stat_value(v)) for k, v in stats.items()]))
+        for group, stats in result.statistics.items()
+        if stats
+    ]
+
+
+def _stat_value(value: Any) -> Any:
+    # Counters and percentages as the collector gave them; nested values as compact JSON.
+    return value if value is None or isinstance(value, int | float | str) else _compact(value)
+
+
+def view_of_test(run: RunResults, test: TestResult) -> TestView:
+    """Everything the template shows about `test`."""
+    simulated = is_simulated(run, test)
+    details: list[tuple[str, Any]] = [
+        ("Test ID", test.name),
+        ("Description", test.description or "none"),
+        ("Deployment", test.deployment),
+        ("Traffic type", test.traffic_type),
+        ("Bidirectional", test.bidir),
+    ]
+    if test.frame_modification:
+        details.append(("Frame modification", test.frame_modification))
+    details += [
+        ("Status", test.status),
+        ("Started", test.started_at),
+        ("Finished", test.finished_at or "not finished"),
+        ("Packet sizes measured", ", ".join(str(s) for s in test.packet_sizes) or "none"),
+    ]
+    trials = [t for r in test.results for t in r.trials]
+    if trials:
+        traffic_s = sum(t.duration_s for t in trials)
+        details.append(("Trials run", f"{len(trials)} ({format_value(float(traffic_s))} s of traffic)"))
+    sizes = [
+        SizeView(
+            packet_size=r.packet_size,
+            metrics_table=metrics_table(run, test, r),
+            trials_table=trials_table(r),
+            details=[(str(k), _compact(v)) for k, v in r.details.items()],
+            statistics=statistics_tables(r),
+        )
+        for r in test.results
+    ]
+    return TestView(
+        test=test,
+        simulated=simulated,
+        environment=environment_items(run, test, simulated),
+        details=details,
+        parameters=[(str(k), _compact(v)) for k, v in test.parameters.items()],
+        sizes=sizes,
+        anomalies=anomalies_of(test),
+    )
+
+
+def document_id(run: RunResults) -> str:
+    """REPORT_DOCUMENT_ID with {date} (the run's start date) and {run_id} filled in."""
+    pattern = str(run.settings.get("REPORT_DOCUMENT_ID") or DEFAULT_DOCUMENT_ID)
+    return pattern.replace("{date}", run.started_at[:10]).replace("{run_id}", run.run_id)
+
+
+def settings_table(run: RunResults) -> Rst | None:
+    """Setting | Value | Source for every stored setting (None: the run stored none)."""
+    if not run.settings:
+        return None
+    rows = [
+        (name, _compact(value), run.settings_sources.get(name, "not recorded"))
+        for name, value in sorted(run.settings.items())
+    ]
+    return grid_table(("Setting", "Value", "Source"), rows)
+
+
+def report_context(run: RunResults, source: Path) -> dict[str, Any]:
+    """The template's variables."""
+    return {
+        "run": run,
+        "source": source.name,
+        "document_id": document_id(run),
+        "command_line": shlex.join(run.command_line) if run.command_line else "not recorded",
+        "tests": [view_of_test(run, t) for t in run.tests],
+        "rationale": rationale(run),
+        "conclusions": conclusions(run),
+        "settings_table": settings_table(run),
+        "history_table": grid_table(
+            ("Document ID", "Author", "Date"),
+            [(document_id(run), f"vsperf {run.vsperf_version}", (run.finished_at or run.started_at)[:10])],
+        ),
+    }
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(data_dir("templates")),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # RST is escaped by finalize, not as HTML
+        finalize=finalize,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["heading"] = heading
+    env.filters["value"] = format_value
+    env.filters["item"] = item
+    return env
+
+
+def render_rst(run: RunResults, source: Path) -> str:
+    """The report of `run` as RST text (`source`: the results file it came from)."""
+    return _environment().get_template(TEMPLATE).render(report_context(run, source))
+
+
+def render_report(results_dir: Path, *, formats: tuple[str, ...] = ("rst",)) -> list[Path]:
+    """Render the Level Test Report of the run in `results_dir` from its results.json alone.
+
+    Writes `results_dir/report.rst`; returns the files written. Raises ConfigError when the
+    results cannot be loaded or a format is not supported.
+    """
+    unknown = [f for f in formats if f not in SUPPORTED_FORMATS]
+    if unknown:
+        supported = ", ".join(SUPPORTED_FORMATS)
+        raise ConfigError(f"report format {unknown[0]!r} is not supported; use one of: {supported}")
+    source = results_file(results_dir)
+    run = load_results(source)
+    out_dir = source.parent
+    written = []
+    if "rst" in formats:
+        path = out_dir / f"{REPORT_BASENAME}.rst"
+        write_text_atomic(path, render_rst(run, source))
+        written.append(path)
+    return written

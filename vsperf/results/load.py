@@ -1,0 +1,52 @@
+"""Read a results.json back (the only input of the report and of `vsperf report DIR`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from vsperf.errors import ConfigError
+from vsperf.results.model import RESULTS_FILENAME, SCHEMA_VERSION, RunResults
+
+
+def results_file(path_or_dir: Path | str) -> Path:
+    """`path_or_dir` itself, or the results.json inside it when it is a directory."""
+    path = Path(path_or_dir)
+    return path / RESULTS_FILENAME if path.is_dir() else path
+
+
+def load_results(path_or_dir: Path | str) -> RunResults:
+    """Load a run's results from results.json (or a directory holding one).
+
+    Raises ConfigError, in one line naming the file, when it is missing, not JSON, not a
+    vsperf results file, or written by a newer vsperf (schema_version above SCHEMA_VERSION).
+    """
+    path = results_file(path_or_dir)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such results file (is this a vsperf results directory?)") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read results: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc}); the results file is damaged") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: not a vsperf results file (top level is not an object)")
+    version = data.get("schema_version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise ConfigError(f"{path}: not a vsperf results file (no integer schema_version)")
+    if version > SCHEMA_VERSION:
+        raise ConfigError(
+            f"{path} schema_version {version} is newer than this vsperf understands "
+            f"({SCHEMA_VERSION}); upgrade vsperf"
+        )
+    if version < 1:
+        raise ConfigError(f"{path}: schema_version {version} is not a vsperf results version")
+    try:
+        return RunResults.from_dict(data)
+    except KeyError as exc:
+        raise ConfigError(f"{path}: malformed results: missing key {exc.args[0]!r}") from None
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise ConfigError(f"{path}: malformed results: {exc}") from None

@@ -1,0 +1,197 @@
+"""Writes results.json (and the per-test CSV files) while a run goes on.
+
+results.json is rewritten atomically after every change, so a crash or a Ctrl-C loses
+nothing that was measured: the file on disk always holds every frame size finished so far.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from vsperf import __version__
+from vsperf.deployment import ComponentInfo
+from vsperf.results.atomic import write_text_atomic
+from vsperf.results.csvfile import write_test_csv
+from vsperf.results.model import (
+    RESULTS_FILENAME,
+    SCHEMA_VERSION,
+    FrameSizeResult,
+    RunResults,
+    TestResult,
+    jsonable,
+)
+from vsperf.search.outcome import SearchOutcome
+
+FINAL_TEST_STATUSES = ("passed", "failed", "interrupted")
+FINAL_RUN_STATUSES = ("finished", "interrupted", "failed")
+
+
+def utc_now_iso() -> str:
+    """The current time as ISO 8601 UTC, to the second (e.g. 2024-05-11T07:36:56+00:00)."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class ResultsWriter:
+    """Owns results.json of one run; the runner calls it as tests and frame sizes finish."""
+
+    def __init__(
+        self,
+        results_dir: Path,
+        *,
+        run_id: str,
+        command_line: list[str],
+        simulated: bool,
+        environment: dict[str, Any],
+        settings: dict[str, Any],
+        settings_sources: dict[str, str],
+        clock: Callable[[], str] = utc_now_iso,
+    ) -> None:
+        """Create `results_dir` if needed and write results.json at once (status running)."""
+        self._dir = results_dir
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._dir.mkdir(parents=True, exist_ok=True)
+        self._run = RunResults(
+            schema_version=SCHEMA_VERSION,
+            vsperf_version=__version__,
+            run_id=run_id,
+            status="running",
+            started_at=clock(),
+            finished_at=None,
+            command_line=tuple(command_line),
+            simulated=simulated,
+            environment=dict(jsonable(environment)),
+            settings=dict(jsonable(settings)),
+            settings_sources={str(k): str(v) for k, v in settings_sources.items()},
+        )
+        self._write()
+
+    @property
+    def path(self) -> Path:
+        """The results.json this writer keeps up to date."""
+        return self._dir / RESULTS_FILENAME
+
+    @property
+    def results(self) -> RunResults:
+        """What results.json holds now."""
+        return self._run
+
+    def start_test(
+        self,
+        *,
+        name: str,
+        description: str,
+        deployment: str,
+        traffic_type: str,
+        bidir: bool,
+        frame_modification: str | None,
+        parameters: dict[str, Any],
+        components: list[ComponentInfo],
+    ) -> int:
+        """Record a test as running; returns its 0-based index for the other calls."""
+        with self._lock:
+            index = len(self._run.tests)
+            test = TestResult(
+                index=index,
+                name=name,
+                description=description,
+                deployment=deployment,
+                traffic_type=traffic_type,
+                bidir=bidir,
+                frame_modification=frame_modification,
+                components=tuple(components),
+                parameters=dict(jsonable(parameters)),
+                status="running",
+                error=None,
+                started_at=self._clock(),
+                finished_at=None,
+            )
+            self._run = replace(self._run, tests=(*self._run.tests, test))
+            self._write()
+            return index
+
+    def set_components(self, index: int, components: list[ComponentInfo]) -> None:
+        """Replace the components of test `index` (known once its deployment is up)."""
+        with self._lock:
+            test = replace(self._test(index), components=tuple(components))
+            self._put(test)
+            self._write()
+            if test.results:
+                write_test_csv(self._dir, self._run, test)
+
+    def add_frame_size(
+        self,
+        index: int,
+        packet_size: int,
+        outcome: SearchOutcome,
+        statistics: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
+        """Record one frame size of test `index`; rewrites results.json and the test's CSV.
+
+        `statistics`: what the collectors measured during the traffic phase, group ->
+        statistic -> value (see `FrameSizeResult.statistics`).
+        """
+        with self._lock:
+            test = self._test(index)
+            if test.status != "running":
+                raise ValueError(f"test {index} ({test.name}) is already {test.status}")
+            result = FrameSizeResult.from_outcome(packet_size, outcome, statistics)
+            test = replace(test, results=(*test.results, result))
+            self._put(test)
+            self._write()
+            write_test_csv(self._dir, self._run, test)
+
+    def finish_test(self, index: int, status: str, error: str | None = None) -> None:
+        """Close test `index` with status passed, failed or interrupted (and why, if not passed)."""
+        if status not in FINAL_TEST_STATUSES:
+            allowed = ", ".join(FINAL_TEST_STATUSES)
+            raise ValueError(f"a finished test's status is one of {allowed}, not {status!r}")
+        with self._lock:
+            test = replace(self._test(index), status=status, error=error, finished_at=self._clock())
+            self._put(test)
+            self._write()
+            if test.results:
+                write_test_csv(self._dir, self._run, test)
+
+    def finish_run(self, status: str) -> None:
+        """Close the run (finished, interrupted or failed). A test still running is closed too:
+        interrupted when the run was, failed otherwise, with the reason as its error."""
+        if status not in FINAL_RUN_STATUSES:
+            allowed = ", ".join(FINAL_RUN_STATUSES)
+            raise ValueError(f"a finished run's status is one of {allowed}, not {status!r}")
+        with self._lock:
+            now = self._clock()
+            tests = []
+            for test in self._run.tests:
+                if test.status == "running":
+                    test = replace(
+                        test,
+                        status="interrupted" if status == "interrupted" else "failed",
+                        error=test.error or f"the run ended ({status}) before this test finished",
+                        finished_at=now,
+                    )
+                tests.append(test)
+            self._run = replace(self._run, status=status, finished_at=now, tests=tuple(tests))
+            self._write()
+
+    def _test(self, index: int) -> TestResult:
+        if not 0 <= index < len(self._run.tests):
+            raise IndexError(f"no test with index {index} in this run")
+        return self._run.tests[index]
+
+    def _put(self, test: TestResult) -> None:
+        tests = list(self._run.tests)
+        tests[test.index] = test
+        self._run = replace(self._run, tests=tuple(tests))
+
+    def _write(self) -> None:
+        # allow_nan=False: jsonable() already turned non-finite floats into null, and a NaN
+        # must never reach the file as the non-standard token NaN.
+        text = json.dumps(self._run.to_dict(), indent=2, allow_nan=False) + "\n"
+        write_text_atomic(self.path, text)

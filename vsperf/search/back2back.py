@@ -1,0 +1,165 @@
+"""RFC 2544 back-to-back frames, with RFC 9004's buffer time.
+
+Binary search on the length of a burst sent at line rate, in frames, for the longest burst the
+DUT forwards without losing a frame. The longest burst tried is line rate * `duration_s`
+(the first trial; a pass there ends the search and says the DUT absorbed everything tried);
+the search stops when the shortest failing and the longest passing burst are at most
+`granularity_frames` apart, so the answer is within the granularity below the true length.
+The whole search runs `repetitions` times (RFC 2544 asks for 50): `b2b_frames` is the average
+(rounded to a whole frame), with `b2b_frames_min` / `_max`.
+
+RFC 9004: the implied DUT buffer time is `b2b_frames / line_fps` (`b2b_buffer_time_s`); when a
+throughput is known (passed in from a throughput test) the corrected buffer time is that times
+(1 - throughput / line_fps), since the DUT forwards at its throughput while the burst arrives
+(`b2b_corrected_buffer_time_s`, present only then).
+
+A burst the generator could not send at line rate tests less than intended: it is kept, and
+the outcome carries an anomaly saying the answer may be too high.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from vsperf.search.config import Back2BackConfig
+from vsperf.search.measurer import Measurer, TrialResult
+from vsperf.search.outcome import MetricValue, SearchOutcome
+from vsperf.search.trials import TRAFFIC_TYPE_UDP, Anomalies, OnTrial, TrialLog, percent_of
+from vsperf.traffic import Traffic
+
+
+@dataclass(frozen=True)
+class Back2BackAnswer:
+    """The result of one whole back-to-back search (one repetition)."""
+
+    repetition: int
+    frames: int  # longest lossless burst found (0: even the shortest tried lost frames)
+    best: TrialResult | None  # the lossless burst of that length
+    shortest_failure: TrialResult | None  # the shortest burst that lost frames
+    max_frames: int  # longest burst tried
+    trial_count: int
+    trial_time_s: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "repetition": self.repetition,
+            "b2b_frames": self.frames,
+            "shortest_failing_frames": self.shortest_failure.tx_frames if self.shortest_failure else None,
+            "max_frames": self.max_frames,
+            "trial_count": self.trial_count,
+            "trial_time_s": self.trial_time_s,
+        }
+
+
+def longest_burst_frames(traffic: Traffic, cfg: Back2BackConfig) -> int:
+    """Frames of the longest burst tried: `duration_s` at the traffic's aggregate line rate."""
+    return max(1, math.floor(traffic.line_rate_fps * cfg.duration_s))
+
+
+def search_back2back_once(
+    log: TrialLog, traffic: Traffic, cfg: Back2BackConfig, purpose: str, repetition: int = 1
+) -> Back2BackAnswer:
+    """One binary search on the burst length; every burst goes through `log` with `purpose`."""
+    first = len(log.trials)
+    max_frames = longest_burst_frames(traffic, cfg)
+    lo, hi = 0, max_frames + 1  # lo: longest lossless burst seen (0 frames trivially); hi: shortest lossy
+    best: TrialResult | None = None
+    shortest_failure: TrialResult | None = None
+    frames = max_frames
+    while True:
+        trial = log.burst(traffic, frames, purpose)
+        if trial.tx_frames > 0 and trial.loss_frames == 0:
+            lo, best = frames, trial
+        else:
+            hi, shortest_failure = frames, trial
+        if hi - lo <= cfg.granularity_frames or lo == max_frames:
+            break
+        frames = (lo + hi) // 2
+    trials = log.trials[first:]
+    return Back2BackAnswer(
+        repetition=repetition,
+        frames=lo,
+        best=best,
+        shortest_failure=shortest_failure,
+        max_frames=max_frames,
+        trial_count=len(trials),
+        trial_time_s=sum(t.duration_s for t in trials),
+    )
+
+
+def rfc2544_back2back(
+    measurer: Measurer,
+    traffic: Traffic,
+    cfg: Back2BackConfig,
+    on_trial: OnTrial | None = None,
+    *,
+    throughput_fps: float | None = None,
+) -> SearchOutcome:
+    """Run the back-to-back search `cfg.repetitions` times and return VSPERF's b2b metrics
+    plus RFC 9004's buffer time (corrected with `throughput_fps` when it is given)."""
+    if throughput_fps is not None and throughput_fps < 0:
+        raise ValueError(f"throughput_fps cannot be negative, got {throughput_fps}")
+    log = TrialLog(measurer, on_trial)
+    anomalies = Anomalies()
+    line = traffic.line_rate_fps
+    answers = [
+        search_back2back_once(log, traffic, cfg, "search" if rep == 1 else f"repetition {rep}", rep)
+        for rep in range(1, cfg.repetitions + 1)
+    ]
+    counts = [a.frames for a in answers]
+    b2b_frames = round(sum(counts) / len(counts))
+    passing = [a.best for a in answers if a.best is not None]
+    if passing:
+        loss_percent = sum(t.loss_percent for t in passing) / len(passing)
+        tx_rate_fps = sum(t.actual_tx_rate_fps for t in passing) / len(passing)
+    else:
+        failures = [a.shortest_failure for a in answers if a.shortest_failure is not None]
+        loss_percent = min(t.loss_percent for t in failures)
+        tx_rate_fps = sum(t.actual_tx_rate_fps for t in failures) / len(failures)
+        anomalies.add(
+            f"no burst was lossless, down to {min(t.tx_frames for t in failures)} frames; b2b_frames is 0"
+        )
+    if any(a.frames == a.max_frames for a in answers):
+        anomalies.add(
+            f"the DUT forwarded the longest burst tried ({answers[0].max_frames} frames = "
+            f"{cfg.duration_s:g} s at line rate) without loss: b2b_frames is a lower bound"
+        )
+    short = [t for t in log.trials if t.under_delivered]
+    if short:
+        anomalies.add(
+            f"generator sent {len(short)} of {len(log.trials)} bursts below line rate (lowest "
+            f"{percent_of(min(t.actual_tx_rate_fps for t in short), line):.3f} % of line rate): the DUT's "
+            "queue filled more slowly than at line rate, so b2b_frames may be too high"
+        )
+
+    buffer_time_s = b2b_frames / line
+    metrics: dict[str, MetricValue] = {
+        "b2b_frames": b2b_frames,
+        "b2b_frames_min": min(counts),
+        "b2b_frames_max": max(counts),
+        "b2b_frame_loss_percent": loss_percent,
+        "tx_rate_fps": tx_rate_fps,
+        "tx_rate_percent": percent_of(tx_rate_fps, line),
+        "b2b_buffer_time_s": buffer_time_s,
+    }
+    if throughput_fps is not None:
+        metrics["b2b_corrected_buffer_time_s"] = buffer_time_s * max(0.0, 1.0 - throughput_fps / line)
+    metrics["type"] = "rfc2544_back2back"
+    metrics["packet_size"] = traffic.frame_size_bytes
+    metrics["traffic_type"] = TRAFFIC_TYPE_UDP
+    details: dict[str, Any] = {
+        "search": {
+            "algorithm": "binary",
+            **asdict(cfg),
+            "line_rate_fps": line,
+            "max_frames": answers[0].max_frames,
+            "throughput_fps": throughput_fps,
+        },
+        "repetitions": [a.as_dict() for a in answers],
+        **log.summary(),
+    }
+    return SearchOutcome(
+        metrics=metrics, trials=tuple(log.trials), details=details, anomalies=anomalies.as_tuple()
+    )

@@ -1,0 +1,87 @@
+"""Single-trial traffic types: continuous (a fixed rate for a duration) and burst (N frames).
+
+Neither searches: each runs one trial and reports what it measured, with VSPERF's keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from vsperf.search.config import BurstConfig, ContinuousConfig
+from vsperf.search.measurer import Measurer
+from vsperf.search.outcome import MetricValue, SearchOutcome
+from vsperf.search.trials import (
+    TRAFFIC_TYPE_UDP,
+    Anomalies,
+    OnTrial,
+    TrialLog,
+    latency_metrics,
+    trial_rate_metrics,
+    under_delivery_note,
+)
+from vsperf.traffic import Traffic
+
+
+def rfc2544_continuous(
+    measurer: Measurer, traffic: Traffic, cfg: ContinuousConfig, on_trial: OnTrial | None = None
+) -> SearchOutcome:
+    """One trial at `cfg.rate_percent` of the traffic's line rate for `cfg.duration_s`."""
+    log = TrialLog(measurer, on_trial)
+    anomalies = Anomalies()
+    line = traffic.line_rate_fps
+    trial = log.rate(traffic, cfg.rate_percent * line / 100.0, cfg.duration_s, "continuous")
+    if trial.under_delivered:
+        anomalies.add(under_delivery_note(trial))
+    metrics: dict[str, MetricValue] = trial_rate_metrics(trial, traffic)
+    metrics.update(
+        {
+            "type": "rfc2544_continuous",
+            "packet_size": traffic.frame_size_bytes,
+            "traffic_type": TRAFFIC_TYPE_UDP,
+        }
+    )
+    details: dict[str, Any] = {
+        "parameters": {**asdict(cfg), "line_rate_fps": line},
+        **log.summary(),
+    }
+    return SearchOutcome(
+        metrics=metrics, trials=tuple(log.trials), details=details, anomalies=anomalies.as_tuple()
+    )
+
+
+def burst(
+    measurer: Measurer, traffic: Traffic, frames: int, on_trial: OnTrial | None = None
+) -> SearchOutcome:
+    """One burst of `frames` frames (aggregate) at line rate, reported with VSPERF's burst keys.
+
+    `payload_err` and `seq_err` are VSPERF's keys for payload and sequence errors; no measurer
+    counts them yet, so they are None (not measured).
+    """
+    cfg = BurstConfig(frames=frames)
+    log = TrialLog(measurer, on_trial)
+    anomalies = Anomalies()
+    trial = log.burst(traffic, cfg.frames, "burst")
+    if trial.under_delivered:
+        anomalies.add(under_delivery_note(trial))
+    size = traffic.frame_size_bytes
+    metrics: dict[str, MetricValue] = {
+        "tx_frames": trial.tx_frames,
+        "rx_frames": trial.rx_frames,
+        "tx_bytes": trial.tx_frames * size,
+        "rx_bytes": trial.rx_frames * size,
+        "frame_loss_percent": trial.loss_percent,
+        "payload_err": None,
+        "seq_err": None,
+        **latency_metrics(trial.latency),
+        "type": "burst",
+        "packet_size": size,
+        "traffic_type": TRAFFIC_TYPE_UDP,
+    }
+    details: dict[str, Any] = {
+        "parameters": {**asdict(cfg), "line_rate_fps": traffic.line_rate_fps},
+        **log.summary(),
+    }
+    return SearchOutcome(
+        metrics=metrics, trials=tuple(log.trials), details=details, anomalies=anomalies.as_tuple()
+    )
