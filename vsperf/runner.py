@@ -88,6 +88,14 @@ def _make_deployment(pt: PlannedTest, registries: Registries, ctx: RunContext, s
     )
 
 
+def _port_components(deployment: Deployment) -> list[ComponentInfo]:
+    """The generator's ports as the report's NIC(s): veth pairs on the local lab."""
+    return [
+        ComponentInfo("port", f"port {i}", "veth", {"interface": p.ifname, "netns": p.netns or "", "mac": p.mac})
+        for i, p in enumerate(deployment.gen_ports)
+    ]
+
+
 @contextmanager
 def _load(pt: PlannedTest, registries: Registries, ctx: RunContext) -> Iterator[list[ComponentInfo]]:
     """The test's Load (CPU / memory stress) around the traffic phase, when it has one."""
@@ -232,6 +240,8 @@ class Runner:
                 ComponentInfo("trafficgen", pt.trafficgen, generator.version(), {}),
                 *deployment.components(),
             ]
+            if not any(c.role in ("nic", "port") for c in components):
+                components += _port_components(deployment)
             components += stack.enter_context(_load(pt, self.registries, ctx))
             writer.set_components(index, components)
 
