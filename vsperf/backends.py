@@ -8,6 +8,7 @@ from vsperf.registry import Registries, Registry
 
 
 def empty_registries() -> Registries:
+    from vsperf.collectors.base import Collector
     from vsperf.loadgen.base import LoadGenerator
     from vsperf.trafficgen.base import TrafficGenerator
     from vsperf.vnf.base import Vnf
@@ -17,13 +18,16 @@ def empty_registries() -> Registries:
         trafficgens=Registry("trafficgen", TrafficGenerator),
         vswitches=Registry("vswitch", VSwitch),
         vnfs=Registry("vnf", Vnf),
-        collectors=Registry("collector", object),
+        collectors=Registry("collector", Collector),
         loadgens=Registry("loadgen", LoadGenerator),
     )
 
 
 def register_builtin(regs: Registries) -> None:
     """Register every backend that ships with vsperf."""
+    from vsperf.collectors.cpu import CpuCollector
+    from vsperf.collectors.ifstats import IfStatsCollector
+    from vsperf.collectors.pidstat import PidstatCollector
     from vsperf.loadgen.stressng import StressNgLoad
     from vsperf.trafficgen.dummy import DummyTrafficGenerator
     from vsperf.trafficgen.trafgen import TrafgenTrafficGenerator
@@ -44,6 +48,9 @@ def register_builtin(regs: Registries) -> None:
         (regs.vnfs, NetnsVnf),
         (regs.vnfs, TestpmdVhostVnf),
         (regs.loadgens, StressNgLoad),
+        (regs.collectors, PidstatCollector),
+        (regs.collectors, CpuCollector),
+        (regs.collectors, IfStatsCollector),
     ]
     for registry, cls in classes:
         registry.register(cls)

@@ -20,7 +20,9 @@ from vsperf.paths import data_dir
 DEPLOYMENT_RE = re.compile(r"^(p2p|pvp|pvvp\d*|pvpv\d*|clean)$")
 NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 FRAME_MODIFICATIONS = ("vlan",)
-LOAD_KEYS = {"tool": str, "load": (int, float), "reserved": int, "pattern": str, "load_memory": (int, float)}
+LOAD_KEYS: dict[str, type | tuple[type, ...]] = {
+    "tool": str, "load": (int, float), "reserved": int, "pattern": str, "load_memory": (int, float),
+}
 LOAD_PATTERNS = ("c", "m", "cm", "i")
 
 # Key in the YAML file -> (required, type, help)

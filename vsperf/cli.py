@@ -95,7 +95,7 @@ def _print_summary(summary: RunSummary) -> None:
     click.echo(f"{'test':<24} {'status':<12} results")
     for t in summary.tests:
         parts = []
-        for size, key, value in t.headline:
+        for size, _key, value in t.headline:
             shown = "n/a" if value is None else (f"{value:,.0f}" if isinstance(value, float) else f"{value:,}")
             parts.append(f"{size} B: {shown}")
         key = t.headline[0][1] if t.headline else ""

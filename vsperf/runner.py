@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vsperf.collectors.base import CollectorTarget, build_collectors, collecting
 from vsperf.config import Settings, traffic_from_settings
 from vsperf.context import RunContext
 from vsperf.deployment import ComponentInfo, Deployment, NoDeployment, SimulatedDeployment
@@ -88,28 +89,39 @@ def _make_deployment(pt: PlannedTest, registries: Registries, ctx: RunContext, s
     )
 
 
-def _port_components(deployment: Deployment) -> list[ComponentInfo]:
-    """The generator's ports as the report's NIC(s): veth pairs on the local lab."""
-    return [
-        ComponentInfo("port", f"port {i}", "veth", {"interface": p.ifname, "netns": p.netns or "", "mac": p.mac})
-        for i, p in enumerate(deployment.gen_ports)
-    ]
+def _port_components(deployment: Deployment, ctx: RunContext) -> list[ComponentInfo]:
+    """The generator's ports as the report's NIC(s): driver (veth on the local lab) and speed."""
+    from vsperf.sysinfo import port_details
+
+    components = []
+    for i, p in enumerate(deployment.gen_ports):
+        details = port_details(ctx.executor, p.ifname, p.netns)
+        driver = details.pop("driver", "unknown")
+        components.append(
+            ComponentInfo(
+                "port", f"port {i}", driver, {"interface": p.ifname, "netns": p.netns or "", "mac": p.mac, **details}
+            )
+        )
+    return components
 
 
 @contextmanager
-def _load(pt: PlannedTest, registries: Registries, ctx: RunContext) -> Iterator[list[ComponentInfo]]:
-    """The test's Load (CPU / memory stress) around the traffic phase, when it has one."""
+def _load(
+    pt: PlannedTest, registries: Registries, ctx: RunContext
+) -> Iterator[tuple[list[ComponentInfo], dict[str, int]]]:
+    """The test's Load (CPU / memory stress) around the traffic phase, when it has one:
+    its components and its processes (name -> PID, for the process statistics)."""
     if not pt.test.load:
-        yield []
+        yield [], {}
         return
     if pt.simulated:
         log.warning("%s: Load %s not applied: the DUT is simulated", pt.test.name, dict(pt.test.load))
-        yield [ComponentInfo("loadgen", "none", "n/a", {"note": "not applied to a simulated DUT"})]
+        yield [ComponentInfo("loadgen", "none", "n/a", {"note": "not applied to a simulated DUT"})], {}
         return
     entry = registries.loadgens.get(str(pt.test.load["tool"]))
     loadgen = entry.cls(pt.test.load, pt.settings, ctx)
     with loadgen:
-        yield [loadgen.component()]
+        yield [loadgen.component()], loadgen.pids()
 
 
 class Runner:
@@ -241,8 +253,12 @@ class Runner:
                 *deployment.components(),
             ]
             if not any(c.role in ("nic", "port") for c in components):
-                components += _port_components(deployment)
-            components += stack.enter_context(_load(pt, self.registries, ctx))
+                components += _port_components(deployment, ctx)
+            load_components, load_pids = stack.enter_context(_load(pt, self.registries, ctx))
+            components += load_components
+            target = CollectorTarget({**deployment.dut_pids(), **load_pids}, ports=tuple(deployment.gen_ports))
+            collectors = build_collectors(pt.settings, self.registries.collectors, ctx, target)
+            components += [c.component() for c in collectors]
             writer.set_components(index, components)
 
             def on_trial(trial: Any) -> None:
@@ -252,8 +268,9 @@ class Runner:
             for size in sizes:
                 traffic = traffic_from_settings(pt.settings, size)
                 self.progress.frame_size_started(size)
-                result = run_traffic(generator, traffic, pt.settings, on_trial=on_trial)
-                writer.add_frame_size(index, size, result)
+                with collecting(collectors) as phase:
+                    result = run_traffic(generator, traffic, pt.settings, on_trial=on_trial)
+                writer.add_frame_size(index, size, result, statistics=phase.statistics)
                 value = result.metrics.get(headline_key)
                 outcome.headline.append((size, headline_key, value if isinstance(value, int | float) else None))
                 self.progress.frame_size_done(size, headline_key, value)

@@ -171,3 +171,46 @@ def collect_environment(executor: Executor | None = None, *, root: Path = Path("
     env["vsperf_version"] = __version__
     env["vsperf_git_commit"] = git_commit(executor)
     return env
+
+
+def parse_ethtool_driver(text: str) -> dict[str, str]:
+    """driver, driver_version, firmware and bus (PCI address) from `ethtool -i IF` output."""
+    keys = {"driver": "driver", "version": "driver_version", "firmware-version": "firmware", "bus-info": "bus"}
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() in keys and value.strip():
+            out[keys[key.strip()]] = value.strip()
+    return out
+
+
+def parse_ethtool_speed(text: str) -> str | None:
+    """The link speed `ethtool IF` reports, e.g. "10000Mb/s" (None when unknown)."""
+    for line in text.splitlines():
+        key, sep, value = line.strip().partition(":")
+        if sep and key == "Speed" and value.strip() and not value.strip().startswith("Unknown"):
+            return value.strip()
+    return None
+
+
+def port_details(executor: Executor, ifname: str, netns: str | None = None) -> dict[str, str]:
+    """What the report says about a port: driver (veth on the local lab), driver version,
+    firmware, PCI bus and nominal link speed, read with ethtool inside the port's namespace.
+    Never fails: what cannot be read is left out (driver "unknown")."""
+    details: dict[str, str] = {}
+    for argv in (["ethtool", "-i", ifname], ["ethtool", ifname]):
+        try:
+            proc = executor.run(argv, netns=netns, check=False, timeout_s=10)
+        except Exception:  # environment capture never fails a run (ethtool missing, ...)
+            continue
+        if proc.returncode != 0:
+            continue
+        if "-i" in argv:
+            details.update(parse_ethtool_driver(proc.stdout))
+        else:
+            speed = parse_ethtool_speed(proc.stdout)
+            if speed:
+                details["speed"] = speed + (" (nominal: veth has no physical link)"
+                                            if details.get("driver") == "veth" else "")
+    details.setdefault("driver", "unknown")
+    return details

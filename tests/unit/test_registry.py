@@ -44,8 +44,11 @@ def test_backend_must_implement_the_interface() -> None:
     reg: Registry[Base] = Registry("thing", Base)
     with pytest.raises(ConfigError, match="does not implement go"):
         reg.register(Incomplete)
+    class Stranger:
+        NAME = "stranger"
+
     with pytest.raises(ConfigError, match="must subclass Base"):
-        reg.register(int)  # type: ignore[arg-type]
+        reg.register(Stranger)  # type: ignore[arg-type]
 
 
 def test_builtin_backends_are_registered() -> None:

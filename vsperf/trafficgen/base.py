@@ -22,6 +22,7 @@ class GenPort:
     ipv4: str  # in 198.18.0.0/15
     peer_mac: str = "ff:ff:ff:ff:ff:ff"  # destination MAC frames from this port should carry
     peer_ipv4: str = ""  # destination IPv4 frames from this port should carry
+    rx_vlan_id: int | None = None  # VLAN id the switch pushes on frames to this port (None: none)
 
 
 class TrafficGenerator(ABC):

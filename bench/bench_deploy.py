@@ -1,0 +1,74 @@
+"""Deploy and teardown times of the local lab, per deployment and vswitch (needs root).
+
+    PYTHONPATH=. .venv/bin/python bench/bench_deploy.py [--repeat N] [--vswitch ovs ...]
+
+Prints one line per (deployment, vswitch): median deploy and teardown seconds over N runs and
+their sum, against the target (p2p deploy + teardown < 2 s). Every run uses a fresh run id
+and checks that nothing of it is left afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from vsperf.config.loader import load_settings
+from vsperf.context import RunContext, new_run_id
+from vsperf.executor import LocalExecutor
+from vsperf.lab import build_deployment, netdev
+from vsperf.lab.state import DEFAULT_STATE_ROOT
+from vsperf.registry import build_registries
+from vsperf.traffic import Traffic
+
+TARGET_P2P_S = 2.0
+
+
+def one_run(deployment: str, vswitch: str) -> tuple[float, float]:
+    """Deploy and tear down once; (deploy seconds, teardown seconds)."""
+    run_id = new_run_id()
+    work = Path(tempfile.mkdtemp(prefix=f"vsperf-{run_id}-"))
+    try:
+        ctx = RunContext(run_id, work, work, LocalExecutor())
+        settings = {**load_settings(env={}), "VSWITCH": vswitch}
+        dep = build_deployment(deployment, settings=settings, registries=build_registries(), ctx=ctx,
+                               traffic=Traffic(), frame_modification=None)
+        started = time.monotonic()
+        with dep:
+            deployed = time.monotonic()
+        finished = time.monotonic()
+        left = [n for n in netdev.list_netns() if n.startswith(f"vsp{run_id}")]
+        if left or (DEFAULT_STATE_ROOT / run_id).exists():
+            raise SystemExit(f"run {run_id} left {left or 'its state file'}")
+        return deployed - started, finished - deployed
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--vswitch", nargs="+", default=["linux-bridge", "ovs"])
+    parser.add_argument("--deployment", nargs="+", default=["p2p", "pvp"])
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("bench_deploy needs root (namespaces, switches)")
+    print(f"{'deployment':<10} {'vswitch':<13} {'deploy s':>9} {'teardown s':>11} {'total s':>8}  target")
+    for deployment in args.deployment:
+        for vswitch in args.vswitch:
+            runs = [one_run(deployment, vswitch) for _ in range(args.repeat)]
+            deploy = statistics.median(r[0] for r in runs)
+            teardown = statistics.median(r[1] for r in runs)
+            total = deploy + teardown
+            target = (f"< {TARGET_P2P_S:g} s: {'ok' if total < TARGET_P2P_S else 'MISSED'}"
+                      if deployment == "p2p" else "")
+            print(f"{deployment:<10} {vswitch:<13} {deploy:>9.3f} {teardown:>11.3f} {total:>8.3f}  {target}")
+
+
+if __name__ == "__main__":
+    main()

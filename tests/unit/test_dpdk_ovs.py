@@ -1,0 +1,134 @@
+"""vsperf.vswitch.ovs_dpdk: OVS-DPDK's configuration, ports, control socket, version, prerequisites."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO
+
+import pytest
+from dpdk_fixtures import dpdk_settings, make_ctx
+
+from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
+from vsperf.vswitch.base import ForwardingPlan, ForwardRule, SwitchPort
+from vsperf.vswitch.ovs_dpdk import OvsDpdkVSwitch, rxq_polled
+
+BINARY = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
+
+
+class RecordingExecutor:
+    """Records commands; answers `<binary> --version` and everything else with empty output."""
+
+    def __init__(self, version_text: str | None = None) -> None:
+        self.version_text = version_text
+        self.calls: list[list[str]] = []
+
+    def run(self, argv: Sequence[str], *, netns: str | None = None, check: bool = True,
+            timeout_s: float | None = 60.0, env: Mapping[str, str] | None = None,
+            input_text: str | None = None) -> subprocess.CompletedProcess[str]:
+        self.calls.append(list(argv))
+        if list(argv[-1:]) == ["--version"]:
+            if self.version_text is None:
+                raise CommandError(list(argv), 127, f"{argv[0]}: not found")
+            return subprocess.CompletedProcess(list(argv), 0, self.version_text, "")
+        return subprocess.CompletedProcess(list(argv), 0, "", "")
+
+    def spawn(self, argv: Sequence[str], *, netns: str | None = None, env: Mapping[str, str] | None = None,
+              stdout: IO[bytes] | int | None = None, stderr: IO[bytes] | int | None = None
+              ) -> subprocess.Popen[bytes]:
+        raise AssertionError("not used")
+
+
+def test_registry_facts() -> None:
+    assert OvsDpdkVSwitch.NAME == "ovs-dpdk"
+    assert "OvsDpdkVhost" in OvsDpdkVSwitch.ALIASES
+    assert sorted(OvsDpdkVSwitch.PORT_KINDS) == ["veth", "vhostuser"]
+    assert OvsDpdkVSwitch.DEFAULT_VNF == "testpmd-vhost"
+
+
+def test_other_config_enables_dpdk_privately(tmp_path: Path) -> None:
+    switch = OvsDpdkVSwitch(dpdk_settings(VSWITCH_DPDK_MEMORY_MB=256), make_ctx(tmp_path))
+    assert switch.vswitchd_binary() == BINARY
+    assert switch.other_config() == {
+        "dpdk-init": "true",
+        "dpdk-extra": "--no-huge -m 256 --legacy-mem --file-prefix=vspab12o --no-pci",
+        "pmd-cpu-mask": "0x2",
+        "per-port-memory": "true",
+        "dpdk-lcore-mask": "0x1",
+    }
+
+
+def test_vswitchd_dpdk_config_overrides_vsperf_values(tmp_path: Path) -> None:
+    settings = dpdk_settings(VSWITCHD_DPDK_CONFIG={"pmd-cpu-mask": "0x1", "per-port-memory": "false"})
+    config = OvsDpdkVSwitch(settings, make_ctx(tmp_path)).other_config()
+    assert config["pmd-cpu-mask"] == "0x1" and config["per-port-memory"] == "false"
+    assert "dpdk-lcore-mask" not in config
+
+
+def test_interface_config_per_port_kind_and_mode(tmp_path: Path) -> None:
+    phy = SwitchPort("phy1", "veth", "phy", ifname="vspab12p1")
+    vhost = SwitchPort("vnf0.0", "vhostuser", "vnf", socket_path="/tmp/vsperf-ab12/vhost-ab12/v0p0.sock")
+    ctx = make_ctx(tmp_path)
+    client = OvsDpdkVSwitch(dpdk_settings(), ctx)
+    assert client.interface_config(phy, 1) == ("dpdk", {"dpdk-devargs": "net_af_xdp1,iface=vspab12p1"})
+    assert client.interface_config(vhost, 2) == (
+        "dpdkvhostuserclient", {"vhost-server-path": "/tmp/vsperf-ab12/vhost-ab12/v0p0.sock"}
+    )
+    settings = dpdk_settings(VSWITCH_VHOSTUSER_SERVER_MODE=True, DPDK_PORT_DRIVER="af_packet")
+    server = OvsDpdkVSwitch(settings, ctx)
+    assert server.interface_config(vhost, 2) == ("dpdkvhostuser", {})
+    assert server.interface_config(phy, 0) == ("dpdk", {"dpdk-devargs": "net_af_packet0,iface=vspab12p1"})
+
+
+def test_version_carries_ovs_and_dpdk(tmp_path: Path) -> None:
+    executor = RecordingExecutor("ovs-vswitchd-dpdk (Open vSwitch) 3.1.0\nDPDK 22.11.11\n")
+    assert OvsDpdkVSwitch(dpdk_settings(), make_ctx(tmp_path, executor)).version() == "3.1.0 (DPDK 22.11.11)"
+    assert OvsDpdkVSwitch(dpdk_settings(), make_ctx(tmp_path, RecordingExecutor())).version() == "unknown"
+
+
+def test_details_for_the_report(tmp_path: Path) -> None:
+    details = OvsDpdkVSwitch(dpdk_settings(), make_ctx(tmp_path)).details()
+    assert details["port_driver"] == "net_af_xdp"
+    assert details["pmd_cpu_mask"] == "0x2"
+    assert details["vhost_user"].startswith("dpdkvhostuserclient")
+
+
+def test_missing_ovs_dpdk_names_the_package(tmp_path: Path) -> None:
+    switch = OvsDpdkVSwitch(dpdk_settings(OVS_DPDK_VSWITCHD=str(tmp_path / "nope")), make_ctx(tmp_path))
+    with pytest.raises(PrerequisiteError, match=r"OVS-DPDK is missing .*: apt-get install openvswitch-"):
+        switch.check_prerequisites()
+
+
+def test_stop_before_start_does_nothing(tmp_path: Path) -> None:
+    executor = RecordingExecutor()
+    switch = OvsDpdkVSwitch(dpdk_settings(), make_ctx(tmp_path, executor))
+    switch.stop()
+    assert executor.calls == [] and switch.pids() == {}
+
+
+def test_refuses_jumbo_frames_on_veth_ports(tmp_path: Path) -> None:
+    switch = OvsDpdkVSwitch(dpdk_settings(), make_ctx(tmp_path))
+    phy = (SwitchPort("phy0", "veth", "phy", ifname="a"), SwitchPort("phy1", "veth", "phy", ifname="b"))
+    plan = ForwardingPlan(phy, (ForwardRule("phy0", "phy1"),), mtu_bytes=9000)
+    with pytest.raises(DeploymentError, match="ovs-dpdk: frames larger than 1518 bytes"):
+        switch.configure(plan)
+
+
+PMD_RXQ_SHOW = """\
+Displaying last 60 seconds pmd usage %
+pmd thread numa_id 0 core_id 1:
+  isolated : false
+  port: vspab12b0x2       queue-id:  0 (enabled)   pmd usage:  0 %
+  port: vspab12b0x3       queue-id:  0 (disabled)  pmd usage:  0 %
+  port: vspab12p0         queue-id:  0 (enabled)   pmd usage:  3 %
+  overhead:  0 %
+"""
+
+
+def test_rxq_polled_needs_an_enabled_queue() -> None:
+    assert rxq_polled("vspab12p0", PMD_RXQ_SHOW)
+    assert rxq_polled("vspab12b0x2", PMD_RXQ_SHOW)
+    assert not rxq_polled("vspab12b0x3", PMD_RXQ_SHOW)  # vring not enabled yet
+    assert not rxq_polled("vspab12p1", PMD_RXQ_SHOW)  # not assigned to a PMD yet
+    assert not rxq_polled("vspab12p", PMD_RXQ_SHOW)

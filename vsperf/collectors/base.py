@@ -1,0 +1,152 @@
+"""The interface of a statistics collector, and running several around one traffic phase.
+
+A collector is a context manager around the traffic phase of one frame size: `start()` in
+`__enter__`, `stop()` in `__exit__`, then `statistics()` returns what it measured as
+group -> statistic -> value (e.g. "Process: ovs-vswitchd" -> "%CPU" -> 199.93). A value may
+itself be a mapping (row -> column -> value) when the group is a table with several rows,
+e.g. "System CPU" -> "0" -> "%usr". The runner stores these in results.json
+(`FrameSizeResult.statistics`) and the report shows one table per group.
+
+One collector instance serves every frame size of a test: each `with collector:` measures one
+phase and `statistics()` describes the last one.
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from vsperf.context import RunContext
+from vsperf.deployment import ComponentInfo
+from vsperf.registry import Registry
+from vsperf.trafficgen.base import GenPort
+
+log = logging.getLogger(__name__)
+
+Statistics = dict[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class CollectorTarget:
+    """What the collectors of a test watch."""
+
+    pids: Mapping[str, int] = field(default_factory=dict)  # DUT and load processes, name -> PID
+    process_names: tuple[str, ...] = ()  # further processes found by name (COLLECTOR_PROCESSES)
+    ports: tuple[GenPort, ...] = ()  # the traffic generator's ports (interface in a namespace)
+
+
+class Collector(ABC):
+    """A statistics collector backend, registered by NAME (see `vsperf --list-collectors`)."""
+
+    NAME: ClassVar[str]
+    ALIASES: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, settings: Mapping[str, Any], ctx: RunContext, target: CollectorTarget) -> None:
+        self.settings = settings
+        self.ctx = ctx
+        self.target = target
+
+    def check_prerequisites(self) -> None:  # noqa: B027 - optional hook
+        """Raise PrerequisiteError naming what to install; called before anything is created."""
+
+    @abstractmethod
+    def start(self) -> None:
+        """Take the first reading of a traffic phase (and start sampling, if the collector does)."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Take the last reading of the phase; safe to call when `start` failed or twice."""
+
+    @abstractmethod
+    def statistics(self) -> Statistics:
+        """What the last phase measured: group -> statistic (or row -> column) -> value."""
+
+    def version(self) -> str:
+        """Version of what the collector reads with, for the report."""
+        return "n/a"
+
+    def component(self) -> ComponentInfo:
+        """What the report's Test Environment says about the collector."""
+        return ComponentInfo("collector", self.NAME, self.version(), {})
+
+    def __enter__(self) -> Collector:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def collector_names(setting: str | Sequence[str] | None) -> list[str]:
+    """The COLLECTOR setting as a list of names (VSPERF gave one name as a string)."""
+    if setting is None:
+        return []
+    if isinstance(setting, str):
+        return [setting]
+    return [str(name) for name in setting]
+
+
+def build_collectors(
+    settings: Mapping[str, Any], registry: Registry[Any], ctx: RunContext, target: CollectorTarget
+) -> list[Collector]:
+    """One instance of every collector the COLLECTOR setting names, in that order (a name given
+    twice, or by two aliases, runs once). Raises UnknownNameError for a name not registered."""
+    seen: set[str] = set()
+    collectors: list[Collector] = []
+    for name in collector_names(settings.get("COLLECTOR")):
+        canonical = registry.resolve(name)
+        if canonical in seen:
+            continue
+        seen.add(canonical)
+        collectors.append(registry.get(canonical).cls(settings, ctx, target))
+    return collectors
+
+
+@dataclass
+class Phase:
+    """The statistics of one traffic phase; filled in when `collecting` exits."""
+
+    statistics: Statistics = field(default_factory=dict)
+
+
+@contextmanager
+def collecting(collectors: Sequence[Collector]) -> Iterator[Phase]:
+    """Run `collectors` around the body; `Phase.statistics` holds what they measured after it.
+
+    Observability never fails a measurement: a collector that cannot start or stop is logged
+    (the warning shows in the report's anomalies) and left out; exceptions of the body propagate
+    after every started collector has stopped.
+    """
+    phase = Phase()
+    started: list[Collector] = []
+    for collector in collectors:
+        try:
+            collector.__enter__()
+        except Exception as exc:
+            log.warning("collector %s could not start, its statistics are missing: %s", collector.NAME, exc)
+        else:
+            started.append(collector)
+    try:
+        yield phase
+    finally:
+        for collector in reversed(started):
+            try:
+                collector.__exit__(None, None, None)
+            except Exception as exc:
+                log.warning("collector %s could not stop cleanly: %s", collector.NAME, exc)
+        for collector in started:
+            try:
+                stats = collector.statistics()
+            except Exception as exc:
+                log.warning("collector %s gave no statistics: %s", collector.NAME, exc)
+                continue
+            for group, values in stats.items():
+                phase.statistics[group] = values

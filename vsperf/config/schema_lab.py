@@ -1,0 +1,107 @@
+"""Local lab settings: the switch, the VNFs and the software generator's ports (VSPERF's names
+where it had them). Defaults: conf/02_vswitch.yaml and conf/03_vnf.yaml.
+
+The DPDK entries (OVS-DPDK, testpmd as switch or VNF) are read by vsperf.lab.dpdk_conf.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from vsperf.config.types import Bool, Constraint, Int, ListOf, MapOf, Setting, Str
+
+_CPU = Int(min=0, unit="CPU number")
+_FWD_MODE = Str(choices=("io", "mac", "macswap"))
+
+SETTINGS: dict[str, Setting] = {
+    # --- switch -----------------------------------------------------------------------------
+    "VSWITCH": Setting(
+        Str(min_len=1),
+        "Virtual switch under test (vsperf --list-vswitches): ovs, ovs-dpdk, linux-bridge, none."),
+    "VSWITCH_VLAN_ID": Setting(
+        Int(min=0, max=4095),
+        "VLAN id the switch pushes towards the receiving generator port (Frame Modification vlan)."),
+    "VSWITCH_OVS_PORT_TYPE": Setting(
+        Str(choices=("afxdp", "system")),
+        "How ovs (userspace datapath) attaches its veth ports: afxdp (AF_XDP, polled by a PMD thread) "
+        "or system (AF_PACKET, polled by the main thread)."),
+    "VSWITCH_OVS_AFXDP_MODE": Setting(
+        Str(choices=("native", "generic")),
+        "xdp-mode of afxdp ports (above MTU 3498, i.e. frames > 3516 B, ovs uses system ports)."),
+    "OVS_VSWITCHD": Setting(
+        Str(min_len=1),
+        "The ovs-vswitchd executable of the ovs switch (its private instance; never the system's)."),
+    "VSWITCH_PMD_CPU_MASK": Setting(
+        Str(min_len=1),
+        "CPUs of OVS's PMD threads (other_config:pmd-cpu-mask, hex, e.g. '0x2'); `none` runs its "
+        "testpmd forwarding lcore on the lowest CPU of this mask."),
+    "VSWITCHD_DPDK_CONFIG": Setting(
+        MapOf(Str(min_len=1), Str(), merge_keys=True),
+        "Extra Open_vSwitch other_config keys for OVS-DPDK, set before ovs-vswitchd starts; they "
+        "override vsperf's own (dpdk-init, dpdk-extra, pmd-cpu-mask)."),
+    "VSWITCH_DPDK_MEMORY_MB": Setting(
+        Int(min=64, unit="MiB"),
+        "Memory of OVS-DPDK's EAL (-m, no hugepages); 128 fits 1518-byte frames, raise for jumbo frames."),
+    "OVS_DPDK_VSWITCHD": Setting(
+        Str(min_len=1),
+        "The DPDK build of ovs-vswitchd (run directly; update-alternatives is never switched)."),
+    "DPDK_PORT_DRIVER": Setting(
+        Str(choices=("af_xdp", "af_packet")),
+        "DPDK driver attaching veth ports (ovs-dpdk and none): af_xdp (fast) or af_packet (fallback)."),
+    "VSWITCH_VHOSTUSER_SERVER_MODE": Setting(
+        Bool(),
+        "true: OVS creates the vhost-user sockets (dpdkvhostuser); false: testpmd creates them and OVS "
+        "connects (dpdkvhostuserclient, reconnects if the VNF restarts)."),
+    "TESTPMD_FWD_MODE": Setting(
+        _FWD_MODE,
+        "Forwarding mode of testpmd when it is the switch (--vswitch none)."),
+    "TESTPMD_ARGS": Setting(
+        ListOf(Str()),
+        "Extra testpmd application arguments (after --) for --vswitch none."),
+    "TESTPMD_MEMORY_MB": Setting(
+        Int(min=32, unit="MiB"),
+        "Memory of each testpmd's EAL (-m, no hugepages): switch and VNFs alike."),
+    "TESTPMD_NB_MBUFS": Setting(
+        Int(min=2048),
+        "--total-num-mbufs of each testpmd."),
+    "TESTPMD_DESCRIPTORS": Setting(
+        Int(min=64, max=4096),
+        "RX/TX ring size of each testpmd port (--rxd/--txd, virtio queue_size)."),
+    # --- VNFs ---------------------------------------------------------------------------------
+    "VNF": Setting(
+        Str(min_len=1),
+        "VNF of pvp/pvvp/pvpv deployments (vsperf --list-vnfs); auto: netns for ovs and linux-bridge, "
+        "testpmd-vhost for ovs-dpdk."),
+    "GUEST_LOOPBACK": Setting(
+        ListOf(Str(choices=("linux_bridge", "testpmd", "l2fwd", "buildin", "clean")), min_len=1),
+        "Loopback inside each VNF, one value per VNF (the list repeats): linux_bridge or testpmd for "
+        "the netns VNF (VSPERF's l2fwd, buildin and clean need a VM and are refused)."),
+    "GUEST_TESTPMD_FWD_MODE": Setting(
+        _FWD_MODE,
+        "Forwarding mode of testpmd inside VNFs (testpmd-vhost, and the netns VNF's testpmd loopback)."),
+    "GUEST_TESTPMD_CPU": Setting(
+        _CPU,
+        "CPU the forwarding lcore of a VNF's testpmd busy-polls (its main lcore shares it and sleeps)."),
+    "GUEST_TESTPMD_ARGS": Setting(
+        ListOf(Str()),
+        "Extra testpmd application arguments (after --) for VNFs' testpmd."),
+    # --- software generator ports -------------------------------------------------------------
+    "TRAFGEN_CPUS": Setting(
+        ListOf(_CPU),
+        "CPU of each port's trafgen sender, port i on entry i (repeating); empty: port i on CPU i."),
+}
+
+
+def _pmd_mask(values: Mapping[str, Any]) -> str | None:
+    text = str(values["VSWITCH_PMD_CPU_MASK"]).strip().lower()
+    digits = text[2:] if text.startswith("0x") else text
+    try:
+        if int(digits, 16) > 0:
+            return None
+    except ValueError:
+        pass
+    return f"VSWITCH_PMD_CPU_MASK ({values['VSWITCH_PMD_CPU_MASK']!r}) must be a non-zero hex CPU mask"
+
+
+CONSTRAINTS = (Constraint(("VSWITCH_PMD_CPU_MASK",), _pmd_mask),)

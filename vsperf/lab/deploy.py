@@ -1,0 +1,259 @@
+"""The local lab's Deployment: generator ports, a switch, VNFs; torn down whatever happens.
+
+Order of deploy (teardown is the reverse, then a sweep of everything the state file still
+lists, so a component that failed half-way leaves nothing behind either):
+
+1. the run's state file (/run/vsperf/<run_id>/state.json) names its owner, this process;
+2. the switch namespace, then per generator port a namespace and a veth pair into the switch
+   namespace (addresses from 198.18.0.0/15, static neighbours, ARP and IPv6 off);
+3. the switch's daemons; 4. each VNF's ports; 5. the switch's bridges, ports and flows;
+6. each VNF's loopback.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from vsperf.context import RunContext
+from vsperf.deployment import ComponentInfo, Deployment
+from vsperf.errors import CommandError, ConfigError, DeploymentError, UserError
+from vsperf.lab import netdev
+from vsperf.lab.env import LabEnv
+from vsperf.lab.names import LabNames
+from vsperf.lab.release import release_all
+from vsperf.lab.state import DEFAULT_STATE_ROOT, RunState
+from vsperf.lab.streams import directions
+from vsperf.lab.topology import (
+    Topology,
+    check_frame_modification,
+    check_streams,
+    forwarding_rules,
+    parse_deployment,
+    port_names,
+)
+from vsperf.registry import Registries
+from vsperf.traffic import Traffic
+from vsperf.trafficgen.base import GenPort
+from vsperf.vnf.base import Vnf
+from vsperf.vswitch.base import ForwardingPlan, SwitchPort, VSwitch
+
+log = logging.getLogger(__name__)
+
+GEN_PREFIX_LEN = 15  # generator addresses share 198.18.0.0/15
+_L2_OVERHEAD_BYTES = 18  # Ethernet header + FCS: frame size - 18 = IP MTU
+
+
+def mtu_for(traffic: Traffic) -> int:
+    """IP MTU that carries the test's frames (a generator VLAN tag fits in veth's allowance)."""
+    return max(1500, traffic.frame_size_bytes - _L2_OVERHEAD_BYTES)
+
+
+class LabDeployment(Deployment):
+    """A real topology of namespaces, veths, a switch and VNFs on this machine."""
+
+    def __init__(
+        self,
+        topology: Topology,
+        *,
+        ctx: RunContext,
+        traffic: Traffic,
+        vswitch: VSwitch,
+        vnfs: Sequence[Vnf],
+        vlan_id: int | None,
+        state_root: Path = DEFAULT_STATE_ROOT,
+    ) -> None:
+        self.name = topology.name
+        self.topology = topology
+        self.ctx = ctx
+        self.traffic = traffic
+        self.vswitch = vswitch
+        self.vnfs = list(vnfs)
+        self.vlan_id = vlan_id
+        self.state_root = state_root
+        self.names = LabNames(ctx.run_id)
+        self._state: RunState | None = None
+        self._ports: tuple[GenPort, ...] = ()
+        self._vswitch_started = False
+        self.deploy_time_s = 0.0
+        self.teardown_time_s = 0.0
+
+    @property
+    def gen_ports(self) -> Sequence[GenPort]:
+        return self._ports
+
+    def deploy(self) -> None:
+        started = time.monotonic()
+        try:
+            self._deploy()
+        except (UserError, DeploymentError):
+            raise
+        except (CommandError, OSError) as exc:
+            raise DeploymentError(f"deployment {self.name} failed: {exc}") from exc
+        except Exception as exc:
+            # pyroute2 raises NetlinkError (an OSError) but also its own exception types.
+            if type(exc).__module__.startswith("pyroute2"):
+                raise DeploymentError(f"deployment {self.name} failed: {exc}") from exc
+            raise
+        self.deploy_time_s = time.monotonic() - started
+        log.info("deployed %s (%s) in %.2f s", self.name, self.vswitch.NAME, self.deploy_time_s)
+
+    def _deploy(self) -> None:
+        state = RunState(self.ctx.run_id, root=self.state_root)
+        if state.path.exists():
+            # An earlier deployment of this run could not remove everything: keep those
+            # records, or the next cleanup would never learn about them.
+            previous = RunState.load(state.path)
+            state = RunState(self.ctx.run_id, root=self.state_root, resources=previous.resources())
+        self._state = state
+        state.save()
+        lab = LabEnv(self.ctx, self.names, state)
+        mtu = mtu_for(self.traffic)
+        executor = self.ctx.executor
+        netdev.create_netns(state, executor, self.names.switch_netns)
+        phy: list[SwitchPort] = []
+        if self.topology.has_traffic_ports:
+            phy = self._create_gen_ports(state, mtu)
+        self.vswitch.start(lab)
+        self._vswitch_started = True
+        vnf_ports: list[SwitchPort] = []
+        for index, vnf in enumerate(self.vnfs):
+            vnf_ports += vnf.create(lab, index, mtu)
+        ports = {p.name: p for p in [*phy, *vnf_ports]}
+        plan = ForwardingPlan(
+            ports=tuple(ports[n] for n in port_names(self.topology)),
+            rules=self._rules(),
+            mtu_bytes=mtu,
+        )
+        self.vswitch.configure(plan)
+        for vnf in self.vnfs:
+            vnf.start()
+
+    def _create_gen_ports(self, state: RunState, mtu: int) -> list[SwitchPort]:
+        names, executor = self.names, self.ctx.executor
+        ends = []
+        for i in (0, 1):
+            ns = netdev.create_netns(state, executor, names.gen_netns(i))
+            gen_end, _ = netdev.create_veth(
+                state, names.gen_if(i), ns, names.phy_if(i), names.switch_netns, mtu_bytes=mtu
+            )
+            ends.append(gen_end)
+        ips = (self.traffic.l3.srcip, self.traffic.l3.dstip)
+        ports = []
+        for i, peer in ((0, 1), (1, 0)):
+            netdev.configure_host(
+                ends[i].ifname, ends[i].netns, ips[i], GEN_PREFIX_LEN, ips[peer], ends[peer].mac
+            )
+            ports.append(
+                GenPort(
+                    netns=ends[i].netns,
+                    ifname=ends[i].ifname,
+                    mac=ends[i].mac,
+                    ipv4=ips[i],
+                    peer_mac=ends[peer].mac,
+                    peer_ipv4=ips[peer],
+                    rx_vlan_id=self.vlan_id,
+                )
+            )
+        self._ports = tuple(ports)
+        return [SwitchPort(f"phy{i}", "veth", "phy", ifname=names.phy_if(i)) for i in (0, 1)]
+
+    def _rules(self) -> tuple[Any, ...]:
+        if not self.topology.has_traffic_ports:
+            return ()
+        both = directions(replace(self.traffic, bidir=True), self._ports)
+        return forwarding_rules(self.topology, self.traffic, both[0], both[1], vlan_id=self.vlan_id)
+
+    def teardown(self) -> None:
+        started = time.monotonic()
+        for vnf in reversed(self.vnfs):
+            self._quietly(f"stopping VNF {vnf.NAME}", vnf.stop)
+        if self._vswitch_started or self._state is not None:
+            self._quietly(f"stopping {self.vswitch.NAME}", self.vswitch.stop)
+        self._vswitch_started = False
+        if self._state is not None:
+            removed, errors = release_all(self._state)
+            if removed:
+                log.debug("teardown of %s removed: %s", self.name, ", ".join(removed))
+            for error in errors:
+                log.error("teardown of %s left %s (vsperf removes it at its next start)", self.name, error)
+            self._state = None
+        self._ports = ()
+        self.teardown_time_s = time.monotonic() - started
+
+    @staticmethod
+    def _quietly(what: str, action: Any) -> None:
+        try:
+            action()
+        except Exception as exc:  # teardown goes on: the resource sweep removes the rest
+            log.warning("%s failed: %s", what, exc)
+
+    def components(self) -> list[ComponentInfo]:
+        found = self.vswitch.components()
+        for index, vnf in enumerate(self.vnfs):
+            for info in vnf.components():
+                found.append(replace(info, details={**info.details, "index": str(index)}))
+        return found
+
+    def dut_pids(self) -> dict[str, int]:
+        pids = dict(self.vswitch.pids())
+        for vnf in self.vnfs:
+            pids.update(vnf.pids())
+        return pids
+
+    def check_alive(self) -> None:
+        self.vswitch.check_alive()
+        for vnf in self.vnfs:
+            vnf.check_alive()
+
+
+def resolve_vnf(settings: Mapping[str, Any], registries: Registries, vswitch_cls: type[VSwitch]) -> type[Vnf]:
+    """The VNF class for setting VNF ("auto": the switch's DEFAULT_VNF), checked for compatibility."""
+    name = str(settings.get("VNF", "auto"))
+    if name == "auto":
+        name = vswitch_cls.DEFAULT_VNF
+    cls: type[Vnf] = registries.vnfs.get(name).cls
+    if cls.PORT_KIND not in vswitch_cls.PORT_KINDS:
+        raise ConfigError(
+            f"VNF {cls.NAME!r} needs {cls.PORT_KIND} ports, which vswitch {vswitch_cls.NAME!r} cannot attach "
+            f"(it takes {', '.join(sorted(vswitch_cls.PORT_KINDS))}); choose another --vnf or --vswitch"
+        )
+    return cls
+
+
+def build_deployment(
+    name: str,
+    *,
+    settings: Mapping[str, Any],
+    registries: Registries,
+    ctx: RunContext,
+    traffic: Traffic,
+    frame_modification: str | None,
+    state_root: Path = DEFAULT_STATE_ROOT,
+) -> LabDeployment:
+    """See `vsperf.lab.build_deployment`."""
+    topology = parse_deployment(name)
+    modification = check_frame_modification(frame_modification)
+    vswitch_cls: type[VSwitch] = registries.vswitches.get(str(settings.get("VSWITCH", "ovs"))).cls
+    if topology.layout == "parallel" and not vswitch_cls.SUPPORTS_MATCH:
+        raise ConfigError(f"deployment {topology.name} needs a switch that matches on headers; "
+                          f"{vswitch_cls.NAME} cannot (use --vswitch ovs)")
+    check_streams(topology, traffic.multistream)
+    vswitch = vswitch_cls(settings, ctx)
+    vlan_id: int | None = None
+    if modification == "vlan":
+        vlan_id = int(settings.get("VSWITCH_VLAN_ID", 100))
+        check_vlan = getattr(vswitch, "check_vlan_support", None)
+        if callable(check_vlan):
+            check_vlan()
+    vnfs: list[Vnf] = []
+    if topology.vnfs:
+        vnf_cls = resolve_vnf(settings, registries, vswitch_cls)
+        vnfs = [vnf_cls(settings, ctx) for _ in range(topology.vnfs)]
+    return LabDeployment(
+        topology, ctx=ctx, traffic=traffic, vswitch=vswitch, vnfs=vnfs, vlan_id=vlan_id, state_root=state_root
+    )

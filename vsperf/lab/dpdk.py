@@ -1,0 +1,289 @@
+"""DPDK without hugepages or NICs: EAL arguments, device arguments, testpmd command lines,
+testpmd and telemetry statistics, versions, prerequisites and runtime directories.
+
+Everything here is a pure function of its arguments (or a single command through the
+executor), so that OVS-DPDK, the `none` switch (testpmd as the switch) and the testpmd-vhost
+VNF build their command lines the same way and the unit tests need no root.
+
+Why these EAL arguments (measured with DPDK 22.11 on a 2-vCPU machine without hugepages):
+- `--no-huge --legacy-mem`: legacy mode backs the whole `-m` with one memfd, which vhost-user
+  needs to map the guest's memory; dynamic memory without hugepages cannot share it.
+- `--no-pci`: keeps DPDK's probing away from the machine's own NIC.
+- `--file-prefix`: a private runtime directory (/var/run/dpdk/<prefix>) per process, carrying
+  the run id; DPDK leaves it behind on exit, so the owner removes it at teardown.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
+from vsperf.executor import Executor
+
+DPDK_RUNTIME_ROOT = Path("/var/run/dpdk")  # where DPDK puts /<file-prefix> when run as root
+TESTPMD_BINARY = "dpdk-testpmd"
+TELEMETRY_CLIENT = "dpdk-telemetry.py"
+UNIX_PATH_MAX_CHARS = 107  # sun_path is 108 bytes including the terminating NUL
+MAX_VETH_MTU_BYTES = 1500  # largest IP MTU DPDK's veth drivers carry here (1518-byte frames)
+
+PortDriver = Literal["af_xdp", "af_packet"]
+PORT_DRIVERS: tuple[PortDriver, ...] = ("af_xdp", "af_packet")
+FWD_MODES = ("io", "mac", "macswap")
+_AF_XDP = 44  # AF_XDP address family (linux/socket.h); Python's socket module has no name for it
+
+
+@dataclass(frozen=True)
+class EalConfig:
+    """EAL arguments of one DPDK process."""
+
+    file_prefix: str  # private runtime directory name; carries the run id
+    memory_mb: int  # -m: all the memory the process may use (no hugepages)
+    lcores: str = ""  # --lcores mapping, e.g. "0@1,1@1" (empty: EAL's default, every CPU)
+    vdevs: tuple[str, ...] = ()  # --vdev arguments, in port order
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", self.file_prefix):
+            raise ValueError(f"DPDK file prefix {self.file_prefix!r} must be 1-64 of [A-Za-z0-9_.-]")
+        if self.memory_mb <= 0:
+            raise ValueError(f"DPDK memory must be > 0 MiB, got {self.memory_mb}")
+
+
+def eal_memory_args(memory_mb: int, file_prefix: str) -> list[str]:
+    """The memory and isolation arguments every vsperf DPDK process gets (see module doc)."""
+    return ["--no-huge", "-m", str(memory_mb), "--legacy-mem", f"--file-prefix={file_prefix}", "--no-pci"]
+
+
+def eal_args(cfg: EalConfig) -> list[str]:
+    """Full EAL argument list for `cfg` (before the application's `--`)."""
+    args = eal_memory_args(cfg.memory_mb, cfg.file_prefix)
+    if cfg.lcores:
+        args += ["--lcores", cfg.lcores]
+    for vdev in cfg.vdevs:
+        args += ["--vdev", vdev]
+    return args
+
+
+def ovs_dpdk_extra(memory_mb: int, file_prefix: str) -> str:
+    """Value of OVS's other_config:dpdk-extra (OVS splits it on blanks into EAL arguments)."""
+    return " ".join(eal_memory_args(memory_mb, file_prefix))
+
+
+def parse_cpu_mask(mask: str) -> list[int]:
+    """CPU numbers set in a hex mask such as "0x2" or "6"; ValueError when empty or malformed."""
+    text = mask.strip().lower()
+    digits = text[2:] if text.startswith("0x") else text
+    if not digits or not re.fullmatch(r"[0-9a-f]+", digits):
+        raise ValueError(f"CPU mask {mask!r} is not a hexadecimal number")
+    value = int(digits, 16)
+    if value == 0:
+        raise ValueError(f"CPU mask {mask!r} selects no CPU")
+    return [bit for bit in range(value.bit_length()) if value >> bit & 1]
+
+
+def single_cpu_lcores(cpu: int) -> str:
+    """--lcores putting the main lcore and one forwarding lcore on `cpu`.
+
+    testpmd needs a forwarding lcore besides its main one; the main lcore only sleeps (it
+    wakes once a second to check for a stop signal), so both can share a CPU and the process
+    busy-polls exactly one CPU.
+    """
+    if cpu < 0:
+        raise ValueError(f"CPU number must be >= 0, got {cpu}")
+    return f"0@{cpu},1@{cpu}"
+
+
+def check_veth_mtu(mtu_bytes: int, who: str) -> None:
+    """DeploymentError when frames of IP MTU `mtu_bytes` cannot cross DPDK's veth ports.
+
+    Measured with DPDK 22.11: net_af_xdp drops every frame above 1518 bytes (its umem chunks
+    hold 2 KiB) and OVS refuses the port at MTU 3000; net_af_packet fails to configure.
+    """
+    if mtu_bytes > MAX_VETH_MTU_BYTES:
+        raise DeploymentError(
+            f"{who}: frames larger than {MAX_VETH_MTU_BYTES + 18} bytes cannot cross DPDK's veth ports "
+            f"(net_af_xdp/net_af_packet) here; use vswitch ovs or linux-bridge for jumbo frames"
+        )
+
+
+def veth_vdev(driver: PortDriver, index: int, ifname: str) -> str:
+    """The --vdev / dpdk-devargs attaching kernel interface `ifname` as DPDK port `index`."""
+    if driver not in PORT_DRIVERS:
+        raise ValueError(f"unknown DPDK port driver {driver!r}; valid: {', '.join(PORT_DRIVERS)}")
+    if not re.fullmatch(r"[A-Za-z0-9_.@-]{1,15}", ifname):
+        raise ValueError(f"interface name {ifname!r} cannot be passed to DPDK")
+    return f"net_{driver}{index},iface={ifname}"
+
+
+def virtio_user_vdev(index: int, socket_path: str, *, server: bool, queue_size: int) -> str:
+    """The --vdev of a virtio-user port on vhost-user socket `socket_path`.
+
+    `server`: testpmd creates the socket and the switch connects (OVS dpdkvhostuserclient).
+    """
+    if len(socket_path) > UNIX_PATH_MAX_CHARS:
+        raise ValueError(
+            f"vhost-user socket path is longer than {UNIX_PATH_MAX_CHARS} characters: {socket_path}"
+        )
+    if "," in socket_path:
+        raise ValueError(f"vhost-user socket path must not contain ',': {socket_path}")
+    return (
+        f"net_virtio_user{index},path={socket_path},server={int(server)},queues=1,queue_size={queue_size}"
+    )
+
+
+@dataclass(frozen=True)
+class TestpmdConfig:
+    """A non-interactive testpmd forwarding between pairs of ports (0<->1, 2<->3, ...)."""
+
+    __test__ = False  # not a pytest test class despite the name
+
+    eal: EalConfig
+    fwd_mode: str = "io"  # io | mac | macswap
+    nb_mbufs: int = 16384  # --total-num-mbufs
+    descriptors: int = 1024  # --rxd and --txd
+    stats_period_s: int = 60  # keeps testpmd non-interactive; also its periodic log output
+    # --max-pkt-len (and larger mbufs) for frames above 1518 bytes; 0: testpmd's default. Note
+    # that DPDK 22.11's net_af_packet refuses more than 1518 ("device max frame size").
+    max_pkt_len_bytes: int = 0
+    extra_args: tuple[str, ...] = ()  # appended after vsperf's application arguments
+    binary: str = TESTPMD_BINARY
+
+    def __post_init__(self) -> None:
+        if self.fwd_mode not in FWD_MODES:
+            raise ValueError(f"testpmd forwarding mode {self.fwd_mode!r}; valid: {', '.join(FWD_MODES)}")
+        if len(self.eal.vdevs) < 2 or len(self.eal.vdevs) % 2:
+            raise ValueError(f"testpmd forwards between pairs of ports, got {len(self.eal.vdevs)} ports")
+        if self.stats_period_s < 1:
+            raise ValueError("stats_period_s must be >= 1: without it testpmd waits on its stdin")
+
+
+# testpmd's default mbufs (2048 B of data after 128 B of headroom) hold 1518-byte frames.
+_DEFAULT_MAX_PKT_LEN_BYTES = 1518
+_MBUF_HEADROOM_BYTES = 128
+
+
+def testpmd_argv(cfg: TestpmdConfig) -> list[str]:
+    """The command line of a testpmd that starts forwarding at once and runs until SIGINT.
+
+    Without `-i`, testpmd starts forwarding by itself; with `--stats-period` it never reads its
+    stdin and loops until SIGINT/SIGTERM, on which it prints the final forward statistics.
+    """
+    app = [
+        f"--forward-mode={cfg.fwd_mode}",
+        "--port-topology=paired",
+        "--nb-cores=1",  # one forwarding lcore serves every stream: one busy CPU
+        "--rxq=1",
+        "--txq=1",
+        f"--rxd={cfg.descriptors}",
+        f"--txd={cfg.descriptors}",
+        f"--total-num-mbufs={cfg.nb_mbufs}",
+        f"--stats-period={cfg.stats_period_s}",
+    ]
+    if cfg.max_pkt_len_bytes > _DEFAULT_MAX_PKT_LEN_BYTES:
+        app += [
+            f"--max-pkt-len={cfg.max_pkt_len_bytes}",
+            f"--mbuf-size={cfg.max_pkt_len_bytes + _MBUF_HEADROOM_BYTES}",
+        ]
+    return [cfg.binary, *eal_args(cfg.eal), "--", *app, *cfg.extra_args]
+
+
+# ---------------------------------------------------------------- versions and prerequisites
+
+_OVS_VERSION_RE = re.compile(r"Open vSwitch\)\s+(\S+)")
+_DPDK_VERSION_RE = re.compile(r"DPDK\s+(\d+\.\d+(?:\.\d+)?\S*)")
+
+
+def parse_ovs_dpdk_version(text: str) -> tuple[str, str]:
+    """(OVS version, DPDK version) from `ovs-vswitchd-dpdk --version`; "" for what is missing.
+
+    The output reads "ovs-vswitchd-dpdk (Open vSwitch) 3.1.0" then "DPDK 22.11.11".
+    """
+    ovs = _OVS_VERSION_RE.search(text)
+    dpdk = _DPDK_VERSION_RE.search(text)
+    return (ovs.group(1) if ovs else "", dpdk.group(1) if dpdk else "")
+
+
+def dpdk_version(executor: Executor) -> str:
+    """Version of the installed DPDK libraries (what dpdk-testpmd links), e.g. "22.11.11".
+
+    dpdk-testpmd has no --version option, and starting an EAL just to print it would create a
+    runtime directory; pkg-config (libdpdk.pc ships with dpdk-dev, as testpmd does) answers.
+    """
+    try:
+        out = executor.run(["pkg-config", "--modversion", "libdpdk"], timeout_s=10.0).stdout.strip()
+    except CommandError:
+        return "unknown"
+    return out.splitlines()[0] if out else "unknown"
+
+
+def require_binary(binary: str, fix: str) -> str:
+    """Absolute path of `binary` (a name on PATH or a path); PrerequisiteError naming `fix`."""
+    path = shutil.which(binary)
+    if path is None:
+        raise PrerequisiteError(f"{binary} is missing: {fix}")
+    return path
+
+
+def require_testpmd(binary: str = TESTPMD_BINARY) -> str:
+    """Path of dpdk-testpmd, or PrerequisiteError saying how to install it."""
+    return require_binary(binary, "apt-get install dpdk-dev")
+
+
+def _pmd_present(driver: str, lib_roots: Sequence[Path]) -> bool:
+    pattern = f"librte_net_{driver}.so*"
+    return any(any(root.glob(f"*/dpdk/pmds-*/{pattern}")) or any(root.glob(f"dpdk/pmds-*/{pattern}"))
+               for root in lib_roots)
+
+
+_LIB_ROOTS = (Path("/usr/lib"), Path("/usr/local/lib"), Path("/usr/lib64"))
+
+
+def require_port_driver(driver: PortDriver, lib_roots: Sequence[Path] = _LIB_ROOTS) -> None:
+    """PrerequisiteError unless DPDK's `driver` PMD is installed and (AF_XDP) the kernel has it."""
+    if not _pmd_present(driver, lib_roots):
+        raise PrerequisiteError(
+            f"DPDK's net_{driver} driver is not installed (librte_net_{driver}.so): apt-get install dpdk"
+            + ("; or set DPDK_PORT_DRIVER=af_packet" if driver == "af_xdp" else "")
+        )
+    if driver == "af_xdp" and not af_xdp_supported():
+        raise PrerequisiteError(
+            "AF_XDP sockets are not supported by this kernel (CONFIG_XDP_SOCKETS): "
+            "set DPDK_PORT_DRIVER=af_packet to attach the ports with net_af_packet instead"
+        )
+
+
+def af_xdp_supported() -> bool:
+    """True when the kernel lets us open an AF_XDP socket (needs root and CONFIG_XDP_SOCKETS)."""
+    try:
+        sock = socket.socket(_AF_XDP, socket.SOCK_RAW, 0)
+    except OSError:
+        return False
+    sock.close()
+    return True
+
+
+# ---------------------------------------------------------------- runtime directories
+
+
+def runtime_dir(file_prefix: str, root: Path = DPDK_RUNTIME_ROOT) -> Path:
+    """The runtime directory a DPDK process with `--file-prefix=file_prefix` creates."""
+    if "/" in file_prefix or file_prefix in ("", ".", ".."):
+        raise ValueError(f"bad DPDK file prefix {file_prefix!r}")
+    return root / file_prefix
+
+
+def remove_runtime_dir(file_prefix: str, root: Path = DPDK_RUNTIME_ROOT) -> bool:
+    """Remove the runtime directory of `file_prefix` (call after its process exited).
+
+    DPDK leaves config, fbarray files and sockets there on exit. Returns True if it existed.
+    """
+    path = runtime_dir(file_prefix, root)
+    if not path.exists():
+        return False
+    shutil.rmtree(path, ignore_errors=True)
+    return True

@@ -1,0 +1,114 @@
+"""The settings of the DPDK backends (ovs-dpdk, none, testpmd-vhost), read once and typed.
+
+Defaults live in conf/02_vswitch.yaml and conf/03_vnf.yaml; the schema validates types. This
+object checks what the schema cannot (a CPU mask that parses) and names the setting at fault.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from vsperf.errors import ConfigError
+from vsperf.lab.dpdk import FWD_MODES, PORT_DRIVERS, PortDriver, parse_cpu_mask
+
+# Setting names (VSPERF's where VSPERF had them).
+PMD_CPU_MASK = "VSWITCH_PMD_CPU_MASK"
+VSWITCHD_DPDK_CONFIG = "VSWITCHD_DPDK_CONFIG"
+VSWITCH_MEMORY_MB = "VSWITCH_DPDK_MEMORY_MB"
+OVS_DPDK_VSWITCHD = "OVS_DPDK_VSWITCHD"
+PORT_DRIVER = "DPDK_PORT_DRIVER"
+VHOSTUSER_SERVER_MODE = "VSWITCH_VHOSTUSER_SERVER_MODE"
+TESTPMD_FWD_MODE = "TESTPMD_FWD_MODE"
+TESTPMD_ARGS = "TESTPMD_ARGS"
+GUEST_FWD_MODE = "GUEST_TESTPMD_FWD_MODE"
+GUEST_CPU = "GUEST_TESTPMD_CPU"
+GUEST_ARGS = "GUEST_TESTPMD_ARGS"
+TESTPMD_MEMORY_MB = "TESTPMD_MEMORY_MB"
+TESTPMD_NB_MBUFS = "TESTPMD_NB_MBUFS"
+TESTPMD_DESCRIPTORS = "TESTPMD_DESCRIPTORS"
+
+SETTING_NAMES = (
+    PMD_CPU_MASK, VSWITCHD_DPDK_CONFIG, VSWITCH_MEMORY_MB, OVS_DPDK_VSWITCHD, PORT_DRIVER,
+    VHOSTUSER_SERVER_MODE, TESTPMD_FWD_MODE, TESTPMD_ARGS, GUEST_FWD_MODE, GUEST_CPU, GUEST_ARGS,
+    TESTPMD_MEMORY_MB, TESTPMD_NB_MBUFS, TESTPMD_DESCRIPTORS,
+)
+
+
+@dataclass(frozen=True)
+class DpdkLabConf:
+    """Typed view of the DPDK settings."""
+
+    pmd_cpus: tuple[int, ...]  # CPUs of VSWITCH_PMD_CPU_MASK, ascending
+    pmd_cpu_mask: str  # VSWITCH_PMD_CPU_MASK as given (OVS's other_config:pmd-cpu-mask)
+    vswitchd_dpdk_config: dict[str, str] = field(default_factory=dict)  # extra OVS other_config
+    vswitch_memory_mb: int = 1024  # ceiling of OVS-DPDK's EAL -m (MiB)
+    ovs_dpdk_vswitchd: str = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
+    port_driver: PortDriver = "af_xdp"  # DPDK driver of veth ports
+    vhostuser_server_mode: bool = False  # True: OVS owns the vhost-user sockets
+    testpmd_fwd_mode: str = "io"  # testpmd as the switch (`none`)
+    testpmd_args: tuple[str, ...] = ()
+    guest_fwd_mode: str = "io"  # testpmd-vhost VNF
+    guest_cpu: int = 0  # CPU of the VNF's forwarding lcore
+    guest_args: tuple[str, ...] = ()
+    testpmd_memory_mb: int = 128  # each testpmd's EAL -m (MiB)
+    testpmd_nb_mbufs: int = 16384
+    testpmd_descriptors: int = 1024  # ring size per port and direction
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> DpdkLabConf:
+        """Read every DPDK setting; ConfigError naming the setting that is missing or invalid."""
+        missing = [name for name in SETTING_NAMES if name not in settings]
+        if missing:
+            raise ConfigError(f"DPDK settings missing from the configuration: {', '.join(missing)}")
+        mask = str(settings[PMD_CPU_MASK])
+        try:
+            cpus = tuple(parse_cpu_mask(mask))
+        except ValueError as exc:
+            raise ConfigError(f"{PMD_CPU_MASK}: {exc}") from exc
+        driver = str(settings[PORT_DRIVER])
+        if driver not in PORT_DRIVERS:
+            raise ConfigError(f"{PORT_DRIVER}: expected one of {', '.join(PORT_DRIVERS)}, got {driver!r}")
+        for name in (TESTPMD_FWD_MODE, GUEST_FWD_MODE):
+            if settings[name] not in FWD_MODES:
+                raise ConfigError(f"{name}: expected one of {', '.join(FWD_MODES)}, got {settings[name]!r}")
+        config = settings[VSWITCHD_DPDK_CONFIG] or {}
+        if not isinstance(config, Mapping):
+            raise ConfigError(f"{VSWITCHD_DPDK_CONFIG}: expected a mapping of other_config keys to strings")
+        return cls(
+            pmd_cpus=cpus,
+            pmd_cpu_mask=mask,
+            vswitchd_dpdk_config={str(k): str(v) for k, v in config.items()},
+            vswitch_memory_mb=_positive(settings, VSWITCH_MEMORY_MB),
+            ovs_dpdk_vswitchd=str(settings[OVS_DPDK_VSWITCHD]),
+            port_driver=driver,
+            vhostuser_server_mode=bool(settings[VHOSTUSER_SERVER_MODE]),
+            testpmd_fwd_mode=str(settings[TESTPMD_FWD_MODE]),
+            testpmd_args=tuple(str(a) for a in settings[TESTPMD_ARGS] or ()),
+            guest_fwd_mode=str(settings[GUEST_FWD_MODE]),
+            guest_cpu=_non_negative(settings, GUEST_CPU),
+            guest_args=tuple(str(a) for a in settings[GUEST_ARGS] or ()),
+            testpmd_memory_mb=_positive(settings, TESTPMD_MEMORY_MB),
+            testpmd_nb_mbufs=_positive(settings, TESTPMD_NB_MBUFS),
+            testpmd_descriptors=_positive(settings, TESTPMD_DESCRIPTORS),
+        )
+
+    @property
+    def switch_cpu(self) -> int:
+        """CPU of testpmd's forwarding lcore when testpmd is the switch: the first PMD CPU."""
+        return self.pmd_cpus[0]
+
+
+def _positive(settings: Mapping[str, Any], name: str) -> int:
+    value = settings[name]
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"{name}: expected a positive integer, got {value!r}")
+    return value
+
+
+def _non_negative(settings: Mapping[str, Any], name: str) -> int:
+    value = settings[name]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"{name}: expected an integer >= 0, got {value!r}")
+    return value

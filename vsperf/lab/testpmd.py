@@ -1,0 +1,208 @@
+"""A testpmd of the lab: launched non-interactively, watched, queried, stopped with SIGINT.
+
+Used by the `none` switch (testpmd forwarding between the veths) and the testpmd-vhost VNF
+(testpmd as the guest of a PVP loop). Counters come from two places:
+- while it runs, DPDK telemetry (`dpdk-telemetry.py -f <prefix>`, `/ethdev/stats,<port>`):
+  what each port received, sent and missed;
+- when it stops, testpmd's own "Forward statistics" (SIGINT makes it print them), which add
+  the frames it could not transmit (TX-dropped) to the port counters.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from vsperf.errors import CommandError, DeploymentError
+from vsperf.lab.dpdk import (
+    DPDK_RUNTIME_ROOT,
+    TELEMETRY_CLIENT,
+    TestpmdConfig,
+    remove_runtime_dir,
+    runtime_dir,
+    testpmd_argv,
+)
+from vsperf.lab.env import LabEnv
+from vsperf.lab.process import ManagedProcess
+
+log = logging.getLogger(__name__)
+
+# Printed once forwarding has started ("io packet forwarding - ports=2 - cores=1 - ...").
+_READY_RE = re.compile(r"packet forwarding - ports=\d+")
+_FWD_BLOCK_RE = re.compile(
+    r"Forward statistics for port (\d+)\s+-+\s*"
+    r"RX-packets:\s*(\d+)\s+RX-dropped:\s*(\d+)\s+RX-total:\s*\d+\s*"
+    r"TX-packets:\s*(\d+)\s+TX-dropped:\s*(\d+)"
+)
+_NIC_BLOCK_RE = re.compile(
+    r"NIC statistics for port (\d+)\s+#+\s*"
+    r"RX-packets:\s*(\d+)\s+RX-missed:\s*(\d+)\s+RX-bytes:\s*(\d+)\s*"
+    r"RX-errors:\s*(\d+)\s*RX-nombuf:\s*(\d+)\s*"
+    r"TX-packets:\s*(\d+)\s+TX-errors:\s*(\d+)\s+TX-bytes:\s*(\d+)"
+)
+
+
+@dataclass(frozen=True)
+class PortCounters:
+    """Counters of one testpmd port (cumulative since testpmd started)."""
+
+    port: int  # DPDK port number (order of the --vdev arguments)
+    rx_packets: int  # frames testpmd read from the port
+    tx_packets: int  # frames the port accepted for transmission
+    rx_missed: int = 0  # frames the port dropped because testpmd did not read them in time
+    tx_dropped: int = 0  # frames testpmd could not transmit (ring full); forward stats only
+    rx_errors: int = 0  # erroneous frames received
+    tx_errors: int = 0  # failed transmissions reported by the driver
+    rx_nombuf: int = 0  # receive attempts that found no free mbuf
+    rx_bytes: int = 0
+    tx_bytes: int = 0
+
+
+def parse_forward_stats(text: str) -> dict[int, PortCounters]:
+    """Per-port "Forward statistics" testpmd prints when forwarding stops (the last ones win).
+
+    RX-dropped there is the port's missed count; TX-dropped the frames testpmd failed to send.
+    """
+    found: dict[int, PortCounters] = {}
+    for m in _FWD_BLOCK_RE.finditer(text):
+        port, rx, rx_dropped, tx, tx_dropped = (int(g) for g in m.groups())
+        found[port] = PortCounters(port, rx, tx, rx_missed=rx_dropped, tx_dropped=tx_dropped)
+    return found
+
+
+def parse_nic_stats(text: str) -> dict[int, PortCounters]:
+    """Per-port "NIC statistics" testpmd prints every --stats-period (the last ones win)."""
+    found: dict[int, PortCounters] = {}
+    for m in _NIC_BLOCK_RE.finditer(text):
+        port, rx, missed, rx_bytes, rx_err, nombuf, tx, tx_err, tx_bytes = (int(g) for g in m.groups())
+        found[port] = PortCounters(
+            port, rx, tx, rx_missed=missed, rx_errors=rx_err, tx_errors=tx_err, rx_nombuf=nombuf,
+            rx_bytes=rx_bytes, tx_bytes=tx_bytes,
+        )
+    return found
+
+
+def parse_telemetry_stats(text: str, port: int) -> PortCounters:
+    """Counters from the JSON answer to the telemetry command `/ethdev/stats,<port>`."""
+    lines = [line for line in text.splitlines() if line.lstrip().startswith("{")]
+    if not lines:
+        raise ValueError(f"no JSON in telemetry output: {text.strip()[:200]!r}")
+    data = json.loads(lines[-1]).get("/ethdev/stats")
+    if not isinstance(data, dict):
+        raise ValueError(f"telemetry answered without /ethdev/stats for port {port}: {lines[-1][:200]!r}")
+    return PortCounters(
+        port,
+        rx_packets=int(data["ipackets"]),
+        tx_packets=int(data["opackets"]),
+        rx_missed=int(data.get("imissed", 0)),
+        rx_errors=int(data.get("ierrors", 0)),
+        tx_errors=int(data.get("oerrors", 0)),
+        rx_nombuf=int(data.get("rx_nombuf", 0)),
+        rx_bytes=int(data.get("ibytes", 0)),
+        tx_bytes=int(data.get("obytes", 0)),
+    )
+
+
+class TestpmdProcess:
+    """One testpmd forwarding between its ports (pairs 0<->1, 2<->3, ...)."""
+
+    __test__ = False  # not a pytest test class despite the name
+
+    def __init__(
+        self,
+        lab: LabEnv,
+        label: str,
+        cfg: TestpmdConfig,
+        *,
+        log_path: Path,
+        netns: str | None = None,
+        ready_timeout_s: float = 30.0,
+        runtime_root: Path = DPDK_RUNTIME_ROOT,
+    ) -> None:
+        self.lab = lab
+        self.label = label
+        self.cfg = cfg
+        self.log_path = log_path
+        self.netns = netns
+        self.ready_timeout_s = ready_timeout_s
+        self.runtime_root = runtime_root
+        self.proc: ManagedProcess | None = None
+        self.final_counters: dict[int, PortCounters] = {}
+
+    @property
+    def file_prefix(self) -> str:
+        return self.cfg.eal.file_prefix
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    def start(self) -> None:
+        """Launch testpmd and wait until it forwards; DeploymentError (with its log) if it cannot."""
+        # Recorded before the launch so that a killed run's leftover cleanup removes it too.
+        self.lab.track_dir(runtime_dir(self.file_prefix, self.runtime_root))
+        self.proc = self.lab.spawn(
+            self.label, testpmd_argv(self.cfg), netns=self.netns, log_path=self.log_path
+        )
+        deadline = time.monotonic() + self.ready_timeout_s
+        while not _READY_RE.search(self._log_text()):
+            if not self.proc.alive():
+                raise DeploymentError(
+                    f"{self.label} exited (code {self.proc.returncode()}) before forwarding: "
+                    f"{self.proc.log_tail(3)}"
+                )
+            if time.monotonic() > deadline:
+                raise DeploymentError(
+                    f"{self.label} did not start forwarding within {self.ready_timeout_s:g} s: "
+                    f"{self.proc.log_tail(3)}"
+                )
+            time.sleep(0.05)
+        log.info("%s forwarding (pid %d, %s)", self.label, self.proc.pid, self.cfg.fwd_mode)
+
+    def check_alive(self) -> None:
+        """DeploymentError("<label> (pid N) died: ...") when testpmd has exited."""
+        if self.proc is not None and not self.proc.alive():
+            raise DeploymentError(f"{self.label} (pid {self.proc.pid}) died: {self.proc.log_tail(3)}")
+
+    def counters(self, port: int) -> PortCounters:
+        """Live counters of `port` through DPDK telemetry."""
+        try:
+            out = self.lab.ctx.executor.run(
+                [TELEMETRY_CLIENT, "-f", self.file_prefix], input_text=f"/ethdev/stats,{port}\n",
+                timeout_s=10.0,
+            ).stdout
+            return parse_telemetry_stats(out, port)
+        except (CommandError, ValueError, KeyError) as exc:
+            raise DeploymentError(f"cannot read {self.label} port {port} counters: {exc}") from exc
+
+    def stop(self, timeout_s: float = 10.0) -> dict[int, PortCounters]:
+        """Stop forwarding (SIGINT: testpmd prints its final statistics), reap, clean up.
+
+        Falls back to SIGTERM/SIGKILL after `timeout_s`. Returns the final forward statistics
+        (empty when testpmd could not print them). Safe to call twice and before `start`.
+        """
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            if proc.alive():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(proc.pid, signal.SIGINT)
+                proc.wait(timeout_s)
+            self.lab.stop(proc, timeout_s=timeout_s)  # no-op when gone; forgets the record
+            self.final_counters = parse_forward_stats(self._log_text())
+            if self.final_counters:
+                log.info("%s final counters: %s", self.label, self.final_counters)
+        remove_runtime_dir(self.file_prefix, self.runtime_root)
+        return self.final_counters
+
+    def _log_text(self) -> str:
+        try:
+            return self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""

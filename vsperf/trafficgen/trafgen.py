@@ -1,0 +1,234 @@
+"""Traffic generator backend on netsniff-ng's trafgen, for the local lab's namespaced ports.
+
+One trafgen process per transmitting port, inside the port's namespace, sends an exact number
+of frames at a rate (`trafgen --dev IF --conf FILE -n COUNT -b RATEpps`); the aggregate rate
+of a trial is split evenly over the transmitting ports. Frames sent are trafgen's own count
+(frames the kernel accepted from it); the transmit time is trafgen's own measurement, so the
+achieved rate is exact and under-delivery is flagged. Frames received are counted by a tc
+program at each receiving port (vsperf.lab.rxcount) that sees only this test's IPv4/UDP
+frames to 198.18.0.0/15 (and checks their VLAN tag), read after the residual wait.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from vsperf.context import RunContext
+from vsperf.errors import CommandError, DeploymentError, PrerequisiteError, TrafficGenError
+from vsperf.lab import bpf
+from vsperf.lab.rxcount import NO_VLAN, RxCounter, RxCounts
+from vsperf.lab.sender import PortSender, run_senders
+from vsperf.lab.streams import Direction, directions
+from vsperf.lab.trafgen_conf import FCS_BYTES, packet_config, parse_version
+from vsperf.search.measurer import TrialResult, delivery_flags
+from vsperf.traffic import Traffic
+from vsperf.trafficgen.base import GenPort, TrafficGenerator
+
+log = logging.getLogger(__name__)
+
+TRAFGEN = "trafgen"
+FLAG_RX_UNTAGGED = "rx_untagged_frames"  # frames arrived without the VLAN tag they should carry
+FLAG_RX_WRONG_VLAN = "rx_wrong_vlan"  # frames arrived tagged with another VLAN id
+
+
+def _mask_cpus(mask: str) -> list[int]:
+    """CPUs set in a hex mask ("0x2" -> [1]); none for an empty or malformed mask."""
+    text = mask.strip().lower()
+    try:
+        value = int(text[2:] if text.startswith("0x") else text, 16) if text else 0
+    except ValueError:
+        return []
+    return [bit for bit in range(value.bit_length()) if value >> bit & 1]
+
+
+class TrafgenTrafficGenerator(TrafficGenerator):
+    """netsniff-ng trafgen on the local lab's veth ports (rate- and count-controlled)."""
+
+    NAME: ClassVar[str] = "trafgen"
+
+    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
+        super().__init__(settings, ctx)
+        self._ports: tuple[GenPort, ...] = ()
+        self._counters: dict[int, RxCounter] = {}
+        self._senders: dict[int, PortSender] = {}
+        self._version: str | None = None
+        self._conf_dir: Path | None = None
+
+    def check_prerequisites(self) -> None:
+        if os.geteuid() != 0:
+            raise PrerequisiteError(
+                "the trafgen generator needs root: run as root, or use --trafficgen dummy"
+            )
+        if shutil.which(TRAFGEN) is None:
+            raise PrerequisiteError("trafgen is missing: apt-get install netsniff-ng")
+        try:
+            bpf.ArrayMap(1).close()
+        except OSError as exc:
+            raise PrerequisiteError(f"the kernel refuses BPF maps ({exc}); frames cannot be counted") from exc
+
+    def version(self) -> str:
+        if self._version is None:
+            try:
+                # trafgen -v exits with 1 after printing its version.
+                proc = self.ctx.executor.run([TRAFGEN, "-v"], timeout_s=10, check=False)
+            except CommandError as exc:
+                return f"unknown ({exc})"
+            self._version = parse_version(proc.stdout + proc.stderr)
+        return self._version
+
+    def start(self, ports: Sequence[GenPort]) -> None:
+        if len(ports) < 2:
+            raise TrafficGenError(f"trafgen needs two generator ports, the deployment gave {len(ports)}")
+        self._ports = tuple(ports)
+        self._conf_dir = self.ctx.work_dir / "trafgen"
+        self._conf_dir.mkdir(parents=True, exist_ok=True)
+
+    def stop(self) -> None:
+        for sender in self._senders.values():
+            sender.stop()
+        self._senders.clear()
+        for counter in self._counters.values():
+            counter.detach()
+        self._counters.clear()
+        self._ports = ()
+
+    # --- trials ----------------------------------------------------------------------------
+
+    def trial(self, traffic: Traffic, rate_fps: float, duration_s: float) -> TrialResult:
+        if rate_fps <= 0 or duration_s <= 0:
+            raise TrafficGenError(
+                f"a trial needs a positive rate and duration, got {rate_fps} fps, {duration_s} s"
+            )
+        dirs = self._directions(traffic)
+        per_port = rate_fps / len(dirs)
+        frames = [max(1, round(per_port * duration_s))] * len(dirs)
+        tx, rx, actual, counts, flags = self._run(traffic, dirs, frames, per_port)
+        return self._result("rate", traffic, rate_fps, duration_s, tx, rx, actual, counts, flags)
+
+    def burst(self, traffic: Traffic, frames: int) -> TrialResult:
+        if frames <= 0:
+            raise TrafficGenError(f"a burst needs at least one frame, got {frames}")
+        dirs = self._directions(traffic)
+        share = [frames // len(dirs)] * len(dirs)
+        share[0] += frames - sum(share)
+        share = [max(1, n) for n in share]
+        tx, rx, actual, counts, flags = self._run(traffic, dirs, share, None)
+        duration = tx / actual if actual > 0 else 0.0
+        return self._result("burst", traffic, traffic.line_rate_fps, duration, tx, rx, actual, counts, flags)
+
+    def _directions(self, traffic: Traffic) -> list[Direction]:
+        if not self._ports:
+            raise TrafficGenError("trafgen: trial before start(ports)")
+        try:
+            return directions(traffic, self._ports)
+        except Exception as exc:
+            raise TrafficGenError(f"trafgen: {exc}") from exc
+
+    def _result(
+        self, kind: str, traffic: Traffic, rate: float, duration: float, tx: int, rx: int, actual: float,
+        counts: list[RxCounts], extra: tuple[str, ...],
+    ) -> TrialResult:
+        flags = delivery_flags(rate, actual, tx, rx) + extra
+        return TrialResult(
+            kind="rate" if kind == "rate" else "burst",
+            frame_size_bytes=traffic.frame_size_bytes,
+            requested_rate_fps=rate,
+            duration_s=duration,
+            tx_frames=tx,
+            rx_frames=rx,
+            actual_tx_rate_fps=actual,
+            line_rate_fps=traffic.line_rate_fps,
+            flags=flags,
+        )
+
+    def _expected_vlan(self, traffic: Traffic, port: GenPort) -> int:
+        pushed = port.rx_vlan_id
+        if pushed is not None:
+            return int(pushed)
+        return traffic.vlan.id if traffic.vlan.enabled else NO_VLAN
+
+    def _counter(self, port_index: int, expected_vlan: int) -> RxCounter:
+        counter = self._counters.get(port_index)
+        if counter is None or counter.expected_vlan_id != expected_vlan:
+            if counter is not None:
+                counter.detach()
+            port = self._ports[port_index]
+            counter = RxCounter(port.netns, port.ifname, expected_vlan)
+            try:
+                counter.attach()
+            except DeploymentError as exc:
+                raise TrafficGenError(str(exc)) from exc
+            self._counters[port_index] = counter
+        return counter
+
+    def _run(
+        self, traffic: Traffic, dirs: list[Direction], frames: list[int], per_port_rate: float | None
+    ) -> tuple[int, int, float, list[RxCounts], tuple[str, ...]]:
+        counters = [
+            self._counter(d.rx_port, self._expected_vlan(traffic, self._ports[d.rx_port])) for d in dirs
+        ]
+        frame_bytes = traffic.frame_size_bytes - FCS_BYTES
+        senders = [self._sender(d.tx_port) for d in dirs]
+        for sender in senders:
+            sender.pace(per_port_rate, frame_bytes)
+        before = [c.read() for c in counters]
+        # A rate trial is cut off shortly after its planned time; a burst may take as long as
+        # the generator needs (up to the hard limit below).
+        planned_s = max(frames) / per_port_rate if per_port_rate else max(frames) / 20_000
+        try:
+            for sender, direction, count in zip(senders, dirs, frames, strict=True):
+                sender.start(packet_config(traffic, direction), count, per_port_rate, frame_bytes)
+            results = run_senders(senders, planned_s, 3 * planned_s + 10, time_bound=per_port_rate is not None)
+        except BaseException:
+            for sender in senders:
+                sender.stop()
+            raise
+        time.sleep(float(self.settings.get("TRAFFICGEN_RESIDUAL_WAIT_S", 2.0)))
+        deltas = [c.read() - b for c, b in zip(counters, before, strict=True)]
+        tx = sum(r.wire_frames for r in results)
+        rx = sum(d.test_frames(c.expected_vlan_id) for d, c in zip(deltas, counters, strict=True))
+        actual = sum(r.rate_fps for r in results)
+        flags: list[str] = []
+        for result in results:
+            if result.wire_frames != result.trafgen_frames:
+                log.warning("port %d: trafgen sent %d frames, %d left the port", result.port_index,
+                            result.trafgen_frames, result.wire_frames)
+        for delta, counter in zip(deltas, counters, strict=True):
+            if delta.other:
+                log.debug("%s received %d frames that are not test frames", counter.ifname, delta.other)
+            if counter.expected_vlan_id != NO_VLAN and delta.untagged:
+                flags.append(FLAG_RX_UNTAGGED)
+            if delta.tagged_other or (counter.expected_vlan_id == NO_VLAN and delta.tagged_expected):
+                flags.append(FLAG_RX_WRONG_VLAN)
+        return tx, rx, actual, deltas, tuple(dict.fromkeys(flags))
+
+    def _sender(self, port_index: int) -> PortSender:
+        sender = self._senders.get(port_index)
+        if sender is None:
+            assert self._conf_dir is not None
+            sender = PortSender(self.ctx.executor, self._ports[port_index], port_index, self._conf_dir,
+                                self._cpu_for(port_index))
+            self._senders[port_index] = sender
+        return sender
+
+    def _cpu_for(self, port_index: int) -> int | None:
+        """CPU for the sender of port `port_index`.
+
+        TRAFGEN_CPUS when set; else port i on the i-th CPU (round robin) of those not
+        busy-polled by the switch's PMD threads (VSWITCH_PMD_CPU_MASK, any switch but the
+        kernel bridge, which forwards in the sender's context and wants every CPU).
+        """
+        cpus = self.settings.get("TRAFGEN_CPUS")
+        if cpus:
+            return int(list(cpus)[port_index % len(cpus)])
+        available = sorted(os.sched_getaffinity(0))
+        if self.settings.get("VSWITCH") != "linux-bridge":
+            pmd = set(_mask_cpus(str(self.settings.get("VSWITCH_PMD_CPU_MASK", ""))))
+            available = [c for c in available if c not in pmd] or available
+        return available[port_index % len(available)] if available else None

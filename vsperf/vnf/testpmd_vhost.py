@@ -1,0 +1,170 @@
+"""A VNF without a VM: dpdk-testpmd on two virtio-user ports plays the guest of a PVP loop.
+
+Where VSPERF booted a QEMU guest running testpmd behind two vhost-user ports, this VNF runs
+testpmd on the host with `--vdev net_virtio_user<k>,path=<socket>`: to the switch, the two
+vhost-user ports look exactly like a guest's virtio-net devices (same rings, same copies), only
+the VM exits are missing. Needs a DPDK switch (ovs-dpdk).
+
+Who creates the sockets follows VSWITCH_VHOSTUSER_SERVER_MODE: False (default) makes testpmd
+the server (`server=1`) and OVS the client (dpdkvhostuserclient: OVS reconnects if the VNF
+restarts); True makes OVS the server (dpdkvhostuser) and testpmd connects to it.
+
+testpmd busy-polls one CPU (GUEST_TESTPMD_CPU); its rings hold TESTPMD_DESCRIPTORS frames
+(1024 by default: with 256, frames are lost whenever the generator takes its CPU for a few ms).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from vsperf.context import RunContext
+from vsperf.errors import DeploymentError
+from vsperf.lab.dpdk import (
+    UNIX_PATH_MAX_CHARS,
+    EalConfig,
+    TestpmdConfig,
+    dpdk_version,
+    require_testpmd,
+    single_cpu_lcores,
+    virtio_user_vdev,
+)
+from vsperf.lab.dpdk_conf import DpdkLabConf
+from vsperf.lab.env import LabEnv
+from vsperf.lab.testpmd import PortCounters, TestpmdProcess
+from vsperf.vnf.base import Vnf
+from vsperf.vswitch.base import PortKind, SwitchPort
+
+
+def vhost_dir(lab: LabEnv) -> Path:
+    """Directory of the vhost-user sockets (its name carries the run id, as removable dirs must)."""
+    return lab.work_path(f"vhost-{lab.ctx.run_id}")
+
+
+def vhost_socket_path(lab: LabEnv, index: int, port: int) -> Path:
+    """Socket of VNF `index`'s port `port` (short: unix socket paths are limited to 107 chars)."""
+    return vhost_dir(lab) / f"v{index}p{port}.sock"
+
+
+class TestpmdVhostVnf(Vnf):
+    """dpdk-testpmd on two vhost-user (virtio-user) ports: the guest of a PVP loop, without a VM."""
+
+    __test__ = False  # not a pytest test class despite the name
+
+    NAME: ClassVar[str] = "testpmd-vhost"
+    ALIASES: ClassVar[tuple[str, ...]] = ("QemuDpdkVhostUser",)
+    PORT_KIND: ClassVar[PortKind] = "vhostuser"
+
+    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
+        super().__init__(settings, ctx)
+        self.conf = DpdkLabConf.from_settings(settings)
+        self._lab: LabEnv | None = None
+        self._index = 0
+        self._ports: tuple[SwitchPort, ...] = ()
+        self._testpmd: TestpmdProcess | None = None
+        self._version: str | None = None
+        self.final_counters: dict[int, PortCounters] = {}
+
+    @property
+    def label(self) -> str:
+        return f"testpmd vnf{self._index}"
+
+    def check_prerequisites(self) -> None:
+        require_testpmd()
+
+    def version(self) -> str:
+        if self._version is None:
+            self._version = f"dpdk-testpmd (DPDK {dpdk_version(self.ctx.executor)})"
+        return self._version
+
+    def details(self) -> dict[str, str]:
+        return {
+            "loopback": "dpdk-testpmd on virtio-user (no VM)",
+            "forwarding_mode": self.conf.guest_fwd_mode,
+            "cpu": str(self.conf.guest_cpu),
+            "vhost_user_sockets": "switch (dpdkvhostuser)" if self.conf.vhostuser_server_mode
+            else "testpmd (dpdkvhostuserclient)",
+            "descriptors": str(self.conf.testpmd_descriptors),
+            "memory_mb": str(self.conf.testpmd_memory_mb),
+        }
+
+    @property
+    def ports(self) -> tuple[SwitchPort, ...]:
+        return self._ports
+
+    def create(self, lab: LabEnv, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
+        self._lab = lab
+        self._index = index
+        lab.track_dir(vhost_dir(lab))
+        ports = []
+        for k in (0, 1):
+            path = vhost_socket_path(lab, index, k)
+            if len(str(path)) > UNIX_PATH_MAX_CHARS:
+                raise DeploymentError(f"vhost-user socket path too long ({len(str(path))} chars): {path}")
+            ports.append(
+                SwitchPort(name=f"vnf{index}.{k}", kind="vhostuser", role="vnf", socket_path=str(path))
+            )
+        self._ports = (ports[0], ports[1])
+        return self._ports
+
+    def testpmd_config(self) -> TestpmdConfig:
+        """The testpmd of this VNF: port 0 and port 1 forwarded to each other."""
+        lab = self._require_lab()
+        server = not self.conf.vhostuser_server_mode
+        vdevs = tuple(
+            virtio_user_vdev(k, port.socket_path, server=server, queue_size=self.conf.testpmd_descriptors)
+            for k, port in enumerate(self._ports)
+        )
+        eal = EalConfig(
+            file_prefix=f"{lab.names.tag}t{self._index}",
+            memory_mb=self.conf.testpmd_memory_mb,
+            lcores=single_cpu_lcores(self.conf.guest_cpu),
+            vdevs=vdevs,
+        )
+        return TestpmdConfig(
+            eal=eal,
+            fwd_mode=self.conf.guest_fwd_mode,
+            nb_mbufs=self.conf.testpmd_nb_mbufs,
+            descriptors=self.conf.testpmd_descriptors,
+            extra_args=self.conf.guest_args,
+        )
+
+    def start(self) -> None:
+        lab = self._require_lab()
+        if not self._ports:
+            raise DeploymentError(f"{self.label}: start() called before create()")
+        # In server mode testpmd waits for the switch to connect before it forwards, and OVS
+        # retries its connection every second or so: allow for a few retries.
+        self._testpmd = TestpmdProcess(
+            lab, self.label, self.testpmd_config(),
+            log_path=lab.work_path(f"testpmd-vnf{self._index}.log"), ready_timeout_s=30.0,
+        )
+        self._testpmd.start()
+
+    def counters(self, port: int) -> PortCounters:
+        """Live counters of the VNF's port `port` (0 or 1)."""
+        if self._testpmd is None:
+            raise DeploymentError(f"{self.label}: not forwarding")
+        return self._testpmd.counters(port)
+
+    def stop(self) -> None:
+        if self._testpmd is not None:
+            self.final_counters = self._testpmd.stop()
+            self._testpmd = None
+        # testpmd as the vhost-user server leaves its socket files behind.
+        for port in self._ports:
+            Path(port.socket_path).unlink(missing_ok=True)
+
+    def pids(self) -> dict[str, int]:
+        pid = self._testpmd.pid if self._testpmd is not None else None
+        return {self.label: pid} if pid is not None else {}
+
+    def check_alive(self) -> None:
+        if self._testpmd is not None:
+            self._testpmd.check_alive()
+
+    def _require_lab(self) -> LabEnv:
+        if self._lab is None:
+            raise DeploymentError(f"{self.NAME}: used before create()")
+        return self._lab

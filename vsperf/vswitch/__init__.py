@@ -1,0 +1,1 @@
+"""Virtual switch backends: OVS (userspace datapath), OVS-DPDK, Linux bridge, none."""

@@ -1,0 +1,154 @@
+"""The interface every virtual switch backend implements, and the forwarding plan it executes.
+
+A deployment (vsperf.lab.deploy) describes the topology as a `ForwardingPlan`: the ports the
+switch must attach and, for each direction, which port forwards to which (optionally only
+frames matching some header fields, optionally pushing a VLAN tag). OVS turns each rule into
+an OpenFlow flow, a kernel bridge into bridges that connect exactly those ports. Call order:
+
+    vswitch.check_prerequisites()        # before anything exists
+    vswitch.start(lab)                   # daemons up, in lab.switch_netns; no ports yet
+    vswitch.configure(plan)              # bridges, ports, flows; every port already exists
+    ... traffic; vswitch.check_alive() between trials ...
+    vswitch.stop()                       # flows, ports, bridges, daemons gone; idempotent
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from vsperf.context import RunContext
+from vsperf.deployment import ComponentInfo
+from vsperf.lab.env import LabEnv
+
+PortKind = Literal["veth", "vhostuser"]
+PortRole = Literal["phy", "vnf"]
+
+
+@dataclass(frozen=True)
+class SwitchPort:
+    """A port the switch attaches.
+
+    `veth`: a kernel interface `ifname` that already exists in the switch namespace.
+    `vhostuser`: a vhost-user socket at `socket_path` shared with a VNF (DPDK switches only).
+    """
+
+    name: str  # logical name used by ForwardRule: "phy0", "phy1", "vnf0.0", "vnf0.1", ...
+    kind: PortKind
+    role: PortRole
+    ifname: str = ""  # veth: interface name in the switch namespace
+    socket_path: str = ""  # vhostuser: path of the socket
+
+    def __post_init__(self) -> None:
+        if self.kind == "veth" and not self.ifname:
+            raise ValueError(f"veth port {self.name!r} needs an ifname")
+        if self.kind == "vhostuser" and not self.socket_path:
+            raise ValueError(f"vhost-user port {self.name!r} needs a socket_path")
+
+
+Match = tuple[tuple[str, str], ...]  # OpenFlow match fields in ovs-ofctl syntax, in order
+
+
+@dataclass(frozen=True)
+class ForwardRule:
+    """Frames entering `in_port` (and matching `match`) leave by `out_port`.
+
+    `match` uses ovs-ofctl field names (("dl_type", "0x0800"), ("nw_dst", "198.18.1.0/25"));
+    empty matches every frame. `push_vlan_id` tags frames on the way out (Frame Modification
+    "vlan"). `priority` orders overlapping rules (higher wins).
+    """
+
+    in_port: str
+    out_port: str
+    match: Match = ()
+    push_vlan_id: int | None = None
+    priority: int = 0
+
+    def __post_init__(self) -> None:
+        if self.push_vlan_id is not None and not 0 <= self.push_vlan_id <= 4095:
+            raise ValueError(f"VLAN id {self.push_vlan_id} outside 0..4095")
+
+
+@dataclass(frozen=True)
+class ForwardingPlan:
+    """Everything `VSwitch.configure` needs: ports (in attach order) and forwarding rules."""
+
+    ports: tuple[SwitchPort, ...]
+    rules: tuple[ForwardRule, ...]
+    mtu_bytes: int = 1500  # largest L3 payload the ports must carry (frame size - 18)
+
+    def __post_init__(self) -> None:
+        names = [p.name for p in self.ports]
+        if len(set(names)) != len(names):
+            raise ValueError(f"duplicate port names in {names}")
+        for rule in self.rules:
+            for port in (rule.in_port, rule.out_port):
+                if port not in names:
+                    raise ValueError(f"rule refers to unknown port {port!r}; ports are {names}")
+
+    def port(self, name: str) -> SwitchPort:
+        """The port called `name`."""
+        for port in self.ports:
+            if port.name == name:
+                return port
+        raise KeyError(name)
+
+    def port_number(self, name: str) -> int:
+        """1-based position of port `name`: its OpenFlow port number, as VSPERF numbers them."""
+        return [p.name for p in self.ports].index(name) + 1
+
+
+class VSwitch(ABC):
+    """A virtual switch backend."""
+
+    NAME: ClassVar[str]
+    ALIASES: ClassVar[tuple[str, ...]] = ()
+    # Port kinds `configure` accepts; a VNF whose PORT_KIND is not here cannot be used with it.
+    PORT_KINDS: ClassVar[frozenset[PortKind]] = frozenset({"veth"})
+    # The VNF backend used when the VNF setting is "auto".
+    DEFAULT_VNF: ClassVar[str] = "netns"
+    # False for switches that cannot split traffic by header fields (rules with a `match`).
+    SUPPORTS_MATCH: ClassVar[bool] = True
+
+    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
+        self.settings = settings
+        self.ctx = ctx
+
+    def check_prerequisites(self) -> None:  # noqa: B027 - optional hook
+        """Raise PrerequisiteError naming what to install or do; nothing may be created yet."""
+
+    @abstractmethod
+    def version(self) -> str:
+        """Version of the switch, for the report."""
+
+    def details(self) -> dict[str, str]:
+        """Extra facts for the report (port type, datapath, ...)."""
+        return {}
+
+    def components(self) -> list[ComponentInfo]:
+        """What this switch deployed, for the report."""
+        return [ComponentInfo("vswitch", self.NAME, self.version(), self.details())]
+
+    @abstractmethod
+    def start(self, lab: LabEnv) -> None:
+        """Start the switch's daemons in `lab.switch_netns`, recording every process in `lab`.
+
+        On failure, raise DeploymentError; `stop()` is still called afterwards.
+        """
+
+    @abstractmethod
+    def configure(self, plan: ForwardingPlan) -> None:
+        """Create bridge(s), attach `plan.ports` and program `plan.rules`."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Remove everything `start` and `configure` made; safe after a partial start, and twice."""
+
+    def pids(self) -> dict[str, int]:
+        """Processes of the switch by name (e.g. {"ovs-vswitchd": 1234})."""
+        return {}
+
+    def check_alive(self) -> None:  # noqa: B027 - optional hook
+        """Raise DeploymentError("<daemon> (pid N) died") when a daemon of the switch exited."""

@@ -1,0 +1,150 @@
+"""The Linux kernel bridge as the switch under test.
+
+A learning bridge cannot be told "in_port=1 -> output:2", so the plan's rules are turned into
+bridges that connect exactly the ports the rules connect: p2p is one bridge {phy0, phy1};
+pvp is {phy0, vnf0.0} and {vnf0.1, phy1}; a chain of N VNFs N + 1 two-port bridges. A two-port
+bridge forwards each frame to the other port whatever its addresses, like the flows would.
+Rules that split one ingress port between several egress ports (pvpv) cannot be expressed
+and are refused. VLAN push (Frame Modification "vlan") uses bridge VLAN filtering: untagged
+frames enter the VLAN of the port's PVID and leave a generator port tagged.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from vsperf.context import RunContext
+from vsperf.errors import DeploymentError, PrerequisiteError
+from vsperf.lab import netdev
+from vsperf.lab.env import LabEnv
+from vsperf.lab.state import Resource
+from vsperf.vswitch.base import ForwardingPlan, PortKind, VSwitch
+
+log = logging.getLogger(__name__)
+
+
+def kernel_config_option(option: str) -> bool | None:
+    """Whether the running kernel was built with `option` (None: its config is not readable)."""
+    release = netdev.kernel_release()
+    for path in (Path("/proc/config.gz"), Path(f"/boot/config-{release}")):
+        try:
+            raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        except OSError:
+            continue
+        text = raw.decode(errors="replace")
+        return f"\n{option}=y" in text or f"\n{option}=m" in text
+    return None
+
+
+def bridge_groups(plan: ForwardingPlan) -> list[list[str]]:
+    """Ports grouped into bridges: the connected components of the rules, in plan order.
+
+    Raises DeploymentError when one ingress port forwards to several ports (a learning
+    bridge would flood to all of them).
+    """
+    targets: dict[str, set[str]] = {}
+    for rule in plan.rules:
+        targets.setdefault(rule.in_port, set()).add(rule.out_port)
+    split = {port: outs for port, outs in targets.items() if len(outs) > 1}
+    if split:
+        source, outs = next(iter(split.items()))
+        raise DeploymentError(
+            f"linux-bridge cannot split traffic from {source} between {', '.join(sorted(outs))}; "
+            "use an OpenFlow switch (ovs) for this deployment"
+        )
+    parent = {p.name: p.name for p in plan.ports}
+
+    def root(name: str) -> str:
+        while parent[name] != name:
+            name = parent[name]
+        return name
+
+    for rule in plan.rules:
+        parent[root(rule.in_port)] = root(rule.out_port)
+    groups: dict[str, list[str]] = {}
+    for member in plan.ports:
+        groups.setdefault(root(member.name), []).append(member.name)
+    return [members for members in groups.values() if len(members) > 1]
+
+
+class LinuxBridgeVSwitch(VSwitch):
+    """Linux kernel bridge(s) connecting the ports as the deployment's flows would."""
+
+    NAME: ClassVar[str] = "linux-bridge"
+    ALIASES: ClassVar[tuple[str, ...]] = ("LinuxBridge",)
+    PORT_KINDS: ClassVar[frozenset[PortKind]] = frozenset({"veth"})
+    SUPPORTS_MATCH: ClassVar[bool] = False
+
+    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
+        super().__init__(settings, ctx)
+        self._lab: LabEnv | None = None
+        self._bridges: list[str] = []
+        self._note = ""
+
+    def check_prerequisites(self) -> None:
+        if kernel_config_option("CONFIG_BRIDGE") is False:
+            raise PrerequisiteError("this kernel has no bridge support (CONFIG_BRIDGE): use --vswitch ovs")
+
+    def check_vlan_support(self) -> None:
+        """PrerequisiteError when the kernel is known to lack bridge VLAN filtering."""
+        if kernel_config_option("CONFIG_BRIDGE_VLAN_FILTERING") is False:
+            raise PrerequisiteError(
+                "linux-bridge cannot push VLAN tags on this kernel (CONFIG_BRIDGE_VLAN_FILTERING is off): "
+                "use --vswitch ovs for Frame Modification vlan"
+            )
+
+    def version(self) -> str:
+        return netdev.kernel_release()
+
+    def details(self) -> dict[str, str]:
+        info = {"bridges": " ".join(self._bridges) or "none"}
+        if self._note:
+            info["note"] = self._note
+        return info
+
+    def start(self, lab: LabEnv) -> None:
+        # Nothing to launch: the bridge is part of the kernel.
+        self._lab = lab
+
+    def configure(self, plan: ForwardingPlan) -> None:
+        lab = self._require_lab()
+        ns = lab.switch_netns
+        if any(rule.match for rule in plan.rules):
+            # Pre-installed per-stream flows or flow_type IP: a bridge forwards every stream anyway.
+            self._note = "per-stream/IP flows not applicable: the bridge forwards by MAC learning"
+        push = {rule.out_port: rule.push_vlan_id for rule in plan.rules if rule.push_vlan_id is not None}
+        vlan_ids = set(push.values())
+        if len(vlan_ids) > 1:
+            raise DeploymentError(f"linux-bridge can push one VLAN id per deployment, got {sorted(vlan_ids)}")
+        for index, members in enumerate(bridge_groups(plan)):
+            name = lab.names.bridge(index)
+            netdev.create_bridge(lab.state, name, ns, vlan_filtering=bool(vlan_ids))
+            self._bridges.append(name)
+            for member in members:
+                ifname = plan.port(member).ifname
+                netdev.enslave(ifname, name, ns)
+                if vlan_ids:
+                    vid = next(iter(vlan_ids))
+                    # PVID: untagged frames enter VLAN vid; they leave tagged where a push is asked.
+                    netdev.bridge_port_vlan(ifname, ns, vid, pvid=True, untagged=member not in push)
+
+    def stop(self) -> None:
+        if self._lab is None:
+            return
+        for name in reversed(self._bridges):
+            try:
+                netdev.delete_link(name, self._lab.switch_netns)
+            except Exception as exc:  # the deployment's resource sweep retries it
+                log.warning("could not delete bridge %s: %s", name, exc)
+                continue
+            self._lab.state.discard(Resource("link", name, netns=self._lab.switch_netns))
+        self._bridges.clear()
+
+    def _require_lab(self) -> LabEnv:
+        if self._lab is None:
+            raise DeploymentError("linux-bridge: configure() called before start()")
+        return self._lab

@@ -1,0 +1,292 @@
+"""Open vSwitch with the userspace datapath (datapath_type=netdev), as a private instance.
+
+Each run starts its own ovsdb-server and ovs-vswitchd with OVS_RUNDIR/LOGDIR/DBDIR in the run's
+work directory, inside the run's switch namespace (so the datapath's taps never meet those of
+another OVS on the machine); the system's OVS, if any, is never contacted. Ports are the veth
+ends in that namespace, attached as AF_XDP ("afxdp", the default: a PMD thread polls them) or
+AF_PACKET ("system") netdevs. Flows are VSPERF's: "in_port=1 actions=output:2" and back, one
+flow per stream for pre-installed flows, "mod_vlan_vid" towards the generator for VLAN tests.
+
+`OvsDpdkVSwitch` (vsperf.vswitch.ovs_dpdk) subclasses this class and overrides
+`vswitchd_binary`, `other_config`, `interface_config` and `vswitchd_start_timeout_s`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from vsperf.context import RunContext
+from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
+from vsperf.lab.env import LabEnv
+from vsperf.lab.process import ManagedProcess
+from vsperf.vswitch.base import ForwardingPlan, ForwardRule, PortKind, SwitchPort, VSwitch
+
+log = logging.getLogger(__name__)
+
+OVS_SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
+OVS_TOOLS = ("ovsdb-tool", "ovsdb-server", "ovs-vsctl", "ovs-ofctl", "ovs-appctl")
+PORT_TYPES = ("afxdp", "system")
+_STOP_TIMEOUT_S = 10.0
+# OVS's AF_XDP umem frames are one page (OVS 3.1 has no multi-buffer), and native XDP on veth
+# takes frames up to about a page: above this MTU, AF_XDP ports lose every frame.
+_AFXDP_MAX_MTU = 3498
+
+
+def rule_to_flow(rule: ForwardRule, plan: ForwardingPlan) -> str:
+    """One ovs-ofctl flow for `rule` (ports numbered as VSPERF numbers them: phy0=1, phy1=2, ...)."""
+    parts = [f"priority={rule.priority}"] if rule.priority else []
+    parts.append(f"in_port={plan.port_number(rule.in_port)}")
+    parts += [f"{key}={value}" for key, value in rule.match]
+    actions = [f"mod_vlan_vid:{rule.push_vlan_id}"] if rule.push_vlan_id is not None else []
+    actions.append(f"output:{plan.port_number(rule.out_port)}")
+    return "idle_timeout=0," + ",".join(parts) + ",actions=" + ",".join(actions)
+
+
+def plan_flows(plan: ForwardingPlan) -> list[str]:
+    """Every flow of `plan`, in rule order."""
+    return [rule_to_flow(rule, plan) for rule in plan.rules]
+
+
+def parse_version(text: str) -> str:
+    """'ovs-vswitchd (Open vSwitch) 3.1.0' -> '3.1.0' (the whole first line if unrecognised)."""
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    match = re.search(r"\)\s*(\S+)\s*$", first)
+    return match.group(1) if match else first
+
+
+class OvsVSwitch(VSwitch):
+    """Open vSwitch, userspace datapath (netdev), private instance; AF_XDP or AF_PACKET ports."""
+
+    NAME: ClassVar[str] = "ovs"
+    ALIASES: ClassVar[tuple[str, ...]] = ("OvsVanilla",)
+    PORT_KINDS: ClassVar[frozenset[PortKind]] = frozenset({"veth"})
+    vswitchd_start_timeout_s: ClassVar[float] = 20.0
+
+    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
+        super().__init__(settings, ctx)
+        self._lab: LabEnv | None = None
+        self._dir: Path | None = None
+        self._ovsdb: ManagedProcess | None = None
+        self._vswitchd: ManagedProcess | None = None
+        self._bridge: str | None = None
+        self._version: str | None = None
+        self._mtu = 1500
+
+    # --- override points (OVS-DPDK) ------------------------------------------------------
+
+    def vswitchd_binary(self) -> str:
+        """The ovs-vswitchd executable."""
+        return str(self.settings.get("OVS_VSWITCHD", "ovs-vswitchd"))
+
+    def other_config(self) -> dict[str, str]:
+        """Open_vSwitch other_config set before ovs-vswitchd starts."""
+        mask = self.settings.get("VSWITCH_PMD_CPU_MASK")
+        return {"pmd-cpu-mask": str(mask)} if mask else {}
+
+    def interface_config(self, port: SwitchPort, index: int) -> tuple[str, dict[str, str]]:
+        """Interface type and options of `port` (the `index`-th port of the plan, 0-based)."""
+        if port.kind != "veth":
+            raise DeploymentError(f"{self.NAME} cannot attach {port.kind} port {port.name}; use ovs-dpdk")
+        port_type, mode = self._port_type()
+        if port_type == "afxdp":
+            return "afxdp", {"xdp-mode": mode, "n_rxq": "1"}
+        return "system", {}
+
+    def _port_type(self) -> tuple[str, str]:
+        """(port type, xdp mode) actually used for the plan's MTU."""
+        port_type = str(self.settings.get("VSWITCH_OVS_PORT_TYPE", "afxdp"))
+        mode = str(self.settings.get("VSWITCH_OVS_AFXDP_MODE", "native"))
+        if port_type == "afxdp" and self._mtu > _AFXDP_MAX_MTU:
+            # OVS's AF_XDP umem frames are one page: larger frames never arrive.
+            return "system", ""
+        return port_type, mode if port_type == "afxdp" else ""
+
+    # --- helpers -------------------------------------------------------------------------
+
+    @property
+    def rundir(self) -> Path:
+        if self._dir is None:
+            raise DeploymentError(f"{self.NAME}: not started")
+        return self._dir
+
+    def env(self) -> dict[str, str]:
+        """Environment that points every OVS tool at the private instance."""
+        d = str(self.rundir)
+        return {"OVS_RUNDIR": d, "OVS_LOGDIR": d, "OVS_DBDIR": d, "OVS_SYSCONFDIR": d}
+
+    def _run(self, argv: Sequence[str], *, timeout_s: float = 30.0, netns: str | None = None) -> str:
+        try:
+            proc = self.ctx.executor.run(argv, env=self.env(), timeout_s=timeout_s, netns=netns)
+        except CommandError as exc:
+            raise DeploymentError(f"{self.NAME}: {exc}") from exc
+        return proc.stdout
+
+    def vsctl(self, *args: str, timeout_s: float = 30.0) -> str:
+        """ovs-vsctl against the private database."""
+        return self._run(
+            ["ovs-vsctl", f"--db=unix:{self.rundir / 'db.sock'}", f"--timeout={int(timeout_s)}", *args],
+            timeout_s=timeout_s + 5,
+        )
+
+    def ofctl(self, *args: str) -> str:
+        """ovs-ofctl against the private instance's bridges."""
+        return self._run(["ovs-ofctl", *args])
+
+    def ctl_socket(self, daemon: str) -> Path:
+        """Control socket of `daemon` ("ovs-vswitchd" or "ovsdb-server"): a fixed path, whatever
+        the binary is called (the DPDK build would otherwise name it after itself)."""
+        return self.rundir / f"{daemon}.ctl"
+
+    def appctl(self, target: str, *args: str, timeout_s: float = 10.0) -> str:
+        """ovs-appctl to `target` (ovs-vswitchd or ovsdb-server) of the private instance."""
+        return self._run(
+            ["ovs-appctl", f"--timeout={int(timeout_s)}", "-t", str(self.ctl_socket(target)), *args],
+            timeout_s=timeout_s + 5,
+        )
+
+    def iface_name(self, port: SwitchPort, index: int) -> str:
+        """OVS Interface name of `port`: its kernel name, or one made up for a socket port."""
+        return port.ifname or f"{self._bridge or 'br'}x{index}"
+
+    # --- VSwitch ---------------------------------------------------------------------------
+
+    def check_prerequisites(self) -> None:
+        import shutil
+
+        missing = [t for t in (*OVS_TOOLS, self.vswitchd_binary()) if shutil.which(t) is None]
+        if missing or not Path(OVS_SCHEMA).exists():
+            raise PrerequisiteError(
+                f"Open vSwitch is missing ({', '.join(missing) or OVS_SCHEMA}): "
+                "apt-get install openvswitch-switch"
+            )
+        port_type = self.settings.get("VSWITCH_OVS_PORT_TYPE", "afxdp")
+        if port_type not in PORT_TYPES:
+            raise PrerequisiteError(f"VSWITCH_OVS_PORT_TYPE must be one of {', '.join(PORT_TYPES)}")
+
+    def version(self) -> str:
+        if self._version is None:
+            try:
+                out = self.ctx.executor.run([self.vswitchd_binary(), "--version"], timeout_s=10).stdout
+            except CommandError as exc:
+                return f"unknown ({exc})"
+            self._version = parse_version(out)
+        return self._version
+
+    def details(self) -> dict[str, str]:
+        info = {"datapath": "netdev (userspace)"}
+        port_type, mode = self._port_type()
+        info["port_type"] = port_type
+        if mode:
+            info["xdp_mode"] = mode
+        if port_type != self.settings.get("VSWITCH_OVS_PORT_TYPE", "afxdp"):
+            info["note"] = f"AF_XDP ports cannot carry MTU {self._mtu}: AF_PACKET (system) ports used"
+        return info
+
+    def start(self, lab: LabEnv) -> None:
+        self._lab = lab
+        # Short path: unix socket paths are limited to 108 bytes.
+        self._dir = lab.track_dir(lab.work_path("ovs"))
+        d = self._dir
+        ns = lab.switch_netns
+        self._run(["ovsdb-tool", "create", str(d / "conf.db"), OVS_SCHEMA])
+        self._run(
+            ["ovsdb-server", str(d / "conf.db"), f"--remote=punix:{d / 'db.sock'}",
+             f"--pidfile={d / 'ovsdb-server.pid'}", f"--log-file={d / 'ovsdb-server.log'}",
+             f"--unixctl={self.ctl_socket('ovsdb-server')}", "--detach"],
+            netns=ns,
+        )
+        self._ovsdb = lab.adopt("ovsdb-server", d / "ovsdb-server.pid", log_path=d / "ovsdb-server.log")
+        self.vsctl("--no-wait", "init")
+        config = self.other_config()
+        if config:
+            self.vsctl("--no-wait", "set", "Open_vSwitch", ".",
+                       *[f"other_config:{k}={v}" for k, v in config.items()])
+        self._run(
+            [self.vswitchd_binary(), f"unix:{d / 'db.sock'}", f"--pidfile={d / 'ovs-vswitchd.pid'}",
+             f"--log-file={d / 'ovs-vswitchd.log'}", f"--unixctl={self.ctl_socket('ovs-vswitchd')}",
+             "--detach"],
+            netns=ns,
+            timeout_s=self.vswitchd_start_timeout_s,
+        )
+        self._vswitchd = lab.adopt("ovs-vswitchd", d / "ovs-vswitchd.pid", log_path=d / "ovs-vswitchd.log")
+
+    def configure(self, plan: ForwardingPlan) -> None:
+        lab = self._require_lab()
+        if not plan.ports:
+            return  # deployment "clean": the switch runs, no bridge
+        bridge = lab.names.bridge(0)
+        self._bridge = bridge
+        self._mtu = plan.mtu_bytes
+        port_type, _ = self._port_type()
+        if port_type != self.settings.get("VSWITCH_OVS_PORT_TYPE", "afxdp"):
+            log.warning("MTU %d is too large for AF_XDP ports: ovs uses AF_PACKET (system) ports", self._mtu)
+        args = ["add-br", bridge, "--", "set", "bridge", bridge, "datapath_type=netdev", "fail_mode=secure"]
+        for index, port in enumerate(plan.ports):
+            iface = self.iface_name(port, index)
+            port_type, options = self.interface_config(port, index)
+            args += ["--", "add-port", bridge, iface, "--", "set", "Interface", iface, f"type={port_type}",
+                     f"ofport_request={index + 1}", f"mtu_request={plan.mtu_bytes}"]
+            args += [f"options:{k}={v}" for k, v in options.items()]
+        self.vsctl(*args, timeout_s=60.0)
+        self._check_interfaces(plan)
+        flows_file = self.rundir / "flows.txt"
+        flows_file.write_text("\n".join(plan_flows(plan)) + "\n", encoding="utf-8")
+        self.ofctl("del-flows", bridge)
+        self.ofctl("add-flows", bridge, str(flows_file))
+
+    def _check_interfaces(self, plan: ForwardingPlan) -> None:
+        out = self.vsctl("--format=csv", "--data=bare", "--no-headings", "--columns=name,ofport,error",
+                         "list", "Interface")
+        states = {}
+        for line in out.strip().splitlines():
+            name, ofport, error = [*line.split(",", 2), "", ""][:3]
+            states[name] = (ofport, error.strip('"'))
+        for index, port in enumerate(plan.ports):
+            iface = self.iface_name(port, index)
+            ofport, error = states.get(iface, ("", "not found"))
+            if error or ofport != str(index + 1):
+                problem = error or f"ofport {ofport}"
+                raise DeploymentError(f"{self.NAME}: port {port.name} ({iface}) not attached: {problem}")
+
+    def dump_flows(self) -> str:
+        """The bridge's flows with their counters (for logs and tests)."""
+        return self.ofctl("dump-flows", self._bridge) if self._bridge else ""
+
+    def stop(self) -> None:
+        if self._lab is None:
+            return
+        lab = self._lab
+        for proc, target, args in (
+            (self._vswitchd, "ovs-vswitchd", ("exit", "--cleanup")),
+            (self._ovsdb, "ovsdb-server", ("exit",)),
+        ):
+            if proc is None:
+                continue
+            if proc.alive():
+                try:
+                    self.appctl(target, *args)
+                except DeploymentError as exc:
+                    log.warning("%s did not exit on request: %s", target, exc)
+                proc.wait(_STOP_TIMEOUT_S)
+            lab.stop(proc)  # by PID if it is still there; forgets the record either way
+        self._vswitchd = self._ovsdb = None
+        self._bridge = None
+
+    def pids(self) -> dict[str, int]:
+        return {p.label: p.pid for p in (self._vswitchd, self._ovsdb) if p is not None}
+
+    def check_alive(self) -> None:
+        for proc in (self._vswitchd, self._ovsdb):
+            if proc is not None and not proc.alive():
+                tail = proc.log_tail(3)
+                raise DeploymentError(f"{proc.label} (pid {proc.pid}) died" + (f": {tail}" if tail else ""))
+
+    def _require_lab(self) -> LabEnv:
+        if self._lab is None:
+            raise DeploymentError(f"{self.NAME}: configure() called before start()")
+        return self._lab
+

@@ -1,0 +1,225 @@
+"""Open vSwitch with DPDK (VSPERF's OvsDpdkVhost), as a private instance without hugepages.
+
+The DPDK build of ovs-vswitchd (`openvswitch-switch-dpdk`) runs directly, never through the
+system's update-alternatives, with the private ovsdb of `OvsVSwitch` and:
+
+- other_config `dpdk-init=true`, `dpdk-extra="--no-huge -m N --legacy-mem --file-prefix=P
+  --no-pci"` (see vsperf.lab.dpdk), `pmd-cpu-mask` from VSWITCH_PMD_CPU_MASK, and whatever
+  VSWITCHD_DPDK_CONFIG adds or overrides (dpdk-lcore-mask by default);
+- veth ports as `type=dpdk options:dpdk-devargs=net_af_xdp<i>,iface=<veth>` (or
+  net_af_packet with DPDK_PORT_DRIVER=af_packet);
+- vhost-user ports as `dpdkvhostuserclient` with the VNF's socket (the VNF's testpmd is the
+  server), or `dpdkvhostuser` with VSWITCH_VHOSTUSER_SERVER_MODE (OVS is the server; the
+  VNF's socket path becomes a symbolic link to the socket OVS creates).
+
+Memory: without hugepages every mbuf takes a whole 4 KiB page. OVS's default shared mempool
+starts at 262144 mbufs (1 GiB) and halves on ENOMEM; a half-populated failed attempt may
+report ENOBUFS instead, which stops the halving and the port is not added (1 pvp deployment
+in 10 at -m 128). With `per-port-memory=true` each port gets exactly the mbufs it needs
+(~20500, ~80 MiB) at the first attempt, so `-m` (VSWITCH_DPDK_MEMORY_MB) is a ceiling: p2p
+uses ~170 MiB, pvp ~340 MiB. PMD threads busy-poll every CPU of the mask.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from vsperf.context import RunContext
+from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
+from vsperf.lab.dpdk import (
+    check_veth_mtu,
+    dpdk_version,
+    ovs_dpdk_extra,
+    parse_ovs_dpdk_version,
+    remove_runtime_dir,
+    require_port_driver,
+    runtime_dir,
+    veth_vdev,
+)
+from vsperf.lab.dpdk_conf import DpdkLabConf
+from vsperf.lab.env import LabEnv
+from vsperf.lab.names import LabNames
+from vsperf.vswitch.base import ForwardingPlan, PortKind, SwitchPort
+from vsperf.vswitch.ovs import OvsVSwitch
+
+_DPDK_INIT_TIMEOUT_S = 30.0
+_READY_TIMEOUT_S = 30.0
+
+
+def rxq_polled(iface: str, pmd_rxq_show: str) -> bool:
+    """True when `ovs-appctl dpif-netdev/pmd-rxq-show` lists an enabled queue of `iface`."""
+    return re.search(rf"port: {re.escape(iface)}\s+queue-id:\s+\d+ \(enabled\)", pmd_rxq_show) is not None
+
+
+class OvsDpdkVSwitch(OvsVSwitch):
+    """Open vSwitch with DPDK: PMD threads, AF_XDP/AF_PACKET and vhost-user ports, no hugepages."""
+
+    NAME: ClassVar[str] = "ovs-dpdk"
+    ALIASES: ClassVar[tuple[str, ...]] = ("OvsDpdkVhost",)
+    PORT_KINDS: ClassVar[frozenset[PortKind]] = frozenset({"veth", "vhostuser"})
+    DEFAULT_VNF: ClassVar[str] = "testpmd-vhost"
+    vswitchd_start_timeout_s: ClassVar[float] = 60.0
+
+    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
+        super().__init__(settings, ctx)
+        self.conf = DpdkLabConf.from_settings(settings)
+        # Private runtime directory /var/run/dpdk/<prefix>, carrying the run id.
+        self.file_prefix = LabNames(ctx.run_id).tag + "o"
+        self._links: list[Path] = []
+        self._plan: ForwardingPlan | None = None
+
+    # --- override points of OvsVSwitch -------------------------------------------------------
+
+    def vswitchd_binary(self) -> str:
+        return self.conf.ovs_dpdk_vswitchd
+
+    def other_config(self) -> dict[str, str]:
+        config = {
+            "dpdk-init": "true",
+            "dpdk-extra": ovs_dpdk_extra(self.conf.vswitch_memory_mb, self.file_prefix),
+            "pmd-cpu-mask": self.conf.pmd_cpu_mask,
+            # One exactly sized mempool per port instead of one shared pool that OVS shrinks
+            # by halving from 262144 mbufs: see the module docstring.
+            "per-port-memory": "true",
+        }
+        config.update(self.conf.vswitchd_dpdk_config)
+        return config
+
+    def interface_config(self, port: SwitchPort, index: int) -> tuple[str, dict[str, str]]:
+        if port.kind == "veth":
+            return "dpdk", {"dpdk-devargs": veth_vdev(self.conf.port_driver, index, port.ifname)}
+        if self.conf.vhostuser_server_mode:
+            return "dpdkvhostuser", {}
+        return "dpdkvhostuserclient", {"vhost-server-path": port.socket_path}
+
+    # --- VSwitch -----------------------------------------------------------------------------
+
+    def check_prerequisites(self) -> None:
+        if not Path(self.conf.ovs_dpdk_vswitchd).is_file():
+            raise PrerequisiteError(
+                f"OVS-DPDK is missing ({self.conf.ovs_dpdk_vswitchd}): "
+                "apt-get install openvswitch-switch-dpdk"
+            )
+        require_port_driver(self.conf.port_driver)
+        super().check_prerequisites()
+
+    def version(self) -> str:
+        if self._version is None:
+            argv = [self.vswitchd_binary(), "--version"]
+            try:
+                out = self.ctx.executor.run(argv, check=False, timeout_s=10).stdout
+            except CommandError:  # binary missing: check_prerequisites says what to install
+                return "unknown"
+            ovs, dpdk = parse_ovs_dpdk_version(out)
+            if not ovs:
+                return "unknown"
+            self._version = f"{ovs} (DPDK {dpdk or dpdk_version(self.ctx.executor)})"
+        return self._version
+
+    def details(self) -> dict[str, str]:
+        return {
+            "datapath": "netdev (userspace, DPDK)",
+            "port_driver": f"net_{self.conf.port_driver}",
+            "pmd_cpu_mask": self.conf.pmd_cpu_mask,
+            "vhost_user": "dpdkvhostuser (OVS server)" if self.conf.vhostuser_server_mode
+            else "dpdkvhostuserclient (OVS client)",
+            "dpdk_memory_mb": str(self.conf.vswitch_memory_mb),
+            "hugepages": "no (--no-huge --legacy-mem)",
+        }
+
+    def start(self, lab: LabEnv) -> None:
+        # Recorded first: a killed run's leftover cleanup removes it after the daemon.
+        lab.track_dir(runtime_dir(self.file_prefix))
+        super().start(lab)
+        self._wait_dpdk_initialized()
+
+    def _wait_dpdk_initialized(self) -> None:
+        deadline = time.monotonic() + _DPDK_INIT_TIMEOUT_S
+        while self.vsctl("get", "Open_vSwitch", ".", "dpdk_initialized").strip() != "true":
+            self.check_alive()
+            if time.monotonic() > deadline:
+                raise DeploymentError(
+                    f"ovs-dpdk: DPDK not initialized after {_DPDK_INIT_TIMEOUT_S:g} s; see "
+                    f"{self.rundir / 'ovs-vswitchd.log'}"
+                )
+            time.sleep(0.1)
+
+    def configure(self, plan: ForwardingPlan) -> None:
+        if any(port.kind == "veth" for port in plan.ports):
+            check_veth_mtu(plan.mtu_bytes, "vswitch ovs-dpdk")
+        self._plan = plan
+        try:
+            super().configure(plan)
+        except DeploymentError as exc:
+            # ovs-vsctl only says "Invalid argument"; the cause is in ovs-vswitchd's log.
+            raise DeploymentError(f"{exc}{self._dpdk_error_hint()}") from exc
+        if self.conf.vhostuser_server_mode:
+            self._link_server_sockets(plan)
+
+    def wait_ready(self, timeout_s: float = _READY_TIMEOUT_S) -> None:
+        """Wait until a PMD thread polls every port of the plan (call after the VNFs started).
+
+        A vhost-user port only becomes usable once its VNF has connected and OVS has created
+        its mempool and re-assigned the PMD queues, up to a second after testpmd forwards;
+        frames sent before are dropped at the port.
+        """
+        if self._plan is None:
+            return
+        names = [self.iface_name(port, index) for index, port in enumerate(self._plan.ports)]
+        deadline = time.monotonic() + timeout_s
+        while True:
+            shown = self.appctl("ovs-vswitchd", "dpif-netdev/pmd-rxq-show")
+            waiting = [n for n in names if not rxq_polled(n, shown)]
+            if not waiting:
+                return
+            self.check_alive()
+            if time.monotonic() > deadline:
+                raise DeploymentError(
+                    f"ovs-dpdk: ports {', '.join(waiting)} not polled after {timeout_s:g} s "
+                    "(VNF not connected?)"
+                )
+            time.sleep(0.05)
+
+    def _dpdk_error_hint(self) -> str:
+        """The last DPDK errors of ovs-vswitchd's log, and what to change for the usual one."""
+        try:
+            log_text = (self.rundir / "ovs-vswitchd.log").read_text(encoding="utf-8", errors="replace")
+            lines = log_text.splitlines()
+        except OSError:
+            return ""
+        errors = [line.split("|", 4)[-1] for line in lines if "|ERR|" in line and "dpdk" in line][-2:]
+        if not errors:
+            return ""
+        hint = "; ".join(errors)
+        if any("Cannot allocate memory" in e or "mempool" in e for e in errors):
+            hint += f" (raise VSWITCH_DPDK_MEMORY_MB, now {self.conf.vswitch_memory_mb})"
+        return f"; ovs-vswitchd: {hint}"
+
+    def _link_server_sockets(self, plan: ForwardingPlan) -> None:
+        """Point each VNF's socket path at the socket OVS created for its dpdkvhostuser port."""
+        for index, port in enumerate(plan.ports):
+            if port.kind != "vhostuser":
+                continue
+            # OVS names a dpdkvhostuser socket after its Interface, in its run directory.
+            target = self.rundir / self.iface_name(port, index)
+            if not target.exists():
+                raise DeploymentError(f"ovs-dpdk: no vhost-user socket for {port.name} ({target})")
+            link = Path(port.socket_path)
+            link.unlink(missing_ok=True)
+            link.symlink_to(target)
+            self._links.append(link)
+
+    def stop(self) -> None:
+        try:
+            super().stop()
+        finally:
+            for link in self._links:
+                link.unlink(missing_ok=True)
+            self._links = []
+            self._plan = None
+            if self._lab is not None:
+                remove_runtime_dir(self.file_prefix)
