@@ -7,7 +7,7 @@ import math
 import pytest
 from dutsim import SimDut, lossless_burst
 
-from vsperf.search.back2back import longest_burst_frames, rfc2544_back2back
+from vsperf.search.back2back import longest_burst_frames, probe_frames, rfc2544_back2back
 from vsperf.search.config import Back2BackConfig
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
@@ -32,7 +32,8 @@ def test_b2b_equals_lossless_burst_within_granularity(
     assert isinstance(found, int)
     assert truth - granularity < found <= truth
     assert out.metrics["b2b_frame_loss_percent"] == 0.0
-    assert out.trials[0].tx_frames == longest_burst_frames(TRAFFIC, Back2BackConfig(duration_s=2.0))
+    assert out.trials[0].purpose == "probe"
+    assert out.details["search"]["max_frames"] == longest_burst_frames(TRAFFIC, Back2BackConfig(duration_s=2.0))
     assert out.anomalies == ()
 
 
@@ -42,7 +43,7 @@ def test_longest_burst_is_line_rate_times_duration() -> None:
 
 def test_dut_at_line_rate_absorbs_everything() -> None:
     out = rfc2544_back2back(SimDut(LINE * 1.5), TRAFFIC, Back2BackConfig(duration_s=1.0))
-    assert len(out.trials) == 1
+    assert [t.purpose for t in out.trials] == ["probe", "search"]  # the probe, then the longest burst
     assert out.metrics["b2b_frames"] == math.floor(LINE)
     assert any("lower bound" in a for a in out.anomalies)
 
@@ -60,22 +61,26 @@ def test_repetitions_average_min_max() -> None:
     assert out.metrics["b2b_frames"] == round(sum(reps) / 3)
     assert out.metrics["b2b_frames_min"] == min(reps)
     assert out.metrics["b2b_frames_max"] == max(reps)
-    assert {t.purpose for t in out.trials} == {"search", "repetition 2", "repetition 3"}
+    assert {t.purpose for t in out.trials} == {"probe", "search", "repetition 2", "repetition 3"}
 
 
 class ChangingDut:
-    """Lossless up to limits[k] frames in repetition k (a repetition starts with the longest burst)."""
+    """Lossless up to limits[k] frames, k = how many longest bursts were sent so far.
+
+    The first repetition searches inside the lossy probe (it never sends the longest burst);
+    every later repetition starts with the longest burst, which moves on to the next limit.
+    """
 
     def __init__(self, limits: list[int], max_frames: int) -> None:
-        self.limits, self.max_frames, self.repetition = limits, max_frames, -1
+        self.limits, self.max_frames, self.longest_seen = limits, max_frames, 0
 
     def trial(self, traffic: Traffic, rate_fps: float, duration_s: float) -> TrialResult:
         raise AssertionError("back-to-back runs bursts only")
 
     def burst(self, traffic: Traffic, frames: int) -> TrialResult:
         if frames == self.max_frames:
-            self.repetition += 1
-        lost = max(0, frames - self.limits[self.repetition])
+            self.longest_seen += 1
+        lost = max(0, frames - self.limits[min(self.longest_seen, len(self.limits) - 1)])
         return TrialResult("burst", 64, LINE, frames / LINE, frames, frames - lost, LINE, LINE)
 
 
@@ -92,8 +97,10 @@ def test_bisection_halves_the_interval() -> None:
     cfg = Back2BackConfig(duration_s=1.0, granularity_frames=1)
     longest = longest_burst_frames(TRAFFIC, cfg)
     out = rfc2544_back2back(ChangingDut([12345], longest), TRAFFIC, cfg)
-    assert [t.tx_frames for t in out.trials[:3]] == [longest, longest // 2, longest // 4]
-    assert len(out.trials) <= 1 + math.ceil(math.log2(longest))
+    probe = probe_frames(TRAFFIC, cfg)
+    # The probe lost frames: the search starts inside it and halves from there.
+    assert [t.tx_frames for t in out.trials[:4]] == [probe, probe // 2, probe // 4, probe // 8]
+    assert len(out.trials) <= 2 + math.ceil(math.log2(longest))
 
 
 def test_rfc9004_buffer_time() -> None:
@@ -118,6 +125,18 @@ def test_nothing_lossless() -> None:
     assert isinstance(frame_loss, float)
     assert frame_loss > 0
     assert any("no burst was lossless" in a for a in out.anomalies)
+
+
+def test_slow_generator_bursts_last_the_duration_not_longer() -> None:
+    # A generator bursting at 1 % of line rate would need 100 s to send 1 s of line rate.
+    gen_fps = LINE * 0.01
+    dut = SimDut(LINE * 0.5, buffer_frames=1000, generator_max_fps=gen_fps)
+    cfg = Back2BackConfig(duration_s=1.0, granularity_frames=100)
+    out = rfc2544_back2back(dut, TRAFFIC, cfg)
+    assert out.details["search"]["max_frames"] <= math.floor(gen_fps * cfg.duration_s)
+    search = [t for t in out.trials if t.purpose != "probe"]
+    assert max(t.tx_frames for t in search) <= math.floor(gen_fps * cfg.duration_s)
+    assert any("below line rate" in a for a in out.anomalies)
 
 
 def test_bursts_below_line_rate_flagged() -> None:

@@ -5,7 +5,9 @@ DUT forwards without losing a frame. The longest burst tried is line rate * `dur
 (the first trial; a pass there ends the search and says the DUT absorbed everything tried);
 the search stops when the shortest failing and the longest passing burst are at most
 `granularity_frames` apart, so the answer is within the granularity below the true length.
-The whole search runs `repetitions` times (RFC 2544 asks for 50): `b2b_frames` is the average
+A first, short probe burst measures how fast the generator really bursts: when that is below line
+rate, the longest burst is `duration_s` at that rate (a generator at 1 % of line rate would
+otherwise take 100 x `duration_s` to send it). The whole search runs `repetitions` times (RFC 2544 asks for 50): `b2b_frames` is the average
 (rounded to a whole frame), with `b2b_frames_min` / `_max`.
 
 RFC 9004: the implied DUT buffer time is `b2b_frames / line_fps` (`b2b_buffer_time_s`); when a
@@ -53,21 +55,52 @@ class Back2BackAnswer:
         }
 
 
-def longest_burst_frames(traffic: Traffic, cfg: Back2BackConfig) -> int:
-    """Frames of the longest burst tried: `duration_s` at the traffic's aggregate line rate."""
-    return max(1, math.floor(traffic.line_rate_fps * cfg.duration_s))
+# The probe burst lasts this long at line rate (at least the granularity, at most the longest burst).
+PROBE_DURATION_S = 0.01
+
+
+def longest_burst_frames(traffic: Traffic, cfg: Back2BackConfig, burst_rate_fps: float | None = None) -> int:
+    """Frames of the longest burst tried: `duration_s` at the traffic's aggregate line rate, or
+    at `burst_rate_fps` when the generator's bursts are slower than line rate."""
+    rate = traffic.line_rate_fps if burst_rate_fps is None else min(burst_rate_fps, traffic.line_rate_fps)
+    return max(1, math.floor(rate * cfg.duration_s))
+
+
+def probe_frames(traffic: Traffic, cfg: Back2BackConfig) -> int:
+    """Length of the probe burst that measures how fast the generator really bursts:
+    PROBE_DURATION_S at line rate, at most a tenth of the longest burst, at least the granularity."""
+    longest = longest_burst_frames(traffic, cfg)
+    short = min(math.ceil(traffic.line_rate_fps * PROBE_DURATION_S), longest // 10)
+    return min(longest, max(cfg.granularity_frames, short, 1))
 
 
 def search_back2back_once(
-    log: TrialLog, traffic: Traffic, cfg: Back2BackConfig, purpose: str, repetition: int = 1
+    log: TrialLog,
+    traffic: Traffic,
+    cfg: Back2BackConfig,
+    purpose: str,
+    repetition: int = 1,
+    *,
+    probe: TrialResult | None = None,
 ) -> Back2BackAnswer:
-    """One binary search on the burst length; every burst goes through `log` with `purpose`."""
+    """One binary search on the burst length; every burst goes through `log` with `purpose`.
+
+    `probe`, a short burst already sent, sets the longest burst (what the generator can send
+    in `duration_s`) and bounds the search like any other burst.
+    """
     first = len(log.trials)
-    max_frames = longest_burst_frames(traffic, cfg)
+    rate = probe.actual_tx_rate_fps if probe is not None and probe.under_delivered else None
+    max_frames = longest_burst_frames(traffic, cfg, rate)
     lo, hi = 0, max_frames + 1  # lo: longest lossless burst seen (0 frames trivially); hi: shortest lossy
     best: TrialResult | None = None
     shortest_failure: TrialResult | None = None
-    frames = max_frames
+    if probe is not None and probe.tx_frames < max_frames:
+        if probe.tx_frames > 0 and probe.loss_frames == 0:
+            lo, best = probe.tx_frames, probe
+        else:
+            hi, shortest_failure = probe.tx_frames, probe
+    # Start at the longest burst unless the probe already lost frames with a shorter one.
+    frames = max_frames if hi > max_frames else (lo + hi) // 2
     while True:
         trial = log.burst(traffic, frames, purpose)
         if trial.tx_frames > 0 and trial.loss_frames == 0:
@@ -104,8 +137,12 @@ def rfc2544_back2back(
     log = TrialLog(measurer, on_trial)
     anomalies = Anomalies()
     line = traffic.line_rate_fps
+    # A generator slower than line rate would take far longer than `duration_s` to send the
+    # longest line-rate burst: a short probe measures its burst rate first.
+    probe = log.burst(traffic, probe_frames(traffic, cfg), "probe")
     answers = [
-        search_back2back_once(log, traffic, cfg, "search" if rep == 1 else f"repetition {rep}", rep)
+        search_back2back_once(log, traffic, cfg, "search" if rep == 1 else f"repetition {rep}", rep,
+                              probe=probe if rep == 1 else None)
         for rep in range(1, cfg.repetitions + 1)
     ]
     counts = [a.frames for a in answers]
@@ -124,7 +161,7 @@ def rfc2544_back2back(
     if any(a.frames == a.max_frames for a in answers):
         anomalies.add(
             f"the DUT forwarded the longest burst tried ({answers[0].max_frames} frames = "
-            f"{cfg.duration_s:g} s at line rate) without loss: b2b_frames is a lower bound"
+            f"{cfg.duration_s:g} s at the burst rate) without loss: b2b_frames is a lower bound"
         )
     short = [t for t in log.trials if t.under_delivered]
     if short:
