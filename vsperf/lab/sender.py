@@ -248,6 +248,10 @@ class PortSender:
             self._stats.close()
             self._stats = None
 
+    def running(self) -> bool:
+        """True while trafgen has not exited."""
+        return self._proc is not None and self._proc.returncode() is None
+
     @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc else None
@@ -274,11 +278,10 @@ def run_senders(
             time.sleep(_FAST_POLL_S)
         firsts = [s.first_frame_time for s in senders if s.first_frame_time is not None]
         wake = (min(firsts) if firsts else time.monotonic()) + planned_s - _WAKE_EARLY_S
-        while time.monotonic() < wake and not any(s.done for s in senders):
+        # Sleep through the middle of the trial, but not past a sender that has already exited
+        # (an unpaced burst ends as soon as the generator has sent it).
+        while time.monotonic() < wake and all(_alive(s) for s in senders if s.pid is not None):
             time.sleep(min(_SLOW_POLL_S, max(0.0, wake - time.monotonic())))
-            for sender in senders:
-                if sender.pid is not None and not _alive(sender):
-                    break
         cutoff = wake + _WAKE_EARLY_S + _OVERRUN_GRACE_S + _OVERRUN_GRACE_RATIO * planned_s
         while not all(s.done for s in senders):
             _check_deadline(deadline, timeout_s)
@@ -296,8 +299,8 @@ def run_senders(
 
 
 def _alive(sender: PortSender) -> bool:
-    pid = sender.pid
-    return pid is not None and psutil.pid_exists(pid)
+    """True while the sender's trafgen runs (an exited child counts as gone, zombie or not)."""
+    return sender.running()
 
 
 def _check_deadline(deadline: float, timeout_s: float) -> None:

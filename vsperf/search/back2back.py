@@ -7,8 +7,8 @@ the search stops when the shortest failing and the longest passing burst are at 
 `granularity_frames` apart, so the answer is within the granularity below the true length.
 A first, short probe burst measures how fast the generator really bursts: when that is below line
 rate, the longest burst is `duration_s` at that rate (a generator at 1 % of line rate would
-otherwise take 100 x `duration_s` to send it). The whole search runs `repetitions` times (RFC 2544 asks for 50): `b2b_frames` is the average
-(rounded to a whole frame), with `b2b_frames_min` / `_max`.
+otherwise take 100 x `duration_s` to send it). The whole search runs `repetitions` times (RFC 2544
+asks for 50): `b2b_frames` is the average (rounded to a whole frame), with `b2b_frames_min` / `_max`.
 
 RFC 9004: the implied DUT buffer time is `b2b_frames / line_fps` (`b2b_buffer_time_s`); when a
 throughput is known (passed in from a throughput test) the corrected buffer time is that times
