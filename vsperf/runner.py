@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import shutil
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -18,7 +17,7 @@ from typing import Any
 
 from vsperf.collectors.base import CollectorTarget, build_collectors, collecting
 from vsperf.config import Settings, traffic_from_settings
-from vsperf.context import RunContext
+from vsperf.context import RunContext, create_work_dir
 from vsperf.deployment import ComponentInfo, Deployment, NoDeployment, SimulatedDeployment
 from vsperf.errors import VsperfError
 from vsperf.executor import CommandLog, LocalExecutor
@@ -149,8 +148,7 @@ class Runner:
     def run(self) -> RunSummary:
         self.results_dir.mkdir(parents=True, exist_ok=True)
         handler = add_file_log(self.results_dir / OVERALL_LOG)
-        work_dir = Path(tempfile.gettempdir()) / f"vsperf-{self.run_id}"
-        work_dir.mkdir(mode=0o700, exist_ok=True)
+        work_dir = create_work_dir(self.run_id)
         executor = LocalExecutor(CommandLog(self.results_dir / COMMAND_LOG))
         ctx = RunContext(self.run_id, self.results_dir, work_dir, executor)
         summary = RunSummary(self.results_dir, [])
@@ -187,10 +185,11 @@ class Runner:
         return summary
 
     def _report(self) -> list[Path]:
-        from vsperf.report.rst import render_report
+        from vsperf.report.formats import render_report
 
         try:
-            return render_report(self.results_dir)
+            formats = self.settings["REPORT_FORMATS"]
+            return render_report(self.results_dir, formats, plots=bool(self.settings["REPORT_PLOTS"]))
         except Exception:  # a report bug must not lose the run: results.json is already written
             log.exception("could not render the report; `vsperf report %s` retries", self.results_dir)
             return []

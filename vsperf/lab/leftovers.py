@@ -10,8 +10,10 @@ and is only reported.
 from __future__ import annotations
 
 import logging
+import shutil
 from pathlib import Path
 
+from vsperf.context import orphaned_work_dirs
 from vsperf.executor import Executor
 from vsperf.lab import netdev
 from vsperf.lab.names import is_tagged
@@ -66,6 +68,9 @@ def cleanup_leftovers(
         if not done and not errors:
             # Everything was gone already; the state file itself was the leftover.
             removed.append(f"run {state.run_id}: empty state file {state.path}")
+    for work_dir in orphaned_work_dirs():
+        shutil.rmtree(work_dir, ignore_errors=True)
+        removed.append(f"work directory {work_dir}")
     if list_namespaces:
         _report_unrecorded(root)
     return removed
