@@ -77,18 +77,14 @@ def deploy(tmp_path: Path) -> Iterator[Any]:
         work = tmp_path / "w"  # short: vhost-user socket paths are limited to 107 characters
         work.mkdir()
         ctx = RunContext(run_id, tmp_path, work, LocalExecutor(CommandLog(tmp_path / "commands.log")))
-        # 1024: the ceiling requested as the default (see vsperf.vswitch.ovs_dpdk on memory).
-        settings = load_settings(env={}).merged({"VSWITCH_DPDK_MEMORY_MB": 1024, **overrides}, "test")
+        settings = load_settings(env={}).merged(dict(overrides), "test") if overrides else load_settings(env={})
         dep = build_deployment(
             name, settings=settings, registries=build_registries(), ctx=ctx, traffic=Traffic(),
             frame_modification=None, state_root=tmp_path / "state",
         )
         lab = Lab(dep, ctx)
         deployed.append(lab)
-        dep.deploy()
-        ready = getattr(dep.vswitch, "wait_ready", None)
-        if callable(ready):
-            ready()  # as the deployment does after starting the VNFs (immediate when it has)
+        dep.deploy()  # returns once every port forwards (vswitch.wait_ready)
         return lab
 
     yield _deploy
@@ -202,3 +198,14 @@ def test_ovs_dpdk_without_enough_memory_says_which_setting(deploy: Any) -> None:
     hint = r"Cannot allocate memory \(raise VSWITCH_DPDK_MEMORY_MB, now 64\)"
     with pytest.raises(DeploymentError, match=hint):
         deploy("p2p", VSWITCH="ovs-dpdk", VSWITCH_DPDK_MEMORY_MB=64)
+
+
+@needs_ovs_dpdk
+def test_pvvp_chains_two_testpmd_vnfs(deploy: Any) -> None:
+    lab = deploy("pvvp", VSWITCH="ovs-dpdk")
+    p0, p1 = lab.deployment.gen_ports
+    assert send_and_count(lab, p0, p1, frames=5000) == 5000
+    assert {"testpmd vnf0", "testpmd vnf1"} <= set(lab.deployment.dut_pids())
+    assert sorted(p.name for p in DPDK_RUNTIME_ROOT.glob(f"{lab.tag}*")) == [
+        f"{lab.tag}o", f"{lab.tag}t0", f"{lab.tag}t1",
+    ]

@@ -42,7 +42,7 @@ SETTINGS: dict[str, Setting] = {
         "override vsperf's own (dpdk-init, dpdk-extra, pmd-cpu-mask)."),
     "VSWITCH_DPDK_MEMORY_MB": Setting(
         Int(min=64, unit="MiB"),
-        "Memory of OVS-DPDK's EAL (-m, no hugepages); 128 fits 1518-byte frames, raise for jumbo frames."),
+        "Ceiling of OVS-DPDK's EAL memory (-m, no hugepages); p2p uses ~250 MiB, pvp ~410, pvvp ~580."),
     "OVS_DPDK_VSWITCHD": Setting(
         Str(min_len=1),
         "The DPDK build of ovs-vswitchd (run directly; update-alternatives is never switched)."),

@@ -132,6 +132,7 @@ class LabDeployment(Deployment):
         self.vswitch.configure(plan)
         for vnf in self.vnfs:
             vnf.start()
+        self.vswitch.wait_ready()
 
     def _create_gen_ports(self, state: RunState, mtu: int) -> list[SwitchPort]:
         names, executor = self.names, self.ctx.executor

@@ -6,8 +6,9 @@ executor), so that OVS-DPDK, the `none` switch (testpmd as the switch) and the t
 VNF build their command lines the same way and the unit tests need no root.
 
 Why these EAL arguments (measured with DPDK 22.11 on a 2-vCPU machine without hugepages):
-- `--no-huge --legacy-mem`: legacy mode backs the whole `-m` with one memfd, which vhost-user
-  needs to map the guest's memory; dynamic memory without hugepages cannot share it.
+- `--no-huge --legacy-mem`: no hugepages on these machines; the project's measurements found
+  --legacy-mem required with --no-huge (vhost-user maps the guest's memory through the file
+  descriptor of the one segment legacy mode allocates). Every mbuf then takes a 4 KiB page.
 - `--no-pci`: keeps DPDK's probing away from the machine's own NIC.
 - `--file-prefix`: a private runtime directory (/var/run/dpdk/<prefix>) per process, carrying
   the run id; DPDK leaves it behind on exit, so the owner removes it at teardown.

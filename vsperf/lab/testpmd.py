@@ -34,6 +34,7 @@ from vsperf.lab.process import ManagedProcess
 
 log = logging.getLogger(__name__)
 
+_KILL_AFTER_TERM_S = 2.0  # SIGTERM -> SIGKILL once SIGINT went unanswered
 # Printed once forwarding has started ("io packet forwarding - ports=2 - cores=1 - ...").
 _READY_RE = re.compile(r"packet forwarding - ports=\d+")
 _FWD_BLOCK_RE = re.compile(
@@ -185,16 +186,20 @@ class TestpmdProcess:
     def stop(self, timeout_s: float = 10.0) -> dict[int, PortCounters]:
         """Stop forwarding (SIGINT: testpmd prints its final statistics), reap, clean up.
 
-        Falls back to SIGTERM/SIGKILL after `timeout_s`. Returns the final forward statistics
-        (empty when testpmd could not print them). Safe to call twice and before `start`.
+        Falls back to SIGTERM, then SIGKILL: a testpmd still waiting for the switch to connect
+        to its vhost-user server socket exits on neither (measured: it stays blocked in the
+        device probe), so one that never forwarded gets a short grace instead of `timeout_s`.
+        Returns the final forward statistics (empty when testpmd could not print them). Safe to
+        call twice and before `start`.
         """
         proc, self.proc = self.proc, None
         if proc is not None:
             if proc.alive():
+                forwarding = _READY_RE.search(self._log_text()) is not None
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(proc.pid, signal.SIGINT)
-                proc.wait(timeout_s)
-            self.lab.stop(proc, timeout_s=timeout_s)  # no-op when gone; forgets the record
+                proc.wait(timeout_s if forwarding else _KILL_AFTER_TERM_S)
+            self.lab.stop(proc, timeout_s=_KILL_AFTER_TERM_S)  # no-op when gone; forgets the record
             self.final_counters = parse_forward_stats(self._log_text())
             if self.final_counters:
                 log.info("%s final counters: %s", self.label, self.final_counters)

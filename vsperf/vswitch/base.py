@@ -146,6 +146,10 @@ class VSwitch(ABC):
     def stop(self) -> None:
         """Remove everything `start` and `configure` made; safe after a partial start, and twice."""
 
+    def wait_ready(self) -> None:  # noqa: B027 - optional hook
+        """Return once every port forwards; called after the VNFs started, before any traffic.
+        Switches whose ports come up asynchronously (vhost-user) wait here."""
+
     def pids(self) -> dict[str, int]:
         """Processes of the switch by name (e.g. {"ovs-vswitchd": 1234})."""
         return {}
