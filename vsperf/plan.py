@@ -27,8 +27,16 @@ class PlannedTest:
     traffic_only: bool  # --mode trafficgen: nothing is deployed, traffic only
 
     @property
+    def lab_deployment(self) -> str | None:
+        """What the local lab deploys: the test's deployment, "wire" (the generator's ports
+        back to back) for traffic only, nothing (None) when the DUT is simulated."""
+        if self.simulated:
+            return None
+        return "wire" if self.traffic_only else self.test.deployment
+
+    @property
     def deploys_lab(self) -> bool:
-        return not (self.simulated or self.traffic_only)
+        return self.lab_deployment is not None
 
 
 def plan_tests(

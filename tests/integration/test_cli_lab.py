@@ -253,3 +253,16 @@ def test_next_run_removes_what_a_sigkilled_run_left(tmp_path: Path) -> None:
     assert proc2.returncode == 0, proc2.stderr[-2000:]
     assert "leftover" in (out / "overall.log").read_text()
     assert leftovers(run_id) == []
+
+
+def test_trafficgen_mode_deploys_no_switch(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = vsperf("phy2phy_tput", "--mode", "trafficgen", "--results-dir", str(out), "--test-params", SHORT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    data = results(out)
+    test = data["tests"][0]
+    assert test["results"][0]["metrics"]["throughput_rx_fps"] > 0
+    roles = {c["role"] for c in test["components"]}
+    assert "vswitch" not in roles
+    assert any(c["name"] == "wire" for c in test["components"])
+    assert leftovers(data["run_id"]) == []

@@ -100,7 +100,8 @@ class LabDeployment(Deployment):
                 raise DeploymentError(f"deployment {self.name} failed: {exc}") from exc
             raise
         self.deploy_time_s = time.monotonic() - started
-        log.info("deployed %s (%s) in %.2f s", self.name, self.vswitch.NAME, self.deploy_time_s)
+        switch = self.vswitch.NAME if self.topology.has_switch else "no switch"
+        log.info("deployed %s (%s) in %.2f s", self.name, switch, self.deploy_time_s)
 
     def _deploy(self) -> None:
         state = RunState(self.ctx.run_id, root=self.state_root)
@@ -114,6 +115,9 @@ class LabDeployment(Deployment):
         lab = LabEnv(self.ctx, self.names, state)
         mtu = mtu_for(self.traffic)
         executor = self.ctx.executor
+        if not self.topology.has_switch:
+            self._create_wire(state, mtu)
+            return
         netdev.create_netns(state, executor, self.names.switch_netns)
         phy: list[SwitchPort] = []
         if self.topology.has_traffic_ports:
@@ -143,6 +147,18 @@ class LabDeployment(Deployment):
                 state, names.gen_if(i), ns, names.phy_if(i), names.switch_netns, mtu_bytes=mtu
             )
             ends.append(gen_end)
+        self._set_gen_ports(ends)
+        return [SwitchPort(f"phy{i}", "veth", "phy", ifname=names.phy_if(i)) for i in (0, 1)]
+
+    def _create_wire(self, state: RunState, mtu: int) -> None:
+        """The generator's two ports joined back to back by one veth pair: no switch at all."""
+        names, executor = self.names, self.ctx.executor
+        ns0 = netdev.create_netns(state, executor, names.gen_netns(0))
+        ns1 = netdev.create_netns(state, executor, names.gen_netns(1))
+        ends = netdev.create_veth(state, names.gen_if(0), ns0, names.gen_if(1), ns1, mtu_bytes=mtu)
+        self._set_gen_ports(list(ends))
+
+    def _set_gen_ports(self, ends: list[netdev.LinkEnd]) -> None:
         ips = (self.traffic.l3.srcip, self.traffic.l3.dstip)
         ports = []
         for i, peer in ((0, 1), (1, 0)):
@@ -161,7 +177,6 @@ class LabDeployment(Deployment):
                 )
             )
         self._ports = tuple(ports)
-        return [SwitchPort(f"phy{i}", "veth", "phy", ifname=names.phy_if(i)) for i in (0, 1)]
 
     def _rules(self) -> tuple[Any, ...]:
         if not self.topology.has_traffic_ports:
@@ -173,7 +188,7 @@ class LabDeployment(Deployment):
         started = time.monotonic()
         for vnf in reversed(self.vnfs):
             self._quietly(f"stopping VNF {vnf.NAME}", vnf.stop)
-        if self._vswitch_started or self._state is not None:
+        if self._vswitch_started or (self._state is not None and self.topology.has_switch):
             self._quietly(f"stopping {self.vswitch.NAME}", self.vswitch.stop)
         self._vswitch_started = False
         if self._state is not None:
@@ -194,6 +209,9 @@ class LabDeployment(Deployment):
             log.warning("%s failed: %s", what, exc)
 
     def components(self) -> list[ComponentInfo]:
+        if not self.topology.has_switch:
+            note = "traffic only (--mode trafficgen): the generator ports are joined back to back"
+            return [ComponentInfo("port", "wire", "veth pair", {"note": note})]
         found = self.vswitch.components()
         for index, vnf in enumerate(self.vnfs):
             for info in vnf.components():
@@ -201,13 +219,16 @@ class LabDeployment(Deployment):
         return found
 
     def dut_pids(self) -> dict[str, int]:
+        if not self.topology.has_switch:
+            return {}
         pids = dict(self.vswitch.pids())
         for vnf in self.vnfs:
             pids.update(vnf.pids())
         return pids
 
     def check_alive(self) -> None:
-        self.vswitch.check_alive()
+        if self.topology.has_switch:
+            self.vswitch.check_alive()
         for vnf in self.vnfs:
             vnf.check_alive()
 

@@ -43,6 +43,8 @@ def check_prerequisites(*, settings: Mapping[str, Any], registries: Registries, 
         raise PrerequisiteError("network namespaces are not available (/proc/self/ns/net missing)")
     _check_state_dir(DEFAULT_STATE_ROOT)
 
+    if not topology.has_switch:
+        return
     vswitch_cls = registries.vswitches.get(str(settings.get("VSWITCH", "ovs"))).cls
     probe_ctx = _probe_context()
     vswitch_cls(settings, probe_ctx).check_prerequisites()

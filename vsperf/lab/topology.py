@@ -5,6 +5,8 @@
 - pvpvN (pvpv == pvpv2): N VNFs side by side; stream i of each direction goes through VNF
   i mod N (VSPERF splits streams between VMs the same way), so the test needs >= N streams.
 - clean: the switch is started and stopped, nothing else.
+- wire: no switch: the two generator ports are joined back to back (`--mode trafficgen`,
+  traffic only), like a loopback cable on a hardware generator.
 
 Rules carry per-stream matches when TRAFFIC asks for pre-installed flows (one flow per stream,
 as VSPERF's scalability tests do), the source/destination addresses for flow_type IP, and a
@@ -22,7 +24,7 @@ from vsperf.lab.streams import Direction
 from vsperf.traffic import Traffic
 from vsperf.vswitch.base import ForwardRule, Match
 
-Layout = Literal["p2p", "series", "parallel", "clean"]
+Layout = Literal["p2p", "series", "parallel", "clean", "wire"]
 VALID_DEPLOYMENTS = "p2p, pvp, pvvp, pvvpN, pvpv, pvpvN (N >= 1), clean"
 MAX_VNFS = 9  # names of VNF links carry one digit (see vsperf.lab.names)
 FRAME_MODIFICATIONS = ("vlan",)
@@ -42,6 +44,10 @@ class Topology:
     def has_traffic_ports(self) -> bool:
         return self.layout != "clean"
 
+    @property
+    def has_switch(self) -> bool:
+        return self.layout != "wire"
+
 
 def parse_deployment(name: str) -> Topology:
     """The topology of deployment `name`; UnknownNameError lists the valid ones."""
@@ -50,6 +56,8 @@ def parse_deployment(name: str) -> Topology:
         return Topology(key, "p2p", 0)
     if key == "clean":
         return Topology(key, "clean", 0)
+    if key == "wire":
+        return Topology(key, "wire", 0)
     if key == "pvp":
         return Topology(key, "series", 1)
     match = _PATTERN.match(key)
