@@ -2,13 +2,52 @@
 
 The data folders conf/, testcases/ and templates/ sit at the top of the repository (the layout
 VSPERF users know) and ship inside the wheel as vsperf.conf, vsperf.testcases, vsperf.templates.
+The vsgen engine's C sources (tools/vsgen) ship as vsperf.vsgen_src, and the engine itself is
+compiled into the wheel (vsperf/vsgen/bin/vsgen-engine) when the build tools are there.
 """
 
-from setuptools import find_packages, setup
+import shutil
+import subprocess
+from pathlib import Path
 
-DATA = {"vsperf.conf": "conf", "vsperf.testcases": "testcases", "vsperf.templates": "templates"}
+from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
+
+DATA = {
+    "vsperf.conf": "conf",
+    "vsperf.testcases": "testcases",
+    "vsperf.templates": "templates",
+    "vsperf.vsgen_src": "tools/vsgen",
+}
+ENGINE_SOURCES = Path(__file__).resolve().parent / "tools" / "vsgen"
+
+
+class BuildPyWithEngine(build_py):
+    """build_py, then the vsgen engine (C + BPF, `make -C tools/vsgen`) into vsperf/vsgen/bin.
+
+    A machine without the compilers still installs vsperf: the engine is then built on first
+    use from vsperf.vsgen_src, and vsperf names the Debian packages that are missing (see
+    vsperf/vsgen/build.py). Editable installs always build on first use (into a cache keyed by
+    the sources, so an edited source rebuilds).
+    """
+
+    def run(self) -> None:
+        super().run()
+        if getattr(self, "editable_mode", False):
+            return
+        out = Path(self.get_finalized_command("build").build_temp) / "vsgen"
+        target = Path(self.build_lib) / "vsperf" / "vsgen" / "bin" / "vsgen-engine"
+        try:
+            subprocess.run(["make", "-s", "-C", str(ENGINE_SOURCES), f"OUT={out.resolve()}"], check=True)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            self.announce(f"vsgen engine not built ({exc}): vsperf builds it on first use", level=3)
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(out / "vsgen-engine", target)
+
 
 setup(
     packages=[*find_packages(include=["vsperf", "vsperf.*"]), *DATA],
     package_dir={"vsperf": "vsperf", **DATA},
+    cmdclass={"build_py": BuildPyWithEngine},
 )

@@ -11,8 +11,13 @@ extras=""
 
 # Debian packages: the local lab's switches, generators and tools. Installing them with no
 # init system would try to start the system's OVS: a policy-rc.d that exits 101 prevents that.
+# vsgen's engine is C + BPF: make, gcc, clang, libbpf-dev, linux-libc-dev. nftables, tcpreplay and
+# iperf3 serve the generator's integration tests and bench/bench_generators.py. Pango, HarfBuzz and
+# fonts let WeasyPrint write the PDF report; poppler-utils turns its pages into PNGs for checks.
 PACKAGES=(python3-venv python3-pip iproute2 ethtool kmod openvswitch-switch openvswitch-switch-dpdk
-          dpdk-dev netsniff-ng sysstat stress-ng)
+          dpdk-dev netsniff-ng sysstat stress-ng make gcc clang libbpf-dev linux-libc-dev nftables
+          tcpreplay iperf3 poppler-utils libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0
+          fonts-dejavu-core)
 missing=()
 for pkg in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

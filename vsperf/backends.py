@@ -31,6 +31,7 @@ def register_builtin(regs: Registries) -> None:
     from vsperf.loadgen.stressng import StressNgLoad
     from vsperf.trafficgen.dummy import DummyTrafficGenerator
     from vsperf.trafficgen.trafgen import TrafgenTrafficGenerator
+    from vsperf.trafficgen.vsgen import VsgenTrafficGenerator
     from vsperf.vnf.netns import NetnsVnf
     from vsperf.vnf.testpmd_vhost import TestpmdVhostVnf
     from vsperf.vswitch.linux_bridge import LinuxBridgeVSwitch
@@ -41,6 +42,7 @@ def register_builtin(regs: Registries) -> None:
     classes: list[tuple[Registry[Any], type[Any]]] = [
         (regs.trafficgens, DummyTrafficGenerator),
         (regs.trafficgens, TrafgenTrafficGenerator),
+        (regs.trafficgens, VsgenTrafficGenerator),
         (regs.vswitches, OvsVSwitch),
         (regs.vswitches, OvsDpdkVSwitch),
         (regs.vswitches, LinuxBridgeVSwitch),

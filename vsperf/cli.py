@@ -24,11 +24,12 @@ from vsperf.executor import LocalExecutor
 from vsperf.logsetup import setup_console
 from vsperf.plan import PlannedTest, plan_tests
 from vsperf.progress import Progress
+from vsperf.progress_live import LiveProgress
 from vsperf.registry import Registries, build_registries
 from vsperf.runner import Runner, RunSummary
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-SUBCOMMANDS = ("report",)
+SUBCOMMANDS = ("report", "compare")
 
 
 def _fail(message: str) -> NoReturn:
@@ -77,17 +78,23 @@ def _check_prerequisites(plan: Sequence[PlannedTest], registries: Registries) ->
     probe = RunContext("check", Path("/nonexistent"), Path("/nonexistent"), LocalExecutor())
     seen: set[tuple[str, ...]] = set()
     for pt in plan:
-        if pt.deploys_lab and ("lab", pt.vswitch, pt.vnf, pt.test.deployment) not in seen:
-            seen.add(("lab", pt.vswitch, pt.vnf, pt.test.deployment))
+        if pt.lab_deployment and ("lab", pt.vswitch, pt.vnf, pt.lab_deployment) not in seen:
+            seen.add(("lab", pt.vswitch, pt.vnf, pt.lab_deployment))
             from vsperf import lab
 
-            lab.check_prerequisites(settings=pt.settings, registries=registries, deployment=pt.test.deployment)
+            lab.check_prerequisites(settings=pt.settings, registries=registries, deployment=pt.lab_deployment)
         if ("gen", pt.trafficgen) not in seen:
             seen.add(("gen", pt.trafficgen))
             registries.trafficgens.get(pt.trafficgen).cls(pt.settings, probe).check_prerequisites()
         if pt.test.load and not pt.simulated:
             loadgen = registries.loadgens.get(str(pt.test.load["tool"]))
             loadgen.cls(pt.test.load, pt.settings, probe).check_prerequisites()
+        from vsperf.collectors.base import CollectorTarget, collector_names
+
+        for name in collector_names(pt.settings["COLLECTOR"]):
+            if ("collector", name) not in seen:
+                seen.add(("collector", name))
+                registries.collectors.get(name).cls(pt.settings, probe, CollectorTarget()).check_prerequisites()
 
 
 def _print_summary(summary: RunSummary) -> None:
@@ -128,6 +135,9 @@ def _print_summary(summary: RunSummary) -> None:
 @click.option("--verbosity", type=click.Choice(["debug", "info", "warning", "error"]), default=None,
               help="Console log level (sets VERBOSITY).")
 @click.option("--xunit", is_flag=True, help="Also write xunit.xml into the results directory.")
+@click.option("--matrix", is_flag=True, help="Print (and write matrix.rst) every test against the first by "
+              "MATRIX_METRIC.")
+@click.option("--report-format", metavar="LIST", help="Report formats, e.g. rst,html (sets REPORT_FORMATS).")
 @click.option("--results-dir", type=click.Path(path_type=Path), metavar="DIR",
               help="Write this run's outputs into DIR (default LOG_DIR/results_<timestamp>).")
 @click.version_option(__version__, prog_name="vsperf")
@@ -142,6 +152,9 @@ def _run(opts: dict[str, Any]) -> int:
                          ("verbosity", "VERBOSITY")):
         if opts[option] is not None:
             settings = settings.merged({name: opts[option]}, f"--{option}")
+    if opts["report_format"] is not None:
+        formats = [f.strip() for f in opts["report_format"].split(",") if f.strip()]
+        settings = settings.merged({"REPORT_FORMATS": formats}, "--report-format")
     setup_console(settings["VERBOSITY"])
     registries = build_registries()
     catalog = Catalog.load(settings["TEST_CASE_FILES"])
@@ -165,6 +178,7 @@ def _run(opts: dict[str, Any]) -> int:
     _check_prerequisites(plan, registries)
     results_dir = opts["results_dir"] or _default_results_dir(settings)
     _check_results_dir(results_dir)
+    progress = _progress(plan)
     runner = Runner(
         plan,
         registries=registries,
@@ -172,9 +186,20 @@ def _run(opts: dict[str, Any]) -> int:
         results_dir=results_dir.resolve(),
         run_id=new_run_id(),
         command_line=["vsperf", *sys.argv[1:]],
-        progress=Progress(),
+        progress=progress,
     )
-    summary = runner.run()
+    if isinstance(progress, LiveProgress):
+        with progress:
+            summary = runner.run()
+    else:
+        summary = runner.run()
+    _apply_criteria(summary)
+    if opts["matrix"]:
+        from vsperf.matrix import write_matrix
+        from vsperf.results.load import load_results
+
+        _, text = write_matrix(load_results(summary.results_dir), summary.results_dir, settings["MATRIX_METRIC"])
+        click.echo(text)
     if opts["xunit"]:
         from vsperf.xunit import XUNIT_FILE, write_xunit
 
@@ -185,24 +210,84 @@ def _run(opts: dict[str, Any]) -> int:
     return EXIT_FAILED if summary.failed else EXIT_OK
 
 
+def _progress(plan: Sequence[PlannedTest]) -> Progress:
+    """A live status line on a terminal, plain log lines otherwise."""
+    if not sys.stderr.isatty() or os.environ.get("TERM") == "dumb":
+        return Progress()
+    return LiveProgress(sys.stderr, [(pt.test.name, len(pt.settings["TRAFFICGEN_PKT_SIZES"])) for pt in plan])
+
+
+def _apply_criteria(summary: RunSummary) -> None:
+    """A test that missed its pass criteria (setting CRITERIA) counts as failed for the exit
+    code and xUnit; results.json keeps what was measured, the report shows the verdict."""
+    from vsperf.criteria import evaluate_run
+    from vsperf.errors import ConfigError
+    from vsperf.results.load import load_results
+
+    try:
+        verdicts = evaluate_run(load_results(summary.results_dir))
+    except ConfigError:  # no results file: the run stopped before writing one
+        return
+    for outcome, verdict in zip(summary.tests, verdicts, strict=False):
+        if verdict is not None and not verdict.passed and outcome.status == "passed":
+            outcome.status, outcome.error = "failed", verdict.summary()
+
+
 @click.command(name="report", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("results_dir", type=click.Path(path_type=Path))
-def report_command(results_dir: Path) -> None:
+@click.option("--format", "formats", metavar="LIST",
+              help="Formats to write, e.g. rst,md,html,pdf (default: the run's REPORT_FORMATS).")
+def report_command(results_dir: Path, formats: str | None) -> None:
     """Re-render the Level Test Report of a past run from its result files."""
-    from vsperf.report.rst import render_report
+    from vsperf.report.formats import FORMATS, render_report
+    from vsperf.results.load import load_results
 
-    for path in render_report(results_dir):
+    stored = load_results(results_dir).settings
+    wanted = [f.strip() for f in formats.split(",") if f.strip()] if formats else stored.get("REPORT_FORMATS", FORMATS)
+    for path in render_report(results_dir, wanted, plots=bool(stored.get("REPORT_PLOTS", True)), strict=bool(formats)):
         click.echo(f"report: {path}")
+
+
+@click.command(name="compare", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("run_a", type=click.Path(path_type=Path))
+@click.argument("run_b", type=click.Path(path_type=Path))
+@click.option("--threshold", type=float, metavar="PCT",
+              help="Regression threshold in % (default COMPARE_THRESHOLD_PERCENT).")
+@click.option("--metrics", metavar="LIST", help="Metrics to compare, e.g. throughput_rx_fps,b2b_frames.")
+@click.option("--json", "json_path", type=click.Path(path_type=Path), metavar="FILE",
+              help="Also write the comparison as JSON.")
+@click.option("--conf-file", type=click.Path(path_type=Path), metavar="FILE", help="User settings (YAML).")
+def compare_command(
+    run_a: Path, run_b: Path, threshold: float | None, metrics: str | None, json_path: Path | None,
+    conf_file: Path | None,
+) -> None:
+    """Compare RUN_B against RUN_A: exit 1 when a key metric regressed beyond the threshold."""
+    import json
+
+    from vsperf.compare import compare_runs, format_comparison
+    from vsperf.results.load import load_results
+
+    if threshold is None:
+        threshold = float(load_settings(conf_file, env=os.environ)["COMPARE_THRESHOLD_PERCENT"])
+    keys = [k.strip() for k in metrics.split(",") if k.strip()] if metrics else None
+    comparison = compare_runs(load_results(run_a), load_results(run_b), threshold, keys,
+                              names=(str(run_a), str(run_b)))
+    click.echo(format_comparison(comparison), nl=False)
+    if json_path is not None:
+        json_path.write_text(json.dumps(comparison.as_dict(), indent=2) + "\n", encoding="utf-8")
+    sys.exit(EXIT_FAILED if comparison.regressed else EXIT_OK)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point."""
     args = list(sys.argv[1:] if argv is None else argv)
     command: click.Command = run_command
+    prog_name = "vsperf"
     if args and args[0] in SUBCOMMANDS:
-        command, args = report_command, args[1:]
+        command = {"report": report_command, "compare": compare_command}[args[0]]
+        prog_name, args = f"vsperf {args[0]}", args[1:]
     try:
-        command.main(args=args, prog_name="vsperf", standalone_mode=False)
+        command.main(args=args, prog_name=prog_name, standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.UsageError as exc:

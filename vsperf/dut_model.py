@@ -26,6 +26,10 @@ the searches can be exercised (and the report rendered) on any machine, with kno
   frames, the largest queue over n frames ln(n) / ln(1 / rho) frames, both capped at the buffer;
   at or above capacity the queue is full. A queued frame waits 1 / capacity seconds per frame
   ahead of it. The minimum is the base latency (a frame that found the queue empty).
+* Events (simulated in `vsperf.dut_model_events`): after an overload the DUT drops every frame for
+  `recovery_s` seconds (0: a tail-drop queue recovers at once); a reset stops forwarding for
+  `reset_s` seconds; the MAC table holds `mac_table_size` addresses and learns at most
+  `learning_rate_fps` new addresses per second (faster learning frames are learned in proportion).
 """
 
 from __future__ import annotations
@@ -49,6 +53,9 @@ MODEL_VERSION = 1
 DEFAULT_CAPACITY_FPS = 12_000_000.0  # about 40 % of bidirectional 10 GbE at 64 B, line rate from 256 B
 DEFAULT_BUFFER_FRAMES = 16_384
 DEFAULT_BASE_LATENCY_NS = 10_000.0
+DEFAULT_MAC_TABLE_SIZE = 8192
+DEFAULT_LEARNING_RATE_FPS = 1_000_000.0
+DEFAULT_RESET_S = 2.0
 SETTING_KEYS = (
     "capacity_fps",
     "buffer_frames",
@@ -57,6 +64,10 @@ SETTING_KEYS = (
     "seed",
     "loss_model",
     "base_latency_ns",
+    "recovery_s",
+    "reset_s",
+    "mac_table_size",
+    "learning_rate_fps",
 )
 
 
@@ -73,6 +84,10 @@ class DutModel:
     seed: int = 0  # seed of the per-trial noise
     loss_model: LossModel = "cliff"  # behaviour above capacity (see the module docstring)
     base_latency_ns: float = DEFAULT_BASE_LATENCY_NS  # latency of a frame that finds the queue empty
+    recovery_s: float = 0.0  # after an overload, seconds during which every frame is dropped
+    reset_s: float = DEFAULT_RESET_S  # seconds a reset stops forwarding
+    mac_table_size: int = DEFAULT_MAC_TABLE_SIZE  # MAC addresses the switch can hold
+    learning_rate_fps: float = DEFAULT_LEARNING_RATE_FPS  # new source addresses learned per second
 
     def __post_init__(self) -> None:
         if isinstance(self.capacity_fps, tuple):
@@ -95,6 +110,12 @@ class DutModel:
             raise ValueError(f"loss_model must be 'cliff' or 'gradual', got {self.loss_model!r}")
         if self.base_latency_ns < 0:
             raise ValueError(f"base_latency_ns cannot be negative, got {self.base_latency_ns}")
+        if self.recovery_s < 0 or self.reset_s < 0:
+            raise ValueError(f"recovery_s and reset_s cannot be negative, got {self.recovery_s}, {self.reset_s}")
+        if self.mac_table_size < 0:
+            raise ValueError(f"mac_table_size cannot be negative, got {self.mac_table_size}")
+        if not self.learning_rate_fps > 0:
+            raise ValueError(f"learning_rate_fps must be positive, got {self.learning_rate_fps}")
 
 
 def capacity_at_fps(model: DutModel, frame_size_bytes: int) -> float:
@@ -311,6 +332,10 @@ def model_from_settings(data: Mapping[str, Any] | None) -> DutModel:
             seed=_integer(data, "seed", 0),
             loss_model=loss_model,
             base_latency_ns=_number(data, "base_latency_ns", DEFAULT_BASE_LATENCY_NS) or 0.0,
+            recovery_s=_number(data, "recovery_s", 0.0) or 0.0,
+            reset_s=_number(data, "reset_s", DEFAULT_RESET_S) or 0.0,
+            mac_table_size=_integer(data, "mac_table_size", DEFAULT_MAC_TABLE_SIZE),
+            learning_rate_fps=_number(data, "learning_rate_fps", DEFAULT_LEARNING_RATE_FPS) or 0.0,
         )
     except ValueError as exc:
         raise ConfigError(f"TRAFFICGEN_DUMMY_DUT: {exc}") from exc

@@ -68,18 +68,28 @@ HEADLINE_KEYS = {
     "rfc2544_back2back": "b2b_frames",
     "rfc2544_continuous": "throughput_rx_fps",
     "burst": "throughput_rx_fps",
+    "rfc2544_latency": "avg_latency_ns",
+    "rfc2544_frame_loss": "frame_loss_percent",
+    "rfc2544_recovery": "recovery_time_s",
+    "rfc2544_reset": "reset_time_s",
+    "rfc9004_back2back": "b2b_frames",
+    "rfc2889_forwarding": "max_forwarding_rate_fps",
+    "rfc2889_caching": "caching_capacity_addresses",
+    "rfc2889_learning": "address_learning_rate_fps",
 }
+
+# Throughput found earlier in the run, per (deployment, vswitch, vnf, frame size): tests that
+# need one (latency, recovery, reset, RFC 9004 back-to-back) use it instead of measuring again.
+ThroughputKey = tuple[str, str, str, int]
 
 
 def _make_deployment(pt: PlannedTest, registries: Registries, ctx: RunContext, size: int) -> Deployment:
-    if pt.simulated:
-        return SimulatedDeployment(pt.test.deployment)
-    if pt.traffic_only:
-        return NoDeployment(pt.test.deployment)
+    if pt.lab_deployment is None:
+        return NoDeployment(pt.test.deployment) if pt.traffic_only else SimulatedDeployment(pt.test.deployment)
     from vsperf import lab
 
     return lab.build_deployment(
-        pt.test.deployment,
+        pt.lab_deployment,
         settings=pt.settings,
         registries=registries,
         ctx=ctx,
@@ -144,6 +154,7 @@ class Runner:
         self.run_id = run_id
         self.command_line = command_line
         self.progress = progress
+        self.throughputs: dict[ThroughputKey, float] = {}
 
     def run(self) -> RunSummary:
         self.results_dir.mkdir(parents=True, exist_ok=True)
@@ -267,9 +278,14 @@ class Runner:
             for size in sizes:
                 traffic = traffic_from_settings(pt.settings, size)
                 self.progress.frame_size_started(size)
+                known: ThroughputKey = (test.deployment, pt.vswitch, pt.vnf, size)
                 with collecting(collectors) as phase:
-                    result = run_traffic(generator, traffic, pt.settings, on_trial=on_trial)
+                    result = run_traffic(generator, traffic, pt.settings, on_trial=on_trial,
+                                         throughput_fps=self.throughputs.get(known))
                 writer.add_frame_size(index, size, result, statistics=phase.statistics)
+                found = result.metrics.get("throughput_rx_fps")
+                if traffic.traffic_type == "rfc2544_throughput" and isinstance(found, int | float) and found > 0:
+                    self.throughputs[known] = float(found)
                 value = result.metrics.get(headline_key)
                 outcome.headline.append((size, headline_key, value if isinstance(value, int | float) else None))
                 self.progress.frame_size_done(size, headline_key, value)

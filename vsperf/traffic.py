@@ -7,7 +7,20 @@ from typing import Any, Literal
 
 from vsperf.units import line_rate_fps
 
-TrafficType = Literal["rfc2544_throughput", "rfc2544_back2back", "rfc2544_continuous", "burst"]
+TrafficType = Literal[
+    "rfc2544_throughput",
+    "rfc2544_back2back",
+    "rfc2544_continuous",
+    "burst",
+    "rfc2544_latency",
+    "rfc2544_frame_loss",
+    "rfc2544_recovery",
+    "rfc2544_reset",
+    "rfc9004_back2back",
+    "rfc2889_forwarding",
+    "rfc2889_caching",
+    "rfc2889_learning",
+]
 StreamType = Literal["L2", "L3", "L4"]
 
 

@@ -41,7 +41,7 @@ def test_core_defaults_are_the_documented_ones() -> None:
     s = load_settings(env={})
     assert s["LOG_DIR"] == "/tmp/vsperf"
     assert s["VERBOSITY"] == "info"
-    assert s["TRAFFICGEN"] == "trafgen"
+    assert s["TRAFFICGEN"] == "vsgen"
     assert s["TRAFFICGEN_LOSSRATE"] == 0.0
     assert s["TRAFFICGEN_RFC2544_RESOLUTION_PERCENT"] == 0.1
     assert s["TRAFFICGEN_RESIDUAL_WAIT_S"] == 2.0

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 from dutsim import SimDut
+from dutsim_events import EventDut, FakeDutControl
 
-from vsperf.errors import ConfigError
+from vsperf.errors import ConfigError, TrafficGenError
 from vsperf.search.dispatch import TRAFFIC_TYPES, run_traffic
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
@@ -72,6 +73,66 @@ def test_invalid_settings_fail_before_any_trial() -> None:
 
 
 def test_unknown_traffic_type() -> None:
-    with pytest.raises(ConfigError, match="unknown traffic_type 'rfc2544_latency'"):
-        run_traffic(SimDut(1.0), Traffic(traffic_type="rfc2544_latency"), {})  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="unknown traffic_type 'rfc2544_teleport'"):
+        run_traffic(SimDut(1.0), Traffic(traffic_type="rfc2544_teleport"), {})  # type: ignore[arg-type]
     assert "burst" in TRAFFIC_TYPES
+
+
+# ---- traffic types beyond VSPERF's four (issue 6) ----
+
+NEW_TYPES = {
+    "rfc2544_latency": "avg_latency_ns",
+    "rfc2544_frame_loss": "frame_loss_percent",
+    "rfc2544_recovery": "recovery_time_s",
+    "rfc2544_reset": "reset_time_s",
+    "rfc9004_back2back": "b2b_corrected_buffer_time_s",
+    "rfc2889_forwarding": "max_forwarding_rate_fps",
+    "rfc2889_caching": "caching_capacity_addresses",
+    "rfc2889_learning": "address_learning_rate_fps",
+}
+QUICK = {
+    "TRAFFICGEN_DURATION": 2, "TRAFFICGEN_LATENCY_REPETITIONS": 2, "TRAFFICGEN_RECOVERY_REPETITIONS": 1,
+    "TRAFFICGEN_RESET_REPETITIONS": 1, "TRAFFICGEN_RFC9004_TESTS": 2, "TRAFFICGEN_RFC2889_MAX_ADDRESSES": 2000,
+    "TRAFFICGEN_RFC2889_LEARNING_ADDRESSES": 500,
+}
+
+
+@pytest.mark.parametrize(("traffic_type", "metric"), sorted(NEW_TYPES.items()))
+def test_new_traffic_types_run_through_dispatch(traffic_type: str, metric: str) -> None:
+    seen: list[TrialResult] = []
+    dut = EventDut(LINE_64 * 0.5, buffer_frames=1000, table_size=1000, reset_s=0.5)
+    traffic = Traffic(traffic_type=traffic_type, frame_size_bytes=64)  # type: ignore[arg-type]
+    out = run_traffic(dut, traffic, QUICK, seen.append, dut=FakeDutControl())
+    assert out.metrics["type"] == traffic_type and traffic_type in TRAFFIC_TYPES
+    assert isinstance(out.metrics[metric], int | float), out.metrics
+    assert tuple(seen) == out.trials and seen
+    assert out.details["trial_count"] == len(out.trials)
+
+
+def test_dependent_tests_measure_throughput_first_unless_given() -> None:
+    traffic = Traffic(traffic_type="rfc2544_latency", frame_size_bytes=64)
+    measured = run_traffic(EventDut(LINE_64 * 0.5), traffic, {**QUICK, "TRAFFICGEN_SEARCH": "mlr"})
+    assert measured.trials[0].purpose.startswith("throughput: ")
+    assert measured.details["throughput"]["algorithm"] == "mlr"
+    given = run_traffic(EventDut(LINE_64 * 0.5), traffic, QUICK, throughput_fps=LINE_64 * 0.25)
+    assert given.metrics["tx_rate_percent"] == pytest.approx(25.0)
+    assert all(t.purpose.startswith("latency") for t in given.trials)
+
+
+@pytest.mark.parametrize("traffic_type", ["rfc2544_recovery", "rfc2544_reset", "rfc2889_caching"])
+def test_missing_capability_fails_before_any_trial(traffic_type: str) -> None:
+    dut = SimDut(LINE_64 * 0.5)
+    with pytest.raises(TrafficGenError, match=f"cannot run {traffic_type} trials"):
+        run_traffic(dut, Traffic(traffic_type=traffic_type), QUICK)  # type: ignore[arg-type]
+    assert dut.calls == []
+
+
+def test_throughput_algorithm_by_setting_and_invalid_new_settings() -> None:
+    out = run_traffic(SimDut(LINE_64 * 0.5), Traffic(), {"TRAFFICGEN_SEARCH": "ndr_pdr", "TRAFFICGEN_DURATION": 5})
+    assert out.details["search"]["algorithm"] == "ndr_pdr"
+    dut = SimDut(LINE_64)
+    with pytest.raises(ConfigError, match="TRAFFICGEN_LATENCY_DURATION_S"):
+        run_traffic(dut, Traffic(traffic_type="rfc2544_latency"), {"TRAFFICGEN_LATENCY_DURATION_S": 0})
+    with pytest.raises(ConfigError, match="TRAFFICGEN_SEARCH"):
+        run_traffic(dut, Traffic(), {"TRAFFICGEN_SEARCH": "fast"})
+    assert dut.calls == []

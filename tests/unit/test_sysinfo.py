@@ -143,3 +143,23 @@ def test_git_commit_through_the_executor(tmp_path: Path) -> None:
     # git missing or failing: the files still say.
     assert git_commit(_Executor(error=FileNotFoundError("git")), tmp_path) == SHA  # type: ignore[arg-type]
     assert git_commit(_Executor(returncode=128), tmp_path) == SHA  # type: ignore[arg-type]
+
+
+def test_port_details_from_ethtool() -> None:
+    from vsperf.sysinfo import parse_ethtool_driver, parse_ethtool_speed, port_details
+
+    driver = "driver: ixgbe\nversion: 5.1.0-k\nfirmware-version: 0x61bd0001\nbus-info: 0000:05:00.0\n"
+    assert parse_ethtool_driver(driver) == {
+        "driver": "ixgbe", "driver_version": "5.1.0-k", "firmware": "0x61bd0001", "bus": "0000:05:00.0",
+    }
+    assert parse_ethtool_driver("driver: veth\nversion: 1.0\nfirmware-version: \nbus-info: \n") == {
+        "driver": "veth", "driver_version": "1.0",
+    }
+    assert parse_ethtool_speed("Settings for g0:\n\tSpeed: 10000Mb/s\n\tDuplex: Full\n") == "10000Mb/s"
+    assert parse_ethtool_speed("\tSpeed: Unknown!\n") is None
+
+    class Missing:
+        def run(self, argv: list[str], **kwargs: object) -> object:
+            raise FileNotFoundError("ethtool")
+
+    assert port_details(Missing(), "g0", "ns0") == {"driver": "unknown"}  # type: ignore[arg-type]

@@ -7,11 +7,14 @@ out of %usr and %nice, as mpstat does (the kernel counts it in both).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from vsperf.collectors.base import Collector, Statistics
+from vsperf.collectors.base import Collector, CollectorTarget, Statistics
+from vsperf.collectors.pidstat import MIN_WINDOW_S
+from vsperf.context import RunContext
 
 GROUP = "System CPU"
 MPSTAT_COLUMNS = ("%usr", "%nice", "%sys", "%iowait", "%irq", "%soft", "%steal", "%guest", "%gnice", "%idle")
@@ -67,8 +70,11 @@ class CpuCollector(Collector):
     NAME = "cpu"
     ALIASES = ("mpstat",)
 
-    _first: CpuTimes | None = None
-    _last: CpuTimes | None = None
+    def __init__(self, settings: Mapping[str, Any], ctx: RunContext, target: CollectorTarget) -> None:
+        super().__init__(settings, ctx, target)
+        self._first: CpuTimes | None = None
+        self._last: CpuTimes | None = None
+        self._window_s = 0.0
 
     def version(self) -> str:
         return "/proc/stat"
@@ -78,13 +84,17 @@ class CpuCollector(Collector):
 
     def start(self) -> None:
         self._first, self._last = self._read(), None
+        self._window_s = -time.monotonic()
 
     def stop(self) -> None:
         if self._first is not None and self._last is None:
             self._last = self._read()
+            self._window_s += time.monotonic()
 
     def statistics(self) -> Statistics:
-        if self._first is None or self._last is None:
+        # A phase shorter than a few clock ticks (a simulated DUT answers at once) has no
+        # meaningful split: report nothing rather than a table of n/a.
+        if self._first is None or self._last is None or self._window_s < MIN_WINDOW_S:
             return {}
         table: dict[str, Any] = dict(utilisation(self._first, self._last))
         return {GROUP: table}

@@ -65,9 +65,12 @@ def parse_stat(text: str) -> list[str]:
 
 
 def read_sample(pid: int, *, proc: Path = PROC, clock: Callable[[], float] = time.monotonic) -> ProcSample:
-    """Read process `pid` now; raises OSError (FileNotFoundError, ProcessLookupError) when it is gone."""
+    """Read process `pid` now; raises OSError (FileNotFoundError, ProcessLookupError) when it is
+    gone or a zombie."""
     now = clock()
     f = parse_stat((proc / str(pid) / "stat").read_text(encoding="utf-8", errors="replace"))
+    if f[3] in ("Z", "X"):  # exited, not yet reaped by its parent (vsperf, for the DUT's processes)
+        raise ProcessLookupError(f"process {pid} has exited")
     io: dict[str, int] = {}
     try:
         for line in (proc / str(pid) / "io").read_text(encoding="utf-8").splitlines():

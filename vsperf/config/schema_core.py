@@ -26,7 +26,9 @@ from vsperf.config.types import (
 from vsperf.traffic import L2, L3, L4, Traffic, Vlan
 from vsperf.units import MAX_FRAME_BYTES, MIN_FRAME_BYTES
 
-TRAFFIC_TYPES = ("rfc2544_throughput", "rfc2544_back2back", "rfc2544_continuous", "burst")
+TRAFFIC_TYPES = ("rfc2544_throughput", "rfc2544_back2back", "rfc2544_continuous", "burst",
+                 "rfc2544_latency", "rfc2544_frame_loss", "rfc2544_recovery", "rfc2544_reset",
+                 "rfc9004_back2back", "rfc2889_forwarding", "rfc2889_caching", "rfc2889_learning")
 BENCHMARK_NETWORK = "198.18.0.0/15"
 
 _FRAME_SIZE = Int(min=MIN_FRAME_BYTES, max=MAX_FRAME_BYTES, unit="bytes")
@@ -61,6 +63,10 @@ _DUMMY_DUT = Struct({
     "seed": Int(),
     "loss_model": Str(choices=("cliff", "gradual")),
     "base_latency_ns": Float(min=0, unit="ns"),
+    "recovery_s": Float(min=0, unit="seconds"),
+    "reset_s": Float(min=0, unit="seconds"),
+    "mac_table_size": Int(min=0, unit="addresses"),
+    "learning_rate_fps": Float(gt=0, unit="addresses/s"),
 })
 
 SETTINGS: dict[str, Setting] = {
@@ -123,7 +129,8 @@ SETTINGS: dict[str, Setting] = {
         "Simulated DUT of the dummy generator: capacity_fps (aggregate frames/s, or a map frame size -> "
         "frames/s), buffer_frames, port_speed_gbps (null: TRAFFICGEN_PORT_SPEED_GBPS), noise (relative "
         "per-trial variation of the capacity, 0 <= noise < 1), seed, loss_model (cliff or gradual), "
-        "base_latency_ns."),
+        "base_latency_ns, recovery_s (frames dropped after an overload), reset_s (outage of a reset), "
+        "mac_table_size and learning_rate_fps (RFC 2889)."),
     "TRAFFIC": Setting(
         _TRAFFIC,
         "What to send (VSPERF's TRAFFIC): traffic_type, frame_rate (% of line rate), burst_size, bidir, "

@@ -6,83 +6,19 @@ Pure functions over `vsperf.results.model`; every sentence is computed from the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from vsperf.criteria import evaluate_run
+from vsperf.report.anomalies import FLAG_MEANINGS, anomalies_of
 from vsperf.report.markup import format_value
 from vsperf.results.model import RunResults, TestResult
-from vsperf.search.measurer import FLAG_RX_EXCEEDS_TX, FLAG_UNDER_DELIVERY, TrialResult
+from vsperf.search.measurer import FLAG_UNDER_DELIVERY
 
-FLAG_MEANINGS = {
-    FLAG_UNDER_DELIVERY: (
-        "the generator sent fewer frames per second than requested, so the generator, not the "
-        "device under test, limited these trials"
-    ),
-    FLAG_RX_EXCEEDS_TX: (
-        "more frames were received than sent (foreign frames on the test ports or a counter error)"
-    ),
-}
+__all__ = ["FLAG_MEANINGS", "anomalies_of", "conclusions", "is_simulated", "rationale"]
 
 # The figure a conclusion quotes for a test, with the unit it is in.
 HEADLINE_METRICS = (("throughput_rx_fps", "fps"), ("b2b_frames", "frames"))
-
-
-def _trial_numbers(positions: list[int]) -> str:
-    shown = ", ".join(str(p) for p in positions[:10])
-    more = len(positions) - 10
-    return f"{shown} and {more} more" if more > 0 else shown
-
-
-def _flag_finding(packet_size: int, flag: str, flagged: list[tuple[int, TrialResult]], total: int) -> str:
-    positions = [pos for pos, _ in flagged]
-    noun = "trial" if len(positions) == 1 else "trials"
-    text = (
-        f"Packet size {packet_size}: {len(positions)} of {total} trials flagged {flag} "
-        f"({noun} {_trial_numbers(positions)} of the trial log)"
-    )
-    meaning = FLAG_MEANINGS.get(flag)
-    if meaning:
-        text += f": {meaning}"
-    if flag == FLAG_UNDER_DELIVERY:
-        ratios = [
-            100.0 * t.actual_tx_rate_fps / t.requested_rate_fps
-            for _, t in flagged
-            if t.requested_rate_fps > 0
-        ]
-        if ratios:
-            text += f"; the lowest sent/offered rate was {format_value(min(ratios))} %"
-    return text + "."
-
-
-def anomalies_of(test: TestResult) -> list[str]:
-    """Everything unusual about `test`: its error, search findings, flagged trials, gaps."""
-    findings: list[str] = []
-    if test.status == "failed":
-        error = (test.error or "no error message was recorded").rstrip(". ")
-        findings.append(f"The test failed: {error}.")
-    elif test.status == "interrupted":
-        reason = test.error or "no reason was recorded"
-        findings.append(
-            f"The test was interrupted ({reason}); only the packet sizes reported above were measured."
-        )
-    elif test.status == "running":
-        findings.append(
-            "The test had not finished when these results were written (the run is still going on or "
-            "vsperf was killed); only the packet sizes reported above were measured."
-        )
-    elif not test.results:
-        findings.append("The test passed but recorded no packet size.")
-    for result in test.results:
-        findings.extend(f"Packet size {result.packet_size}: {a}" for a in result.anomalies)
-        by_flag: dict[str, list[tuple[int, TrialResult]]] = {}
-        for position, trial in result.flagged_trials:
-            for flag in trial.flags:
-                by_flag.setdefault(flag, []).append((position, trial))
-        for flag, flagged in by_flag.items():
-            findings.append(_flag_finding(result.packet_size, flag, flagged, len(result.trials)))
-        if result.metrics and all(v is None for v in result.metrics.values()):
-            findings.append(f"Packet size {result.packet_size}: no metric could be measured.")
-    return findings
 
 
 def is_simulated(run: RunResults, test: TestResult) -> bool:
@@ -120,8 +56,9 @@ def _headline(test: TestResult) -> str | None:
     return None
 
 
-def conclusions(run: RunResults) -> list[str]:
-    """Conclusions computed from the results: test statuses, figures found, anomalies."""
+def conclusions(run: RunResults, findings: Sequence[Sequence[str]] | None = None) -> list[str]:
+    """Conclusions computed from the results: test statuses, figures found, pass criteria,
+    anomalies (`findings`: each test's anomalies by index; computed here when not given)."""
     out: list[str] = []
     by_status: dict[str, list[str]] = {}
     for test in run.tests:
@@ -147,8 +84,17 @@ def conclusions(run: RunResults) -> list[str]:
             out.append(f"{test.name} ({test.deployment}, {test.traffic_type}): {headline}.")
         elif test.results:
             out.append(f"{test.name} ({test.deployment}): no throughput or back-to-back figure was measured.")
+    verdicts = [v for v in evaluate_run(run) if v is not None]
+    if verdicts:
+        failed = [v.test_name for v in verdicts if not v.passed]
+        out.append(
+            f"Pass criteria: {len(verdicts) - len(failed)} of {len(verdicts)} test(s) with criteria met them"
+            + (f"; not met by {', '.join(failed)}." if failed else ".")
+        )
     flagged = sum(len(r.flagged_trials) for t in run.tests for r in t.results)
-    noted = sum(len(anomalies_of(t)) for t in run.tests)
+    if findings is None:
+        findings = [anomalies_of(t, run) for t in run.tests]
+    noted = sum(len(f) for f in findings)
     if noted:
         out.append(
             f"{noted} anomal{'y was' if noted == 1 else 'ies were'} recorded ({flagged} flagged "
@@ -167,10 +113,21 @@ def rationale(run: RunResults) -> list[str]:
     """How the figures were obtained, from the run's settings and trials."""
     settings = run.settings
     types = {t.traffic_type for t in run.tests}
+    if any(v is not None for v in evaluate_run(run)):
+        criteria = (
+            "Pass criteria on the performance figures (setting CRITERIA) were checked at every packet "
+            "size; each test's Pass criteria section lists them. Besides them, a test 'passed' when it "
+            "ran to completion, 'failed' when an error stopped it and 'interrupted' when the run was "
+            "stopped."
+        )
+    else:
+        criteria = (
+            "The tests have no pass/fail criteria on the performance figures: a test 'passed' when it "
+            "ran to completion, 'failed' when an error stopped it and 'interrupted' when the run was "
+            "stopped. The figures are reported as measured."
+        )
     out = [
-        "The tests have no pass/fail criteria on the performance figures: a test 'passed' when it "
-        "ran to completion, 'failed' when an error stopped it and 'interrupted' when the run was "
-        "stopped. The figures are reported as measured.",
+        criteria,
         "Frame loss is counted against the frames the generator actually sent, after traffic "
         "has stopped; a trial where the generator could not reach the requested rate is flagged "
         f"{FLAG_UNDER_DELIVERY} and reported, never counted as loss of the device under test.",

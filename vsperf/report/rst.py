@@ -15,11 +15,15 @@ from typing import Any, ClassVar
 
 import jinja2
 
+from vsperf.criteria import evaluate_test
 from vsperf.deployment import ComponentInfo
 from vsperf.errors import ConfigError
 from vsperf.paths import data_dir
 from vsperf.report.analysis import anomalies_of, conclusions, is_simulated, rationale
+from vsperf.report.anomalies import LoggedWarnings
 from vsperf.report.markup import Rst, finalize, format_value, grid_table, heading, item
+from vsperf.report.plots import Plot
+from vsperf.report.tables import overview_table, statistics_tables
 from vsperf.results.atomic import write_text_atomic
 from vsperf.results.load import load_results, results_file
 from vsperf.results.model import (
@@ -78,6 +82,7 @@ class SizeView:
     trials_table: Rst | None
     details: list[tuple[str, str]]
     statistics: list[tuple[str, Rst]]  # group title, Statistic | Value table
+    plots: list[Plot] = field(default_factory=list)  # plots of this packet size (per-second rates)
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,11 @@ class TestView:
     parameters: list[tuple[str, str]]
     sizes: list[SizeView]
     anomalies: list[str]
+    overview: Rst | None = None  # packet size x key metrics
+    plots: list[Plot] = field(default_factory=list)  # plots of the whole test
+    criteria: list[str] = field(default_factory=list)  # one line per check of a pass criterion
+    criteria_summary: str = ""  # "pass criteria met (...)" / "... not met: ..."
+    process_statistics: bool = False  # some packet size has per-process statistics
 
 
 def _compact(value: Any) -> str:
@@ -211,22 +221,12 @@ def trials_table(result: FrameSizeResult) -> Rst | None:
     return grid_table(TRIAL_COLUMNS, [_trial_row(i, t) for i, t in enumerate(result.trials, start=1)])
 
 
-def statistics_tables(result: FrameSizeResult) -> list[tuple[str, Rst]]:
-    """One Statistic | Value table per group of collected statistics (e.g. per process)."""
-    return [
-        (group, grid_table(("Statistic", "Value"), [(k, _stat_value(v)) for k, v in stats.items()]))
-        for group, stats in result.statistics.items()
-        if stats
-    ]
-
-
-def _stat_value(value: Any) -> Any:
-    # Counters and percentages as the collector gave them; nested values as compact JSON.
-    return value if value is None or isinstance(value, int | float | str) else _compact(value)
-
-
-def view_of_test(run: RunResults, test: TestResult) -> TestView:
-    """Everything the template shows about `test`."""
+def view_of_test(
+    run: RunResults, test: TestResult, plots: list[Plot] | None = None, warnings: tuple[str, ...] = ()
+) -> TestView:
+    """Everything the template shows about `test` (`plots`: its drawn plots; `warnings`: the log
+    lines logged while it ran)."""
+    plots = plots or []
     simulated = is_simulated(run, test)
     details: list[tuple[str, Any]] = [
         ("Test ID", test.name),
@@ -254,9 +254,11 @@ def view_of_test(run: RunResults, test: TestResult) -> TestView:
             trials_table=trials_table(r),
             details=[(str(k), _compact(v)) for k, v in r.details.items()],
             statistics=statistics_tables(r),
+            plots=[_plot_view(p) for p in plots if p.packet_size == r.packet_size],
         )
         for r in test.results
     ]
+    verdict = evaluate_test(test, run.settings)
     return TestView(
         test=test,
         simulated=simulated,
@@ -264,8 +266,18 @@ def view_of_test(run: RunResults, test: TestResult) -> TestView:
         details=details,
         parameters=[(str(k), _compact(v)) for k, v in test.parameters.items()],
         sizes=sizes,
-        anomalies=anomalies_of(test),
+        anomalies=anomalies_of(test, run, warnings),
+        overview=overview_table(test),
+        plots=[_plot_view(p) for p in plots if p.packet_size is None],
+        criteria=[c.describe() for c in verdict.checks] if verdict else [],
+        criteria_summary=verdict.summary() if verdict else "",
+        process_statistics=any(g.startswith("Process: ") for r in test.results for g in r.statistics),
     )
+
+
+def _plot_view(plot: Plot) -> Plot:
+    # The path is ours (safe characters only) and must reach the RST unescaped.
+    return Plot(Rst(plot.path), plot.caption, plot.packet_size)
 
 
 def document_id(run: RunResults) -> str:
@@ -285,16 +297,24 @@ def settings_table(run: RunResults) -> Rst | None:
     return grid_table(("Setting", "Value", "Source"), rows)
 
 
-def report_context(run: RunResults, source: Path) -> dict[str, Any]:
-    """The template's variables."""
+def report_context(
+    run: RunResults,
+    source: Path,
+    plots: dict[int, list[Plot]] | None = None,
+    warnings: LoggedWarnings | None = None,
+) -> dict[str, Any]:
+    """The template's variables (`plots` by test index, `warnings` from the run's log)."""
+    warnings = warnings or LoggedWarnings()
+    views = [view_of_test(run, t, (plots or {}).get(t.index), warnings.of_test(t.index)) for t in run.tests]
     return {
         "run": run,
         "source": source.name,
         "document_id": document_id(run),
         "command_line": shlex.join(run.command_line) if run.command_line else "not recorded",
-        "tests": [view_of_test(run, t) for t in run.tests],
+        "tests": views,
         "rationale": rationale(run),
-        "conclusions": conclusions(run),
+        "conclusions": conclusions(run, [v.anomalies for v in views]),
+        "run_warnings": list(warnings.outside_tests),
         "settings_table": settings_table(run),
         "history_table": grid_table(
             ("Document ID", "Author", "Date"),
@@ -319,9 +339,15 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def render_rst(run: RunResults, source: Path) -> str:
-    """The report of `run` as RST text (`source`: the results file it came from)."""
-    return _environment().get_template(TEMPLATE).render(report_context(run, source))
+def render_rst(
+    run: RunResults,
+    source: Path,
+    plots: dict[int, list[Plot]] | None = None,
+    warnings: LoggedWarnings | None = None,
+) -> str:
+    """The report of `run` as RST text (`source`: the results file it came from; `plots` by
+    test index, drawn beforehand into the results directory; `warnings` from its overall.log)."""
+    return _environment().get_template(TEMPLATE).render(report_context(run, source, plots, warnings))
 
 
 def render_report(results_dir: Path, *, formats: tuple[str, ...] = ("rst",)) -> list[Path]:

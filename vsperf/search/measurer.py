@@ -6,9 +6,11 @@ over every transmitting port (see `vsperf.traffic.Traffic`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from vsperf.errors import TrafficGenError
 from vsperf.traffic import Traffic
 
 # An achieved transmit rate this far below the requested one means the generator, not the
@@ -131,3 +133,143 @@ class Measurer(Protocol):
     def burst(self, traffic: Traffic, frames: int) -> TrialResult:
         """Send exactly `frames` frames (aggregate) back to back at line rate."""
         ...
+
+
+# ---- Optional capabilities -------------------------------------------------------------------
+# A generator implements these only if it can really measure what they ask: a search that needs one
+# checks for it before its first trial (`missing_capability`) and the test fails with one clear
+# TrafficGenError; nothing is ever estimated in its place.
+
+
+@dataclass(frozen=True)
+class RecoveryTrialResult:
+    """An overload-then-drop trial (RFC 2544 section 26.5, system recovery).
+
+    The generator sends at `overload_fps` for `overload_s`, then, without stopping, at
+    `recovery_fps` for `recovery_s`; the moment of the rate change is RFC 2544's Timestamp A.
+    """
+
+    overload: TrialResult  # counters of the overload phase (frames sent before the drop)
+    recovery: TrialResult  # counters of the phase after the drop (frames sent after it)
+    # RFC 2544's Timestamp B - Timestamp A: from the drop to the send time of the last frame lost
+    # among those sent after the drop; 0.0 when none of them was lost.
+    last_loss_after_drop_s: float
+    resolution_s: float  # how precisely the generator dates a lost frame (per-frame: 1 / rate)
+
+    def __post_init__(self) -> None:
+        if self.last_loss_after_drop_s < 0 or self.resolution_s < 0:
+            raise ValueError("recovery times cannot be negative")
+
+
+@runtime_checkable
+class RecoveryMeasurer(Protocol):
+    """A generator that can date the last lost frame after a rate drop (sequence numbers or
+    per-frame timestamps at the receiver)."""
+
+    def recovery_trial(
+        self, traffic: Traffic, overload_fps: float, overload_s: float, recovery_fps: float, recovery_s: float
+    ) -> RecoveryTrialResult:
+        """Overload, drop the rate without a pause, keep sending; see `RecoveryTrialResult`."""
+        ...
+
+
+@dataclass(frozen=True)
+class ResetTrialResult:
+    """A stream at a constant rate during which the DUT was reset (RFC 2544 26.6, RFC 6201)."""
+
+    trial: TrialResult  # counters of the whole stream
+    reset_at_s: float  # when the reset action started, seconds after the first frame
+    # RFC 6201 timestamp method: from the last frame received before the reset (Timestamp A) to
+    # the first frame received after it (Timestamp B), i.e. the longest silence at the receiver.
+    gap_s: float
+    recovered: bool  # False: no frame arrived after the reset before the stream ended
+    resolution_s: float  # how precisely the receiver dates a frame
+
+    def __post_init__(self) -> None:
+        if self.gap_s < 0 or self.reset_at_s < 0 or self.resolution_s < 0:
+            raise ValueError("reset times cannot be negative")
+
+
+@runtime_checkable
+class ResetMeasurer(Protocol):
+    """A generator that can stream while the DUT is reset and date the gap at the receiver."""
+
+    def reset_trial(
+        self,
+        traffic: Traffic,
+        rate_fps: float,
+        duration_s: float,
+        reset_at_s: float,
+        reset: Callable[[], None] | None,
+    ) -> ResetTrialResult:
+        """Stream at `rate_fps` for `duration_s`; `reset_at_s` seconds in, call `reset` (which
+        restarts the DUT and returns when the restart command has finished) while the stream
+        goes on. `reset` is None only for a generator that simulates the DUT itself; a real one
+        raises TrafficGenError then."""
+        ...
+
+
+@dataclass(frozen=True)
+class AddressTrialResult:
+    """An RFC 2889 address trial (sections 5.7 caching capacity and 5.8 learning rate).
+
+    Learning phase: one frame from each of `addresses` distinct source MACs, sent from the
+    learning port. Test phase: one frame to each of those addresses, sent from the test port; a
+    switch that learned an address forwards its frame to the learning port only, one that did not
+    floods it (also to a monitoring port).
+    """
+
+    addresses: int  # distinct source MAC addresses of the learning phase
+    learning: TrialResult  # the learning frames (tx: frames sent at the learning rate)
+    test: TrialResult  # the test frames; rx: those that reached the learning port
+    flooded_frames: int  # test frames also seen where the address does not live (not learned)
+
+    def __post_init__(self) -> None:
+        if self.addresses < 1 or self.flooded_frames < 0:
+            raise ValueError("an address trial needs >= 1 address and a non-negative flood count")
+
+
+@runtime_checkable
+class AddressMeasurer(Protocol):
+    """A generator that sends from many source MACs and watches a port for flooded frames."""
+
+    def address_trial(
+        self,
+        traffic: Traffic,
+        addresses: int,
+        learning_rate_fps: float,
+        test_rate_fps: float,
+        forget: Callable[[], None] | None,
+    ) -> AddressTrialResult:
+        """Learning then test phase (see `AddressTrialResult`), with addresses the DUT has not
+        learned before: `forget` (when given) makes the DUT drop its learned addresses and is
+        called first; without it the generator uses addresses never sent before in this run."""
+        ...
+
+
+@runtime_checkable
+class DutControl(Protocol):
+    """What a test may do to the device under test itself (given by the deployment, not the
+    generator): restart it for rfc2544_reset, forget learned addresses for RFC 2889."""
+
+    def restart(self) -> None:
+        """Restart the forwarding (e.g. ovs-vswitchd, or the bridge); return when restarted."""
+        ...
+
+    def forget_addresses(self) -> None:
+        """Flush the switch's learned MAC addresses."""
+        ...
+
+
+def generator_name(measurer: object) -> str:
+    """The registered name of a generator backend (its class name for any other measurer)."""
+    name = getattr(measurer, "NAME", None)
+    return name if isinstance(name, str) else type(measurer).__name__
+
+
+def missing_capability(measurer: object, traffic_type: str, method: str) -> TrafficGenError:
+    """The error for a generator that cannot run the trials a traffic type needs."""
+    return TrafficGenError(
+        f"generator {generator_name(measurer)} cannot run {traffic_type} trials (it has no {method}); "
+        "choose a generator that supports them, e.g. --trafficgen dummy for a simulated DUT"
+    )

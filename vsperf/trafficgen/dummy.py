@@ -4,18 +4,22 @@ It sends nothing and needs nothing (no root, no ports): each trial is computed a
 `vsperf.dut_model` from the TRAFFICGEN_DUMMY_DUT setting, so a whole test run, its searches
 and its report can be exercised anywhere. Every result of a run with it is marked simulated
 (`SIMULATED = True`); its latencies come from the model, not from a clock.
+
+It also answers the optional capabilities (recovery, reset and RFC 2889 address trials) from
+`vsperf.dut_model_events`: the model is the DUT, so it resets and forgets addresses itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from vsperf import __version__
 from vsperf.context import RunContext
 from vsperf.dut_model import MODEL_VERSION, DutModel, model_from_settings, simulate_burst, simulate_rate_trial
+from vsperf.dut_model_events import simulate_address_trial, simulate_recovery_trial, simulate_reset_trial
 from vsperf.errors import TrafficGenError
-from vsperf.search.measurer import TrialResult
+from vsperf.search.measurer import AddressTrialResult, RecoveryTrialResult, ResetTrialResult, TrialResult
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.base import GenPort, TrafficGenerator
 
@@ -58,5 +62,45 @@ class DummyTrafficGenerator(TrafficGenerator):
     def burst(self, traffic: Traffic, frames: int) -> TrialResult:
         try:
             return simulate_burst(self.model, traffic, frames, self._next_index())
+        except ValueError as exc:
+            raise TrafficGenError(f"dummy: {exc}") from exc
+
+    def recovery_trial(
+        self, traffic: Traffic, overload_fps: float, overload_s: float, recovery_fps: float, recovery_s: float
+    ) -> RecoveryTrialResult:
+        try:
+            return simulate_recovery_trial(
+                self.model, traffic, overload_fps, overload_s, recovery_fps, recovery_s, self._next_index()
+            )
+        except ValueError as exc:
+            raise TrafficGenError(f"dummy: {exc}") from exc
+
+    def reset_trial(
+        self,
+        traffic: Traffic,
+        rate_fps: float,
+        duration_s: float,
+        reset_at_s: float,
+        reset: Callable[[], None] | None,
+    ) -> ResetTrialResult:
+        try:
+            return simulate_reset_trial(
+                self.model, traffic, rate_fps, duration_s, reset_at_s, self._next_index(), reset
+            )
+        except ValueError as exc:
+            raise TrafficGenError(f"dummy: {exc}") from exc
+
+    def address_trial(
+        self,
+        traffic: Traffic,
+        addresses: int,
+        learning_rate_fps: float,
+        test_rate_fps: float,
+        forget: Callable[[], None] | None,
+    ) -> AddressTrialResult:
+        try:
+            return simulate_address_trial(
+                self.model, traffic, addresses, learning_rate_fps, test_rate_fps, self._next_index(), forget
+            )
         except ValueError as exc:
             raise TrafficGenError(f"dummy: {exc}") from exc

@@ -1,0 +1,88 @@
+"""Collectors around a traffic phase: built from COLLECTOR, and never fatal to a measurement."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vsperf.collectors.base import Collector, CollectorTarget, Statistics, build_collectors, collecting, collector_names
+from vsperf.context import RunContext
+from vsperf.errors import UnknownNameError
+from vsperf.executor import LocalExecutor
+from vsperf.registry import build_registries
+
+CTX = RunContext("t", Path("/nonexistent"), Path("/nonexistent"), LocalExecutor())
+
+
+class Counting(Collector):
+    """Counts its phases."""
+
+    NAME = "counting"
+
+    def __init__(self, settings: Any, ctx: RunContext, target: CollectorTarget) -> None:
+        super().__init__(settings, ctx, target)
+        self.events: list[str] = []
+
+    def start(self) -> None:
+        self.events.append("start")
+
+    def stop(self) -> None:
+        self.events.append("stop")
+
+    def statistics(self) -> Statistics:
+        return {"Counting": {"phases": self.events.count("stop")}}
+
+
+class Broken(Counting):
+    """Cannot start."""
+
+    NAME = "broken"
+
+    def start(self) -> None:
+        raise OSError("no such file")
+
+
+def test_collector_names_accepts_vsperf_spelling() -> None:
+    assert collector_names("Pidstat") == ["Pidstat"]
+    assert collector_names(["pidstat", "cpu"]) == ["pidstat", "cpu"]
+    assert collector_names(None) == []
+
+
+def test_build_from_the_setting() -> None:
+    registries = build_registries()
+    assert [e.name for e in registries.collectors] == ["cpu", "ifstats", "pidstat"]
+    built = build_collectors({"COLLECTOR": ["Pidstat", "pidstat", "cpu"]}, registries.collectors, CTX,
+                             CollectorTarget())
+    assert [c.NAME for c in built] == ["pidstat", "cpu"]  # the alias and the name run once
+    with pytest.raises(UnknownNameError, match=r"unknown collector 'pidstats'.*did you mean 'pidstat'"):
+        build_collectors({"COLLECTOR": "pidstats"}, registries.collectors, CTX, CollectorTarget())
+
+
+def test_phase_statistics_and_a_collector_that_cannot_start(caplog: pytest.LogCaptureFixture) -> None:
+    good, broken = Counting({}, CTX, CollectorTarget()), Broken({}, CTX, CollectorTarget())
+    with collecting([broken, good]) as phase:
+        assert phase.statistics == {}  # filled when the phase ends
+    assert phase.statistics == {"Counting": {"phases": 1}}
+    assert good.events == ["start", "stop"]
+    assert "collector broken could not start, its statistics are missing: no such file" in caplog.text
+
+
+def test_collectors_stop_when_the_traffic_fails() -> None:
+    good = Counting({}, CTX, CollectorTarget())
+    with pytest.raises(RuntimeError, match="generator died"), collecting([good]):
+        raise RuntimeError("generator died")
+    assert good.events == ["start", "stop"]
+
+
+def test_an_unknown_collector_stops_the_run_before_it_starts(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from vsperf.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["phy2phy_tput", "--trafficgen", "dummy", "--results-dir", str(tmp_path / "r"),
+              "--test-params", "COLLECTOR=['pidstatt']"])
+    assert exc.value.code == 2
+    assert "unknown collector 'pidstatt' (did you mean 'pidstat'?)" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()

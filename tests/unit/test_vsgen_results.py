@@ -1,0 +1,60 @@
+"""From engine answers to vsperf results: latency over ports, per-second rows, flags."""
+
+from __future__ import annotations
+
+import pytest
+from test_vsgen_protocol import result_event
+
+from vsperf.vsgen.histogram import PortLatency, bucket_of
+from vsperf.vsgen.protocol import Tick, parse_result
+from vsperf.vsgen.results import (
+    FLAG_DUPLICATES,
+    FLAG_REORDERED,
+    latency_stats,
+    per_second_rows,
+    second_row,
+    sequence_flags,
+)
+
+
+def port(samples: int, sum_ns: int, low: int, high: int, hist: dict[int, int]) -> PortLatency:
+    return PortLatency(samples, sum_ns, low, high, tuple(hist.items()))
+
+
+def test_latency_over_two_ports() -> None:
+    a = port(100, 100 * 5000, 4000, 9000, {bucket_of(5000): 100})
+    b = port(300, 300 * 7000, 6000, 20000, {bucket_of(7000): 299, bucket_of(20000): 1})
+    stats = latency_stats([a, b, port(0, 0, 0, 0, {})])
+    assert stats is not None
+    assert (stats.min_ns, stats.max_ns, stats.samples) == (4000.0, 20000.0, 400)
+    assert stats.avg_ns == pytest.approx((100 * 5000 + 300 * 7000) / 400)
+    assert stats.percentiles_ns["p50"] == pytest.approx(7000, abs=8)
+    assert stats.percentiles_ns["p99.9"] == pytest.approx(20000, abs=8)
+    assert stats.min_ns <= stats.percentiles_ns["p50"] <= stats.percentiles_ns["p99"] <= stats.max_ns
+
+
+def test_no_frames_no_latency() -> None:
+    assert latency_stats([port(0, 0, 0, 0, {})]) is None
+
+
+def test_per_second_rows_from_cumulative_ticks() -> None:
+    ticks = [Tick(1.0, {0: 1000, 1: 500}, {0: 500, 1: 990}), Tick(2.0, {0: 3000, 1: 1500}, {0: 1500, 1: 2990})]
+    rows = per_second_rows(ticks, {0: 0, 1: 1}, 64)
+    assert [r["time_s"] for r in rows] == [1.0, 2.0]
+    assert rows[0]["tx_fps"] == 1500 and rows[0]["rx_fps"] == 1490
+    assert rows[1]["port0_tx_fps"] == 2000 and rows[1]["port1_rx_fps"] == 2000
+    assert rows[1]["port0_tx_mbps"] == pytest.approx(2000 * 64 * 8 / 1e6)
+    assert rows[1]["tx_mbps"] == pytest.approx(3000 * 64 * 8 / 1e6)
+
+
+def test_a_partial_last_tick_is_a_rate_over_its_own_time() -> None:
+    row = second_row(Tick(1.0, {0: 100}, {1: 100}), Tick(1.5, {0: 150}, {1: 150}), {0: 0}, 64)
+    assert row is not None and row["tx_fps"] == 100 and row["port1_rx_fps"] == 100
+    assert second_row(Tick(1.0, {}, {}), Tick(1.0, {}, {}), {}, 64) is None
+
+
+def test_sequence_flags() -> None:
+    assert sequence_flags(parse_result(result_event())) == (FLAG_DUPLICATES, FLAG_REORDERED)
+    clean = parse_result(result_event(dup=0, reorder=0, rx=10, detail=[]))
+    assert sequence_flags(clean) == ()
+    assert sequence_flags(parse_result(result_event(dup=0, reorder=0, excess=3))) == (FLAG_DUPLICATES,)

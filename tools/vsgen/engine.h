@@ -1,0 +1,159 @@
+/* vsgen engine: shared declarations of the user-space side. */
+#ifndef VSGEN_ENGINE_H
+#define VSGEN_ENGINE_H
+
+#include <net/if.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vsgen_shared.h"
+
+#define VSG_VERSION "1.0"
+#define VSG_MAX_PORTS 16
+#define VSG_MAX_FRAME 9014 /* 9018-byte frame without its FCS */
+#define VSG_NAME_MAX 64
+#define VSG_ERR_MAX 512
+#define VSG_MIN_STREAM_CAP 1024u
+
+enum vsg_path { VSG_PATH_AUTO = 0, VSG_PATH_XDP, VSG_PATH_PACKET };
+enum vsg_mode { VSG_MODE_RATE = 0, VSG_MODE_BURST, VSG_MODE_CONT };
+
+/* A veth's XDP transmit counters (summed over queues). */
+struct vsg_xmit {
+	uint64_t xmit;   /* frames the peer took */
+	uint64_t errors; /* frames its full ring refused */
+};
+
+/* One generator port: an interface in a network namespace, with its BPF object. */
+struct vsg_port {
+	int defined;
+	int index;
+	char netns[VSG_NAME_MAX]; /* "" : the engine's own namespace */
+	char ifname[IF_NAMESIZE];
+	int ns_fd;
+	int ifindex;
+	int mtu;
+	/* BPF */
+	struct bpf_object *obj;
+	int tx_prog_fd;
+	int rx_prog_fd;
+	int link_fd;
+	const char *rx_mode; /* "native" or "generic" */
+	uint32_t stream_cap;
+	struct vsg_cfg *cfg;
+	struct vsg_txstate *tx;
+	struct vsg_rxstat *rx;
+	struct vsg_rxstream *streams;
+	uint64_t *hist;
+	size_t map_len[5];
+	void *map_mem[5];
+	int xdp_tx; /* -1 unknown, 0 the peer cannot take XDP frames, 1 works */
+	char xdp_note[VSG_ERR_MAX]; /* why not, when xdp_tx is 0 */
+	int ctl_sock; /* a socket in the port's namespace, for ethtool */
+	int is_veth;
+};
+
+/* One direction: the frames one port sends to another. */
+struct vsg_dir {
+	int defined;
+	int tx_port;
+	int rx_port;
+	uint32_t streams;
+	int vary;
+	uint32_t base;
+	int l3;
+	size_t len;
+	unsigned char frame[VSG_MAX_FRAME];
+};
+
+/* A transmit thread's job and what it measured. */
+struct vsg_job {
+	struct vsg_engine *eng;
+	int dir_id;
+	enum vsg_path path;
+	double rate_fps;   /* 0: as fast as possible */
+	uint64_t frames;   /* 0: until stopped */
+	int cpu;           /* -1: not pinned */
+	atomic_int *stop;
+	/* results */
+	atomic_int done;
+	_Atomic uint64_t sent;
+	double t_start;
+	double t_end;
+	double cpu_s;
+	int failed;
+	char err[VSG_ERR_MAX];
+	int have_xmit; /* xmit0/xmit1 were read (a veth on the XDP path) */
+	struct vsg_xmit xmit0, xmit1;
+};
+
+/* One run's arguments (run.c parses them). */
+struct run_args {
+	enum vsg_mode mode;
+	int dirs[VSG_MAX_DIRS];
+	int ndirs;
+	double rate;
+	uint64_t frames[VSG_MAX_DIRS];
+	int nframes;
+	enum vsg_path path;
+	double residual;
+	uint64_t detail;
+	int cpus[VSG_MAX_DIRS];
+	int ncpus;
+	double tick;
+};
+
+struct vsg_engine {
+	int own_ns_fd;
+	uint16_t run_tag;
+	uint16_t trial_tag;
+	struct vsg_port ports[VSG_MAX_PORTS];
+	struct vsg_dir dirs[VSG_MAX_DIRS];
+	int ctl_fd;
+	atomic_int stop_all; /* a signal asked the engine to stop */
+	char *lbuf;          /* control input not yet split into lines */
+	size_t llen, lcap;
+	char *line;          /* the last line returned by vsg_ctl_readline */
+	size_t line_cap;
+};
+
+/* util.c */
+double vsg_now(void);
+double vsg_thread_cpu(void);
+int vsg_enter_ns(int ns_fd, char *err);
+void vsg_emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void vsg_json_escape(const char *in, char *out, size_t max);
+void vsg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int vsg_parse_u64(const char *s, uint64_t *out);
+int vsg_parse_double(const char *s, double *out);
+int vsg_hex_decode(const char *hex, unsigned char *out, size_t max, size_t *len);
+
+/* ethtool.c */
+int vsg_driver_name(int fd, const char *ifname, char *out, size_t max);
+int vsg_veth_xmit(int fd, const char *ifname, struct vsg_xmit *out);
+
+/* port.c */
+int vsg_port_open(struct vsg_engine *eng, struct vsg_port *port, char *err);
+int vsg_port_ensure_streams(struct vsg_engine *eng, struct vsg_port *port, uint32_t streams, char *err);
+void vsg_port_close(struct vsg_port *port);
+
+/* tx.c */
+void *vsg_tx_thread(void *arg);
+int vsg_xdp_probe(struct vsg_engine *eng, struct vsg_port *port, const struct vsg_dir *d, int dir_id, char *err);
+void vsg_set_tx_cfg(struct vsg_port *port, const struct vsg_dir *d, int dir_id);
+
+/* main.c */
+int vsg_ctl_readline(struct vsg_engine *eng, int timeout_ms, char **line);
+
+/* report.c */
+void vsg_emit_tick(struct vsg_engine *eng, struct run_args *a, struct vsg_job *jobs, double t);
+double vsg_process_cpu(void);
+void vsg_emit_result(struct vsg_engine *eng, struct run_args *a, struct vsg_job *jobs, double elapsed,
+		     double cpu, const char *stopped_by);
+
+/* run.c */
+int vsg_run(struct vsg_engine *eng, char **kv, int nkv);
+
+#endif

@@ -1,0 +1,348 @@
+/* vsgen engine: one trial (rate, burst or continuous) from arming the counters to the result.
+ *
+ *   run mode=rate|burst|cont dirs=0,1 [rate=FPS] [frames=N[,N...]] [path=auto|xdp|packet]
+ *       [residual=S] [detail=K] [cpus=C[,C...]] [tick=S]
+ *
+ * rate and frames are per direction. The engine emits a "tick" line every `tick` seconds
+ * while transmitting (cumulative counters), then waits `residual` seconds so that every frame
+ * in flight arrives, reads the receive counters and emits one "result" line.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine.h"
+
+/* BPF_PROG_RUN live frames: one page per frame, headroom and skb_shared_info excluded. */
+#define XDP_LIVE_MAX_FRAME 3500u
+
+static int parse_list(const char *s, uint64_t *out, int max)
+{
+	char buf[256], *save = NULL, *tok;
+	int n = 0;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (n == max || vsg_parse_u64(tok, &out[n]))
+			return -1;
+		n++;
+	}
+	return n;
+}
+
+static int parse_args(char **kv, int nkv, struct run_args *a)
+{
+	uint64_t list[VSG_MAX_DIRS];
+	int n;
+
+	memset(a, 0, sizeof(*a));
+	a->mode = -1;
+	a->residual = 2.0;
+	a->detail = 64;
+	a->tick = 1.0;
+	for (int i = 0; i < nkv; i++) {
+		char *k = kv[i], *v = strchr(k, '=');
+
+		if (!v) {
+			vsg_error("run: expected key=value, got '%s'", k);
+			return -1;
+		}
+		*v++ = '\0';
+		if (!strcmp(k, "mode")) {
+			a->mode = !strcmp(v, "rate") ? VSG_MODE_RATE : !strcmp(v, "burst") ? VSG_MODE_BURST
+				  : !strcmp(v, "cont") ? VSG_MODE_CONT : -1;
+			if ((int)a->mode < 0) {
+				vsg_error("run: mode must be rate, burst or cont, got '%s'", v);
+				return -1;
+			}
+		} else if (!strcmp(k, "dirs")) {
+			n = parse_list(v, list, VSG_MAX_DIRS);
+			if (n <= 0) {
+				vsg_error("run: bad dirs '%s'", v);
+				return -1;
+			}
+			for (int j = 0; j < n; j++)
+				a->dirs[j] = (int)list[j];
+			a->ndirs = n;
+		} else if (!strcmp(k, "rate")) {
+			if (vsg_parse_double(v, &a->rate) || a->rate <= 0) {
+				vsg_error("run: rate must be a positive number of frames/s, got '%s'", v);
+				return -1;
+			}
+		} else if (!strcmp(k, "frames")) {
+			a->nframes = parse_list(v, a->frames, VSG_MAX_DIRS);
+			if (a->nframes <= 0) {
+				vsg_error("run: bad frames '%s'", v);
+				return -1;
+			}
+		} else if (!strcmp(k, "path")) {
+			a->path = !strcmp(v, "auto") ? VSG_PATH_AUTO : !strcmp(v, "xdp") ? VSG_PATH_XDP
+				  : !strcmp(v, "packet") ? VSG_PATH_PACKET : -1;
+			if ((int)a->path < 0) {
+				vsg_error("run: path must be auto, xdp or packet, got '%s'", v);
+				return -1;
+			}
+		} else if (!strcmp(k, "residual")) {
+			if (vsg_parse_double(v, &a->residual) || a->residual < 0 || a->residual > 60) {
+				vsg_error("run: residual must be 0..60 s, got '%s'", v);
+				return -1;
+			}
+		} else if (!strcmp(k, "tick")) {
+			if (vsg_parse_double(v, &a->tick) || a->tick < 0.05) {
+				vsg_error("run: tick must be >= 0.05 s, got '%s'", v);
+				return -1;
+			}
+		} else if (!strcmp(k, "detail")) {
+			if (vsg_parse_u64(v, &a->detail)) {
+				vsg_error("run: bad detail '%s'", v);
+				return -1;
+			}
+		} else if (!strcmp(k, "cpus")) {
+			n = parse_list(v, list, VSG_MAX_DIRS);
+			if (n <= 0) {
+				vsg_error("run: bad cpus '%s'", v);
+				return -1;
+			}
+			for (int j = 0; j < n; j++)
+				a->cpus[j] = (int)list[j];
+			a->ncpus = n;
+		} else {
+			vsg_error("run: unknown key '%s'", k);
+			return -1;
+		}
+	}
+	if ((int)a->mode < 0 || !a->ndirs) {
+		vsg_error("run: mode and dirs are required");
+		return -1;
+	}
+	if (a->mode != VSG_MODE_BURST && a->rate <= 0) {
+		vsg_error("run: a %s run needs rate > 0", a->mode == VSG_MODE_RATE ? "rate" : "cont");
+		return -1;
+	}
+	if (a->mode != VSG_MODE_CONT && a->nframes != 1 && a->nframes != a->ndirs) {
+		vsg_error("run: frames needs one count, or one per direction");
+		return -1;
+	}
+	for (int j = 0; a->mode != VSG_MODE_CONT && j < a->nframes; j++)
+		if (!a->frames[j]) {
+			vsg_error("run: frames must be > 0");
+			return -1;
+		}
+	return 0;
+}
+
+static int check_dirs(struct vsg_engine *eng, struct run_args *a)
+{
+	int tx_used[VSG_MAX_PORTS] = {0};
+
+	for (int i = 0; i < a->ndirs; i++) {
+		int id = a->dirs[i];
+		struct vsg_dir *d;
+
+		if (id < 0 || id >= VSG_MAX_DIRS || !eng->dirs[id].defined) {
+			vsg_error("run: direction %d is not defined", id);
+			return -1;
+		}
+		for (int j = 0; j < i; j++)
+			if (a->dirs[j] == id) {
+				vsg_error("run: direction %d listed twice", id);
+				return -1;
+			}
+		d = &eng->dirs[id];
+		if (tx_used[d->tx_port]++) {
+			vsg_error("run: port %d would transmit two directions at once", d->tx_port);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Arm every port for a new trial: new tag, receive slots per direction, counters zeroed. */
+static int arm(struct vsg_engine *eng, struct run_args *a)
+{
+	char err[VSG_ERR_MAX] = "";
+
+	if (++eng->trial_tag == 0)
+		eng->trial_tag = 1;
+	for (int p = 0; p < VSG_MAX_PORTS; p++) {
+		struct vsg_port *port = &eng->ports[p];
+		uint32_t cum = 0, off[VSG_MAX_DIRS] = {0}, cnt[VSG_MAX_DIRS] = {0};
+
+		if (!port->defined)
+			continue;
+		for (int i = 0; i < a->ndirs; i++) {
+			struct vsg_dir *d = &eng->dirs[a->dirs[i]];
+
+			if (d->rx_port != p)
+				continue;
+			off[a->dirs[i]] = cum;
+			cnt[a->dirs[i]] = d->streams;
+			cum += d->streams;
+		}
+		if (vsg_port_ensure_streams(eng, port, cum, err)) {
+			vsg_error("%s", err);
+			return -1;
+		}
+		/* Tag first: a frame of the previous trial arriving now is stale, not counted. */
+		port->cfg->trial_tag = eng->trial_tag;
+		port->cfg->run_tag = eng->run_tag;
+		memcpy(port->cfg->rx_offset, off, sizeof(off));
+		memcpy(port->cfg->rx_streams, cnt, sizeof(cnt));
+		memset(port->rx, 0, sizeof(*port->rx));
+		port->rx->lat_min_ns = ~0ull;
+		memset(port->streams, 0, (size_t)cum * sizeof(struct vsg_rxstream));
+		memset(port->hist, 0, (size_t)VSG_HIST_BUCKETS * sizeof(uint64_t));
+	}
+	for (int i = 0; i < a->ndirs; i++) {
+		struct vsg_dir *d = &eng->dirs[a->dirs[i]];
+		struct vsg_port *port = &eng->ports[d->tx_port];
+
+		vsg_set_tx_cfg(port, d, a->dirs[i]);
+		memset(port->tx, 0, sizeof(*port->tx));
+	}
+	return 0;
+}
+
+static int choose_path(struct vsg_engine *eng, struct run_args *a, int id, enum vsg_path *out)
+{
+	struct vsg_dir *d = &eng->dirs[id];
+	struct vsg_port *port = &eng->ports[d->tx_port];
+	char err[VSG_ERR_MAX] = "";
+
+	if (a->path == VSG_PATH_PACKET) {
+		*out = VSG_PATH_PACKET;
+		return 0;
+	}
+	if (a->path == VSG_PATH_XDP && d->len <= XDP_LIVE_MAX_FRAME) {
+		*out = VSG_PATH_XDP; /* asked for: no probe, the user knows the peer takes XDP frames */
+		return 0;
+	}
+	if (d->len > XDP_LIVE_MAX_FRAME) {
+		if (a->path == VSG_PATH_XDP) {
+			vsg_error("run: XDP live frames carry at most %u bytes; use path=packet", XDP_LIVE_MAX_FRAME);
+			return -1;
+		}
+		*out = VSG_PATH_PACKET;
+		return 0;
+	}
+	if (port->xdp_tx < 0)
+		port->xdp_tx = vsg_xdp_probe(eng, port, d, id, err) == 0;
+	if (!port->xdp_tx) {
+		if (err[0])
+			snprintf(port->xdp_note, sizeof(port->xdp_note), "%s", err);
+		*out = VSG_PATH_PACKET;
+		return 0;
+	}
+	*out = VSG_PATH_XDP;
+	return 0;
+}
+
+/* Wait `seconds`, answering the control input (nothing but "stop" is accepted while busy). */
+static void wait_busy(struct vsg_engine *eng, double until, atomic_int *stop, const char **stopped_by)
+{
+	for (;;) {
+		double left = until - vsg_now();
+		char *line = NULL;
+		int rc;
+
+		if (left <= 0 || atomic_load(&eng->stop_all))
+			return;
+		rc = vsg_ctl_readline(eng, (int)(left * 1000) + 1, &line);
+		if (rc < 0) {
+			/* Control input closed: stop the run, then the engine. */
+			atomic_store(&eng->stop_all, 1);
+			atomic_store(stop, 1);
+			*stopped_by = "eof";
+			return;
+		}
+		if (rc > 0) {
+			if (!strcmp(line, "stop")) {
+				atomic_store(stop, 1);
+				*stopped_by = "stop";
+			} else if (!strcmp(line, "quit")) {
+				/* vsperf is leaving (interrupted): end the run now, then the engine. */
+				atomic_store(stop, 1);
+				atomic_store(&eng->stop_all, 1);
+				*stopped_by = "quit";
+			} else if (line[0]) {
+				vsg_error("busy: a run is in progress (only 'stop' and 'quit' are accepted)");
+			}
+		}
+	}
+}
+
+int vsg_run(struct vsg_engine *eng, char **kv, int nkv)
+{
+	struct run_args a;
+	struct vsg_job jobs[VSG_MAX_DIRS];
+	pthread_t threads[VSG_MAX_DIRS];
+	atomic_int stop = 0;
+	const char *stopped_by = "done";
+	double t0, cpu0, next_tick;
+	int started = 0, failed = 0;
+
+	if (parse_args(kv, nkv, &a) || check_dirs(eng, &a))
+		return -1;
+	memset(jobs, 0, sizeof(jobs));
+	for (int i = 0; i < a.ndirs; i++) {
+		jobs[i].eng = eng;
+		jobs[i].dir_id = a.dirs[i];
+		jobs[i].rate_fps = a.mode == VSG_MODE_BURST ? 0 : a.rate;
+		jobs[i].frames = a.mode == VSG_MODE_CONT ? 0 : a.frames[a.nframes == 1 ? 0 : i];
+		jobs[i].cpu = a.ncpus ? a.cpus[i % a.ncpus] : -1;
+		jobs[i].stop = &stop;
+		if (choose_path(eng, &a, a.dirs[i], &jobs[i].path))
+			return -1;
+	}
+	if (arm(eng, &a))
+		return -1;
+	cpu0 = vsg_process_cpu();
+	t0 = vsg_now();
+	for (int i = 0; i < a.ndirs; i++) {
+		if (pthread_create(&threads[i], NULL, vsg_tx_thread, &jobs[i])) {
+			vsg_error("cannot start a transmit thread: %s", strerror(errno));
+			atomic_store(&stop, 1);
+			break;
+		}
+		started++;
+	}
+	next_tick = t0 + a.tick;
+	for (;;) {
+		int running = 0;
+
+		for (int i = 0; i < started; i++)
+			running += !atomic_load(&jobs[i].done);
+		if (!running || atomic_load(&stop))
+			break;
+		wait_busy(eng, next_tick < vsg_now() + 0.01 ? next_tick : vsg_now() + 0.01, &stop, &stopped_by);
+		if (atomic_load(&eng->stop_all) && !atomic_load(&stop)) {
+			atomic_store(&stop, 1);
+			stopped_by = "signal";
+		}
+		if (vsg_now() >= next_tick) {
+			vsg_emit_tick(eng, &a, jobs, next_tick - t0);
+			next_tick += a.tick;
+		}
+	}
+	for (int i = 0; i < started; i++) {
+		pthread_join(threads[i], NULL);
+		if (jobs[i].failed) {
+			vsg_error("%s", jobs[i].err);
+			failed = 1;
+		}
+	}
+	if (failed || started < a.ndirs)
+		return -1;
+	if (!atomic_load(&eng->stop_all)) {
+		atomic_int ignored = 0;
+
+		wait_busy(eng, vsg_now() + a.residual, &ignored, &stopped_by);
+	}
+	vsg_emit_result(eng, &a, jobs, vsg_now() - t0, vsg_process_cpu() - cpu0, stopped_by);
+	return 0;
+}

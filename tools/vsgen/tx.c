@@ -1,0 +1,306 @@
+/* vsgen engine: transmit threads, one per direction, each inside its port's namespace.
+ *
+ * Paths:
+ *  - XDP live frames: BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES runs vsg_tx once per frame
+ *    on a page-pool copy of the template; the program stamps the frame and redirects it out
+ *    of the port (the veth hands it to its peer's NAPI, no socket or qdisc on the way).
+ *  - AF_PACKET: sendmmsg() on a raw socket that bypasses the qdisc, frames stamped here.
+ *
+ * Pacing: frame i (from 0) is due at t0 + i / rate. The thread sleeps (absolute deadlines,
+ * 1 ns timer slack) until a chunk of frames is due, then sends every frame due by now, so a
+ * late wake-up is made up at once and the count of a trial is exact whatever the jitter.
+ * A chunk is about 100 us of traffic (at most 256 frames): smooth enough for any queue.
+ * A paced run ends at its planned end (plus 1 % and 50 ms) even when frames remain: a
+ * generator that cannot keep the rate sends fewer frames at a lower achieved rate, which
+ * vsperf flags, instead of stretching the trial far beyond its duration.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/if_packet.h>
+#include <math.h>
+#include <net/ethernet.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "engine.h"
+
+#define CHUNK_S 100e-6
+#define PACED_CHUNK_MAX 256u
+#define XDP_UNPACED_CHUNK 65536u
+#define XDP_CATCHUP_CHUNK 4096u
+#define PKT_BATCH 64u
+#define XDP_BATCH 64u
+#define PACED_GRACE_S 0.05     /* a paced run may overrun its plan by this much... */
+#define PACED_GRACE_SHARE 0.01 /* ...plus this share of it, before it ends short */
+
+static void sleep_until(double t)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)t;
+	ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static uint32_t paced_chunk(double rate)
+{
+	double c = floor(rate * CHUNK_S);
+
+	if (c < 1)
+		return 1;
+	return c > PACED_CHUNK_MAX ? PACED_CHUNK_MAX : (uint32_t)c;
+}
+
+/* Frames due by time `t` (frame 0 at t0), never more than the total. */
+static uint64_t due_by(double t, double t0, double rate, uint64_t total)
+{
+	double d = floor((t - t0) * rate) + 1.0;
+	uint64_t due = d < 1 ? 1 : (uint64_t)d;
+
+	return total && due > total ? total : due;
+}
+
+static int xdp_send(struct vsg_port *port, const struct vsg_dir *d, uint32_t n, char *err)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = d->frame, .data_size_in = (__u32)d->len, .repeat = n,
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = XDP_BATCH);
+
+	if (bpf_prog_test_run_opts(port->tx_prog_fd, &o) && errno != EINTR) {
+		snprintf(err, VSG_ERR_MAX, "XDP live-frame transmission on %s failed: %s", port->ifname,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+struct pkt_tx {
+	int fd;
+	unsigned char *bufs;
+	struct mmsghdr msgs[PKT_BATCH];
+	struct iovec iov[PKT_BATCH];
+};
+
+static int pkt_open(struct pkt_tx *p, const struct vsg_port *port, const struct vsg_dir *d, char *err)
+{
+	struct sockaddr_ll ll;
+	int one = 1, sndbuf = 4 << 20;
+
+	memset(p, 0, sizeof(*p));
+	/* Protocol 0: this socket never receives, it only sends. */
+	p->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (p->fd < 0) {
+		snprintf(err, VSG_ERR_MAX, "cannot open a packet socket: %s", strerror(errno));
+		return -1;
+	}
+	memset(&ll, 0, sizeof(ll));
+	ll.sll_family = AF_PACKET;
+	ll.sll_ifindex = port->ifindex;
+	if (bind(p->fd, (struct sockaddr *)&ll, sizeof(ll))) {
+		snprintf(err, VSG_ERR_MAX, "cannot bind a packet socket to %s: %s", port->ifname, strerror(errno));
+		close(p->fd);
+		return -1;
+	}
+	setsockopt(p->fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one));
+	setsockopt(p->fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf));
+	p->bufs = malloc(PKT_BATCH * d->len);
+	if (!p->bufs) {
+		snprintf(err, VSG_ERR_MAX, "out of memory");
+		close(p->fd);
+		return -1;
+	}
+	for (uint32_t i = 0; i < PKT_BATCH; i++) {
+		memcpy(p->bufs + i * d->len, d->frame, d->len);
+		p->iov[i].iov_base = p->bufs + i * d->len;
+		p->iov[i].iov_len = d->len;
+		p->msgs[i].msg_hdr.msg_iov = &p->iov[i];
+		p->msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+	return 0;
+}
+
+/* Send `n` frames numbered from `first`; returns how many the kernel took (-1: failure). */
+static long pkt_send(struct pkt_tx *p, const struct vsg_port *port, const struct vsg_dir *d,
+		     const struct vsg_cfg *cfg, uint8_t dir_id, uint64_t first, uint32_t n, char *err)
+{
+	long total = 0;
+
+	while (n) {
+		uint32_t batch = n > PKT_BATCH ? PKT_BATCH : n;
+		struct timespec ts;
+		int sent;
+
+		for (uint32_t i = 0; i < batch; i++) {
+			uint64_t idx = first + (uint64_t)total + i;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			vsg_stamp(p->bufs + i * d->len, d->l3, (__u8)d->vary, d->base, dir_id,
+				  (uint32_t)(idx % d->streams), cfg->trial_tag, (uint32_t)(idx / d->streams),
+				  (uint32_t)((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec));
+		}
+		sent = sendmmsg(p->fd, p->msgs, batch, 0);
+		if (sent < 0) {
+			if (errno == ENOBUFS || errno == EAGAIN || errno == EINTR) {
+				sched_yield();
+				continue;
+			}
+			snprintf(err, VSG_ERR_MAX, "sending on %s failed: %s", port->ifname, strerror(errno));
+			return -1;
+		}
+		total += sent;
+		n -= (uint32_t)sent;
+	}
+	return total;
+}
+
+static uint64_t sent_so_far(struct vsg_job *job, const struct vsg_port *port)
+{
+	return job->path == VSG_PATH_XDP ? port->tx->sent : atomic_load(&job->sent);
+}
+
+void *vsg_tx_thread(void *arg)
+{
+	struct vsg_job *job = arg;
+	struct vsg_engine *eng = job->eng;
+	const struct vsg_dir *d = &eng->dirs[job->dir_id];
+	struct vsg_port *port = &eng->ports[d->tx_port];
+	struct pkt_tx pkt = {.fd = -1};
+	sigset_t all;
+	double t0, cpu0, deadline = 0, rate = job->rate_fps;
+	uint64_t total = job->frames, sent = 0;
+	uint32_t chunk = rate > 0 ? paced_chunk(rate) : (job->path == VSG_PATH_XDP ? XDP_UNPACED_CHUNK : PKT_BATCH);
+
+	/* Signals are the main thread's business; a transmit syscall is never interrupted. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	if (job->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(job->cpu, &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	if (vsg_enter_ns(port->ns_fd, job->err))
+		goto failed;
+	if (job->path == VSG_PATH_PACKET && pkt_open(&pkt, port, d, job->err))
+		goto failed;
+	job->have_xmit = job->path == VSG_PATH_XDP && port->is_veth &&
+			 !vsg_veth_xmit(port->ctl_sock, port->ifname, &job->xmit0);
+	cpu0 = vsg_thread_cpu();
+	t0 = vsg_now();
+	job->t_start = t0;
+	if (rate > 0 && total)
+		deadline = t0 + (double)total / rate * (1.0 + PACED_GRACE_SHARE) + PACED_GRACE_S;
+	while (!atomic_load(job->stop) && (!total || sent < total)) {
+		uint64_t want;
+		uint32_t n;
+
+		if (rate > 0) {
+			double now = vsg_now();
+			uint64_t due = due_by(now, t0, rate, total);
+			uint64_t need = total && total - sent < chunk ? total - sent : chunk;
+
+			if (deadline > 0 && now > deadline)
+				break; /* behind and out of time: the trial ends on time, short of frames */
+			if (due < sent + need) {
+				/* Wait until a whole chunk (or the last, smaller one) is due. */
+				sleep_until(t0 + (double)(sent + need - 1) / rate);
+				continue;
+			}
+			want = due - sent;
+			if (want > XDP_CATCHUP_CHUNK)
+				want = XDP_CATCHUP_CHUNK;
+		} else {
+			want = total ? total - sent : chunk;
+			if (want > chunk)
+				want = chunk;
+		}
+		n = (uint32_t)want;
+		if (job->path == VSG_PATH_XDP) {
+			if (xdp_send(port, d, n, job->err))
+				goto failed;
+			sent = port->tx->sent;
+		} else {
+			long m = pkt_send(&pkt, port, d, port->cfg, (uint8_t)job->dir_id, sent, n, job->err);
+
+			if (m < 0)
+				goto failed;
+			sent += (uint64_t)m;
+			atomic_store(&job->sent, sent);
+		}
+	}
+	job->t_end = vsg_now();
+	job->cpu_s = vsg_thread_cpu() - cpu0;
+	if (job->have_xmit && vsg_veth_xmit(port->ctl_sock, port->ifname, &job->xmit1))
+		job->have_xmit = 0;
+	atomic_store(&job->sent, sent_so_far(job, port));
+	goto out;
+failed:
+	job->failed = 1;
+	job->t_end = vsg_now();
+out:
+	atomic_store(&job->done, 1);
+	if (pkt.fd >= 0)
+		close(pkt.fd);
+	free(pkt.bufs);
+	return NULL;
+}
+
+/* Point the port's transmit program at direction `d`. */
+void vsg_set_tx_cfg(struct vsg_port *port, const struct vsg_dir *d, int dir_id)
+{
+	port->cfg->tx_ifindex = (uint32_t)port->ifindex;
+	port->cfg->tx_streams = d->streams;
+	port->cfg->tx_dst_base = d->base;
+	port->cfg->tx_l3_off = (uint16_t)d->l3;
+	port->cfg->tx_vary = (uint8_t)d->vary;
+	port->cfg->tx_dir = (uint8_t)dir_id;
+}
+
+/* Send one frame through XDP and check on the veth's counters that the peer took it.
+ * The frame carries trial tag 0 (never a trial's): receivers count it as stale. */
+int vsg_xdp_probe(struct vsg_engine *eng, struct vsg_port *port, const struct vsg_dir *d, int dir_id, char *err)
+{
+	struct vsg_xmit before, after;
+	uint16_t tag = port->cfg->trial_tag;
+	int rc;
+
+	if (!port->is_veth) {
+		snprintf(err, VSG_ERR_MAX, "XDP transmission is checked on veth ports only; %s is not one",
+			 port->ifname);
+		return -1;
+	}
+	if (vsg_veth_xmit(port->ctl_sock, port->ifname, &before)) {
+		snprintf(err, VSG_ERR_MAX, "cannot read the counters of %s: %s", port->ifname, strerror(errno));
+		return -1;
+	}
+	vsg_set_tx_cfg(port, d, dir_id);
+	port->cfg->trial_tag = 0;
+	if (vsg_enter_ns(port->ns_fd, err))
+		return -1;
+	rc = xdp_send(port, d, 1, err);
+	port->cfg->trial_tag = tag;
+	if (vsg_enter_ns(eng->own_ns_fd, err) || rc)
+		return -1;
+	if (vsg_veth_xmit(port->ctl_sock, port->ifname, &after)) {
+		snprintf(err, VSG_ERR_MAX, "cannot read the counters of %s: %s", port->ifname, strerror(errno));
+		return -1;
+	}
+	if (after.xmit > before.xmit || after.errors > before.errors)
+		return 0;
+	snprintf(err, VSG_ERR_MAX, "the peer of %s takes no XDP frames: it needs an XDP program or GRO on "
+		 "(ethtool -K PEER gro on)", port->ifname);
+	return -1;
+}

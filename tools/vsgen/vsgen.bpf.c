@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0
+/* vsgen BPF programs, loaded once per generator port.
+ *
+ * One program, vsg_xdp, in two roles:
+ * transmit: run by the engine through BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES; each run
+ *   stamps the next frame (stream, sequence, time) and redirects it out of the port.
+ * receive: attached to the port (XDP, through a bpf_link owned by the engine process, so it
+ *   goes away with the process); counts this trial's frames per stream, analyses sequence
+ *   numbers and records latency, then drops them; every other frame passes untouched.
+ *
+ * All per-port state lives in mmapable array maps the engine reads directly. One port's
+ * receive program runs in one NAPI context at a time (veth has one queue per direction
+ * here), so plain (non-atomic) updates are exact.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <bpf/bpf_helpers.h>
+
+#include "vsgen_shared.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vsg_cfg);
+} vsg_cfg_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vsg_txstate);
+} vsg_tx_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vsg_rxstat);
+} vsg_rx_map SEC(".maps");
+
+/* max_entries is set by the engine before loading: the streams this port receives. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vsg_rxstream);
+} vsg_stream_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, VSG_HIST_BUCKETS);
+	__type(key, __u32);
+	__type(value, __u64);
+} vsg_hist_map SEC(".maps");
+
+static __always_inline int tx_frame(struct xdp_md *ctx, const int l3)
+{
+	__u8 *p = (__u8 *)(long)ctx->data;
+	__u8 *end = (__u8 *)(long)ctx->data_end;
+	__u32 k = 0;
+	struct vsg_cfg *cfg = bpf_map_lookup_elem(&vsg_cfg_map, &k);
+	struct vsg_txstate *st = bpf_map_lookup_elem(&vsg_tx_map, &k);
+	__u32 stream;
+
+	if (!cfg || !st || p + VSG_MIN_FRAME > end)
+		return XDP_ABORTED;
+	stream = st->stream;
+	vsg_stamp(p, l3, cfg->tx_vary, cfg->tx_dst_base, cfg->tx_dir, stream, cfg->trial_tag, st->round,
+		  (__u32)bpf_ktime_get_ns());
+	if (++stream >= cfg->tx_streams) {
+		stream = 0;
+		st->round++;
+	}
+	st->stream = stream;
+	st->sent++;
+	return bpf_redirect(cfg->tx_ifindex, 0);
+}
+
+static __always_inline int vsg_tx(struct xdp_md *ctx, struct vsg_cfg *cfg)
+{
+	/* Two copies with constant offsets: the verifier checks packet bounds on constants. */
+	if (cfg->tx_l3_off == 18)
+		return tx_frame(ctx, 18);
+	return tx_frame(ctx, 14);
+}
+
+static __always_inline __u32 be32_at(const __u8 *b)
+{
+	return ((__u32)b[0] << 24) | ((__u32)b[1] << 16) | ((__u32)b[2] << 8) | b[3];
+}
+
+static __always_inline void sequence(struct vsg_rxstat *st, struct vsg_rxstream *rs, __u32 seq)
+{
+	__s32 ahead = (__s32)(seq - rs->next);
+
+	rs->rx++;
+	if (ahead >= 0) {
+		__u32 shift = (__u32)ahead + 1;
+
+		rs->window = shift >= 64 ? 1 : (rs->window << shift) | 1;
+		rs->next = seq + 1;
+		return;
+	}
+	/* Behind the highest sequence number seen: a duplicate or a reordered frame. */
+	__u32 back = (__u32)(-ahead) - 1;
+	if (back < 64) {
+		__u64 bit = 1ULL << back;
+
+		if (rs->window & bit) {
+			rs->dup++;
+			st->dup++;
+		} else {
+			rs->window |= bit;
+			rs->reorder++;
+			st->reorder++;
+		}
+	} else {
+		rs->reorder++;
+		st->late++;
+	}
+}
+
+static __always_inline int rx_frame(struct xdp_md *ctx, struct vsg_cfg *cfg, struct vsg_rxstat *st,
+				    const int l3, __u64 now)
+{
+	__u8 *p = (__u8 *)(long)ctx->data;
+	__u8 *end = (__u8 *)(long)ctx->data_end;
+	__u8 *ip = p + l3;
+	__u8 *sig = ip + VSG_IP_LEN + VSG_L4_LEN;
+	__u32 dir, stream, slot, lat, bucket;
+	struct vsg_rxstream *rs;
+	__u64 *h;
+
+	if (sig + VSG_SIG_LEN > end)
+		goto other;
+	/* IPv4 without options, UDP, to 198.18.0.0/15, with this session's identification. */
+	if (ip[0] != 0x45 || ip[9] != 17 || ip[16] != 198 || (ip[17] & 0xfe) != 18)
+		goto other;
+	if ((((__u16)ip[4] << 8) | ip[5]) != cfg->run_tag)
+		goto other;
+	if ((((__u16)sig[0] << 8) | sig[1]) != cfg->trial_tag) {
+		st->stale++;
+		return XDP_DROP;
+	}
+	dir = sig[2];
+	stream = ((__u32)sig[3] << 16) | ((__u32)sig[4] << 8) | sig[5];
+	if (dir >= VSG_MAX_DIRS || stream >= cfg->rx_streams[dir & (VSG_MAX_DIRS - 1)]) {
+		st->foreign++;
+		return XDP_DROP;
+	}
+	slot = cfg->rx_offset[dir & (VSG_MAX_DIRS - 1)] + stream;
+	rs = bpf_map_lookup_elem(&vsg_stream_map, &slot);
+	if (!rs) {
+		st->foreign++;
+		return XDP_DROP;
+	}
+	st->frames++;
+	if (l3 == 18)
+		st->tagged++;
+	sequence(st, rs, be32_at(sig + 6));
+	lat = (__u32)now - be32_at(sig + 10);
+	st->lat_sum_ns += lat;
+	if (lat < st->lat_min_ns)
+		st->lat_min_ns = lat;
+	if (lat > st->lat_max_ns)
+		st->lat_max_ns = lat;
+	bucket = vsg_bucket(lat);
+	h = bpf_map_lookup_elem(&vsg_hist_map, &bucket);
+	if (h)
+		(*h)++;
+	return XDP_DROP;
+other:
+	st->other++;
+	return XDP_PASS;
+}
+
+static __always_inline int vsg_rx(struct xdp_md *ctx, struct vsg_cfg *cfg)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u8 *p = (__u8 *)(long)ctx->data;
+	__u8 *end = (__u8 *)(long)ctx->data_end;
+	__u32 k = 0;
+	struct vsg_rxstat *st = bpf_map_lookup_elem(&vsg_rx_map, &k);
+
+	if (!st)
+		return XDP_PASS;
+	if (p + VSG_MIN_FRAME > end) {
+		st->other++;
+		return XDP_PASS;
+	}
+	if (p[12] == 0x08 && p[13] == 0x00)
+		return rx_frame(ctx, cfg, st, 14, now);
+	if (p[12] == 0x81 && p[13] == 0x00 && p[16] == 0x08 && p[17] == 0x00)
+		return rx_frame(ctx, cfg, st, 18, now);
+	st->other++;
+	return XDP_PASS;
+}
+
+/* One program for both roles. BPF_PROG_RUN runs it on the namespace's loopback device
+ * (ifindex 1, never a generator port): transmit. Attached to the port: receive. Being the
+ * attached program also keeps it in the kernel's XDP dispatcher, so each BPF_PROG_RUN call
+ * skips the dispatcher update (and its RCU grace period, ~24 ms here). */
+SEC("xdp.frags")
+int vsg_xdp(struct xdp_md *ctx)
+{
+	__u32 k = 0;
+	struct vsg_cfg *cfg = bpf_map_lookup_elem(&vsg_cfg_map, &k);
+
+	if (!cfg)
+		return XDP_PASS;
+	if (ctx->ingress_ifindex == VSG_LOOPBACK_IFINDEX)
+		return vsg_tx(ctx, cfg);
+	return vsg_rx(ctx, cfg);
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,138 @@
+"""RFC 2544 latency (section 26.2): trials at the throughput rate, repeated, with the latency the
+generator timestamps.
+
+The rate is the throughput (see `vsperf.search.select`: given by the runner, set by
+TRAFFICGEN_THROUGHPUT_PERCENT, or measured first). Each of `repetitions` trials (RFC 2544: 20)
+runs `duration_s` (RFC 2544: at least 120 s). RFC 2544 timestamps one tagged frame per trial and
+reports the average over the trials; a generator that timestamps every frame gives the latency
+of all of them. Both are the same computation here: `avg_latency_ns` is the mean of the trials'
+averages (for one tagged frame per trial, exactly RFC 2544's value), `min_latency_ns` the lowest
+and `max_latency_ns` the highest value seen, `<p>_latency_ns` (e.g. `p99_latency_ns`) the mean of
+each percentile the generator reported. `latency_method` says which method the generator used:
+"all frames" when every received frame was timestamped, else "tagged frames".
+
+A generator that returns no latency cannot run this test: it fails with a TrafficGenError
+(never a number it did not measure).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from vsperf.errors import TrafficGenError
+from vsperf.search.config_more import check, integer, number
+from vsperf.search.measurer import LatencyStats, Measurer, TrialResult, generator_name
+from vsperf.search.outcome import MetricValue, SearchOutcome
+from vsperf.search.outcome_parts import not_measured, row_keys, under_delivery_notes
+from vsperf.search.select import KnownThroughput
+from vsperf.search.trials import Anomalies, OnTrial, TrialLog, percent_of
+from vsperf.traffic import Traffic
+
+TRAFFIC_TYPE = "rfc2544_latency"
+METRICS = ("min_latency_ns", "avg_latency_ns", "max_latency_ns", "tx_rate_fps", "tx_rate_percent")
+
+
+@dataclass(frozen=True)
+class LatencyConfig:
+    """RFC 2544 latency trials."""
+
+    duration_s: float = 120.0  # one trial (RFC 2544: >= 120 s)
+    repetitions: int = 20  # trials (RFC 2544: 20)
+
+    def __post_init__(self) -> None:
+        check(self.duration_s > 0, "TRAFFICGEN_LATENCY_DURATION_S", self.duration_s, "> 0")
+        check(self.repetitions >= 1, "TRAFFICGEN_LATENCY_REPETITIONS", self.repetitions, ">= 1")
+
+
+def latency_config_from_settings(settings: Mapping[str, Any]) -> LatencyConfig:
+    return LatencyConfig(
+        duration_s=number(settings, "TRAFFICGEN_LATENCY_DURATION_S"),
+        repetitions=integer(settings, "TRAFFICGEN_LATENCY_REPETITIONS"),
+    )
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def latency_summary(stats: list[LatencyStats], trials: list[TrialResult]) -> dict[str, MetricValue]:
+    """The latency metrics over the trials (see the module docstring)."""
+    averages = [s.avg_ns for s in stats]
+    out: dict[str, MetricValue] = {
+        "min_latency_ns": min(s.min_ns for s in stats),
+        "avg_latency_ns": _mean(averages),
+        "max_latency_ns": max(s.max_ns for s in stats),
+        "avg_latency_ns_min": min(averages),
+        "avg_latency_ns_max": max(averages),
+    }
+    for name in sorted({key for s in stats for key in s.percentiles_ns}):
+        values = [s.percentiles_ns[name] for s in stats if name in s.percentiles_ns]
+        out[f"{name}_latency_ns"] = _mean(values)
+    out["latency_samples"] = sum(s.samples for s in stats)
+    every_frame = all(s.samples >= t.rx_frames > 0 for s, t in zip(stats, trials, strict=True))
+    out["latency_method"] = "all frames" if every_frame else "tagged frames"
+    return out
+
+
+def rfc2544_latency(
+    measurer: Measurer,
+    traffic: Traffic,
+    cfg: LatencyConfig,
+    throughput: Callable[[], KnownThroughput],
+    on_trial: OnTrial | None = None,
+) -> SearchOutcome:
+    """`cfg.repetitions` latency trials at the throughput `throughput()` returns."""
+    known = throughput()
+    line = traffic.line_rate_fps
+    if known.rate_fps <= 0:
+        return not_measured(
+            TRAFFIC_TYPE, traffic, METRICS, "no throughput to run at (no rate passed): latency not measured", known
+        )
+    log = TrialLog(measurer, on_trial)
+    anomalies = Anomalies()
+    for note in known.anomalies:
+        anomalies.add(note)
+    trials: list[TrialResult] = []
+    stats: list[LatencyStats] = []
+    for rep in range(1, cfg.repetitions + 1):
+        trial = log.rate(traffic, known.rate_fps, cfg.duration_s, f"latency {rep}/{cfg.repetitions}")
+        if trial.latency is None:
+            raise TrafficGenError(
+                f"generator {generator_name(measurer)} measured no latency: it cannot run {TRAFFIC_TYPE} trials"
+            )
+        trials.append(trial)
+        stats.append(trial.latency)
+    sent = sum(t.tx_frames for t in trials)
+    lost = sum(t.loss_frames for t in trials)
+    loss_percent = 100.0 * lost / sent if sent else 100.0
+    if lost:
+        anomalies.add(
+            f"the latency trials lost {loss_percent:.4f} % of their frames: the rate is above what the DUT "
+            "forwards without loss, so the latency includes queueing in a full buffer"
+        )
+    for note in under_delivery_notes(trials):
+        anomalies.add(note)
+    tx_rate = _mean([t.actual_tx_rate_fps for t in trials])
+    metrics: dict[str, MetricValue] = {
+        **latency_summary(stats, trials),
+        "tx_rate_fps": tx_rate,
+        "tx_rate_percent": percent_of(tx_rate, line),
+        "frame_loss_percent": loss_percent,
+        "throughput_fps": known.rate_fps,
+        **row_keys(TRAFFIC_TYPE, traffic),
+    }
+    all_trials = (*known.trials, *log.trials)
+    details: dict[str, Any] = {
+        "parameters": {**asdict(cfg), "line_rate_fps": line},
+        "throughput": known.as_dict(),
+        "latency_trials": [
+            {"min_ns": s.min_ns, "avg_ns": s.avg_ns, "max_ns": s.max_ns, "samples": s.samples,
+             "loss_percent": t.loss_percent}
+            for s, t in zip(stats, trials, strict=True)
+        ],
+        "trial_count": len(all_trials),
+        "trial_time_s": sum(t.duration_s for t in all_trials),
+    }
+    return SearchOutcome(metrics=metrics, trials=all_trials, details=details, anomalies=anomalies.as_tuple())

@@ -1,0 +1,162 @@
+"""MLRsearch: every goal (NDR, PDR, ...) in one search, short trials first, full-length trials
+only where they decide the answer (IETF draft-ietf-bmwg-mlrsearch; the semantics are in
+`vsperf.search.mlr_goals`, the outcome in `vsperf.search.mlr_run`).
+
+The controller (this module's choice of trials; the draft leaves it free):
+
+1. Initial trials, shared by every goal: one at the maximum load (what the generator cannot
+   deliver lowers that maximum, see `vsperf.search.upper_bound`), then, if it lost frames, one at
+   its forwarding rate corrected for the smallest goal loss ratio (a tail-drop DUT forwards its
+   capacity when overloaded, so that is a good first guess).
+2. Each goal has a chain of targets: `preceding_targets` ones with shorter trials (durations
+   geometric from the goal's initial to its final trial duration) and the goal itself. Targets are
+   narrowed in order, every goal at one stage before the next stage, so that all goals profit from
+   every trial. Unlike CSIT's coarser preceding targets, all have the goal's width: with final
+   trials 60 times longer than the first ones (RFC 2544), narrowing is cheapest on the shortest
+   trials, and each longer stage then only confirms the lower bound found (searching lower, with
+   its own trial length, only when the DUT loses more over longer trials).
+3. Narrowing a target: while its relevant bounds are too far apart, measure in this order
+   - an undecided load between the bounds again, at the target's trial duration (the highest
+     first: after a stage, the previous lower bound is such a load);
+   - if the upper bound is missing, a load above the lower bound, each step twice the last;
+   - if the lower bound is missing, a load below the upper bound, each step twice the last, or
+     lower still if the upper bound's forwarding rate says so;
+   - otherwise a split of the interval in log space whose upper part is the target's width times
+     a power of two, so that every step ends on the width exactly.
+   A load never measured before is first tried with the goal's initial (short) trial duration
+   when a high-loss trial that short would already make it an upper bound: half of the probes of
+   a bisection fail, and those then cost a short trial instead of a full-length one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from vsperf.search.config_more import GoalSearchConfig
+from vsperf.search.measurer import Measurer, TrialResult
+from vsperf.search.mlr_goals import SearchGoal, Target, classify, relevant_bounds
+from vsperf.search.mlr_run import GoalSearchState, run_goal_search
+from vsperf.search.outcome import SearchOutcome
+from vsperf.search.trials import OnTrial
+from vsperf.traffic import Traffic
+
+_EPS = 1e-9
+
+
+def log_width(width: float) -> float:
+    """A relative width as a distance in log space: ln(upper / lower) at that width."""
+    return -math.log1p(-width)
+
+
+def split_load(lower_fps: float, upper_fps: float, width: float, log_scale: bool = True) -> float:
+    """The next load between two bounds: in log space the upper part is width * 2**k (so the
+    search ends exactly on the width), or the plain middle when not `log_scale`."""
+    if not log_scale:
+        return (lower_fps + upper_fps) / 2.0
+    span, step = math.log(upper_fps / lower_fps), log_width(width)
+    halvings = max(1, math.ceil(math.log2(span / step) - _EPS))
+    load = upper_fps * math.exp(-step * 2 ** (halvings - 1))
+    return min(max(load, lower_fps * (1 + _EPS)), upper_fps * (1 - _EPS))
+
+
+def _short_probe_decides(goal: SearchGoal, target: Target) -> bool:
+    """Whether one high-loss trial of the goal's initial duration makes a load an upper bound."""
+    if goal.initial_duration_s >= target.trial_duration_s:
+        return False
+    probe = TrialResult(
+        kind="rate",
+        frame_size_bytes=64,
+        requested_rate_fps=1.0,
+        duration_s=goal.initial_duration_s,
+        tx_frames=1,
+        rx_frames=0,
+        actual_tx_rate_fps=1.0,
+        line_rate_fps=1.0,
+    )
+    return classify([probe], target) == "upper"
+
+
+def _forwarding_guess(trials: Sequence[TrialResult], loss_ratio: float) -> float | None:
+    """Load that a tail-drop DUT would forward with `loss_ratio`, from trials above capacity."""
+    lossy = [t for t in trials if t.loss_frames > 0 and t.rx_frames > 0]
+    if not lossy:
+        return None
+    return min(t.rx_rate_fps for t in lossy) / (1.0 - loss_ratio)
+
+
+def narrow_target(
+    state: GoalSearchState, goal: SearchGoal, target: Target, *, log_scale: bool = True, short_probe: bool = True
+) -> None:
+    """Measure until `target`'s relevant bounds are within its width (or a load limit answers)."""
+    steps_up = steps_down = 0
+    step = log_width(target.width)
+    probe_short = short_probe and _short_probe_decides(goal, target)
+    while state.budget_left():
+        bounds = relevant_bounds(state.db, target)
+        lower, upper = bounds.lower_fps, bounds.upper_fps
+        max_load, min_load = state.ceiling.max_load_fps, state.min_load_fps
+        if upper is None and lower is not None and lower >= max_load * (1 - _EPS):
+            return  # the maximum load is a lower bound
+        if lower is None and upper is not None and upper <= min_load * (1 + _EPS):
+            return  # the minimum load is an upper bound
+        width = bounds.width()
+        if width is not None and width <= target.width + _EPS:
+            return
+        undecided = [load for load in bounds.undecided_fps if load <= max_load * (1 + _EPS)]
+        if undecided:
+            state.measure(undecided[-1], target.trial_duration_s, goal.name, target.label)
+            continue
+        if upper is None and lower is None:
+            load = max_load
+        elif upper is None:
+            assert lower is not None
+            steps_up += 1
+            load = min(max_load, lower * math.exp(step * 2 ** (steps_up - 1)))
+        elif lower is None:
+            steps_down += 1
+            load = upper * math.exp(-step * 2 ** (steps_down - 1))
+            guess = _forwarding_guess(state.db.trials_at(upper), target.loss_ratio)
+            load = max(min_load, load if guess is None else min(load, guess))
+        else:
+            load = split_load(lower, upper, target.width, log_scale)
+        duration = target.trial_duration_s
+        if probe_short and not state.db.has(load):
+            duration = goal.initial_duration_s
+        state.measure(load, duration, goal.name, target.label)
+
+
+def initial_trials(state: GoalSearchState) -> None:
+    """The shared start: the maximum load, then the forwarding-rate guess if it lost frames."""
+    goals = state.cfg.goals
+    duration = min(g.initial_duration_s for g in goals)
+    smallest_loss = min(g.loss_ratio for g in goals)
+    narrowest = min(g.width for g in goals)
+    first = state.measure(state.ceiling.max_load_fps, duration, "all goals", "max load").trial
+    if first.loss_ratio <= smallest_loss or first.rx_frames == 0:
+        return
+    guess = first.rx_rate_fps / (1.0 - smallest_loss)
+    guess = min(guess, state.ceiling.max_load_fps * (1 - narrowest))
+    if guess > state.min_load_fps:
+        state.measure(guess, duration, "all goals", "forwarding-rate guess")
+
+
+def mlr_search_once(state: GoalSearchState) -> None:
+    """One MLRsearch over every goal of `state.cfg` (see the module docstring)."""
+    initial_trials(state)
+    chains = [g.targets(state.cfg.preceding_targets) for g in state.cfg.goals]
+    stages = max(len(chain) for chain in chains)
+    for stage in range(stages):
+        for goal, chain in zip(state.cfg.goals, chains, strict=True):
+            index = stage - (stages - len(chain))  # every chain ends at the last stage
+            if index >= 0:
+                narrow_target(state, goal, chain[index])
+    for goal, chain in zip(state.cfg.goals, chains, strict=True):
+        narrow_target(state, goal, chain[-1])  # a later goal's trials may have moved an earlier goal's bounds
+
+
+def mlr_throughput(
+    measurer: Measurer, traffic: Traffic, cfg: GoalSearchConfig, on_trial: OnTrial | None = None
+) -> SearchOutcome:
+    """Run MLRsearch for `cfg.goals` (repeated, verified as configured)."""
+    return run_goal_search(measurer, traffic, cfg, "mlr", mlr_search_once, on_trial)

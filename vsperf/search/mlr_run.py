@@ -1,0 +1,275 @@
+"""Running a goal search (ndr_pdr or mlr): the state its controller works on, then learning,
+repetitions, verification and the outcome.
+
+Metrics: VSPERF's throughput keys (`tx_rate_fps`, `throughput_rx_fps`, ... as `rate_metrics`
+makes them) describe the FIRST goal (NDR by default): `tx_rate_fps` is its relevant lower bound
+(the offered load), `throughput_rx_fps` its conditional throughput (the load times one minus
+the loss ratio at the exceed-ratio quantile of the full-length trials there; with exceed ratio 0
+that is the received rate of the worst final trial). Every goal G also has `G_tx_rate_fps`,
+`G_tx_rate_percent`, `G_throughput_rx_fps`, `G_throughput_rx_percent`, `G_throughput_rx_mbps`,
+`G_upper_bound_fps` and `G_frame_loss_percent`; with repetitions the values are averages and
+`G_throughput_rx_fps_min` / `_max` are added. A goal without any lower bound counts as 0.
+
+Details: the search parameters, each repetition's goal results, and `trial_outcomes`: for every
+trial of the searches, the goal and target it was run for, whether it was high-loss for each
+goal (`high_loss_for`) and whether it was judged (`judged`: False for a trial the generator
+under-delivered that lost frames, whose loss may be the generator's own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, NamedTuple
+
+from vsperf.search.config_more import GoalSearchConfig
+from vsperf.search.measurer import Measurer, TrialResult
+from vsperf.search.mlr_goals import GoalResult, TrialDatabase, goal_result, high_loss
+from vsperf.search.outcome import MetricValue, SearchOutcome
+from vsperf.search.throughput import LEARNING_RATE_PERCENT
+from vsperf.search.trials import TRAFFIC_TYPE_UDP, Anomalies, OnTrial, TrialLog, merge_latency, percent_of, rate_metrics
+from vsperf.search.upper_bound import MIN_LOAD_PERCENT, LoadCeiling, generator_limit_notes
+from vsperf.traffic import Traffic
+from vsperf.units import l2_mbps
+
+MAX_TRIALS_PER_SEARCH = 300  # a guard: every controller ends long before on any DUT
+
+
+class Measured(NamedTuple):
+    """A trial of a goal search and what the search made of it."""
+
+    load_fps: float  # the load it measured (what was sent, if the generator fell short)
+    trial: TrialResult
+    judged: bool  # False: left out of the classification (see GoalSearchState.measure)
+
+
+class GoalSearchState:
+    """One repetition of a goal search: its trials by load, its load limits and its notes."""
+
+    def __init__(self, log: TrialLog, traffic: Traffic, cfg: GoalSearchConfig, purpose_prefix: str = "") -> None:
+        line = traffic.line_rate_fps
+        self.log = log
+        self.traffic = traffic
+        self.cfg = cfg
+        self.db = TrialDatabase()
+        self.ceiling = LoadCeiling(cfg.max_rate_percent * line / 100.0, generator=log.measurer)
+        self.min_load_fps = max(cfg.min_rate_percent, MIN_LOAD_PERCENT) * line / 100.0
+        self.prefix = purpose_prefix
+        self.first_trial = len(log.trials)
+        self.notes: list[dict[str, Any]] = []
+        self.exhausted = False
+
+    def budget_left(self) -> bool:
+        """False once the search has run MAX_TRIALS_PER_SEARCH trials (it must stop then)."""
+        if len(self.log.trials) - self.first_trial >= MAX_TRIALS_PER_SEARCH:
+            self.exhausted = True
+        return not self.exhausted
+
+    def measure(self, load_fps: float, duration_s: float, goal: str, label: str) -> Measured:
+        """One trial at `load_fps` (kept within the load limits), filed under the load it measured.
+
+        A trial the generator under-delivered AND that lost too much for some goal is not judged:
+        the loss may be the generator's own (frames counted as sent that never left), so it only
+        lowers the maximum load; the next trial at that maximum measures the DUT.
+        """
+        load = max(self.min_load_fps, self.ceiling.clamp(load_fps))
+        trial = self.log.rate(self.traffic, load, duration_s, f"{self.prefix}{goal} {label}")
+        measured = self.ceiling.observe(trial)
+        high_for = [g.name for g in self.cfg.goals if high_loss(trial, g.loss_ratio)]
+        judged = not (trial.under_delivered and high_for)
+        if judged:
+            self.db.add(measured, trial)
+        self.notes.append(
+            {
+                "trial_index": len(self.log.trials) - 1,
+                "goal": goal,
+                "target": label,
+                "load_fps": measured,
+                "duration_s": duration_s,
+                "loss_percent": trial.loss_percent,
+                "high_loss_for": high_for,
+                "judged": judged,
+            }
+        )
+        return Measured(measured, trial, judged)
+
+    def answer(self, repetition: int) -> GoalSearchAnswer:
+        trials = self.log.trials[self.first_trial :]
+        return GoalSearchAnswer(
+            repetition=repetition,
+            results=tuple(
+                goal_result(self.db, g, self.min_load_fps, self.ceiling.max_load_fps) for g in self.cfg.goals
+            ),
+            max_load_fps=self.ceiling.max_load_fps,
+            ceiling=self.ceiling,
+            exhausted=self.exhausted,
+            trial_count=len(trials),
+            trial_time_s=sum(t.duration_s for t in trials),
+        )
+
+
+@dataclass(frozen=True)
+class GoalSearchAnswer:
+    """The result of one whole goal search (one repetition)."""
+
+    repetition: int
+    results: tuple[GoalResult, ...]  # one per goal, in the configuration's order
+    max_load_fps: float  # the highest load allowed at the end (the generator may have lowered it)
+    ceiling: LoadCeiling
+    exhausted: bool  # stopped by the trial guard
+    trial_count: int
+    trial_time_s: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "repetition": self.repetition,
+            "max_load_fps": self.max_load_fps,
+            "limited_by_generator": self.ceiling.limited_by_generator,
+            "goals": {r.goal.name: r.as_dict() for r in self.results},
+            "trial_count": self.trial_count,
+            "trial_time_s": self.trial_time_s,
+        }
+
+
+SearchOnce = Callable[[GoalSearchState], None]
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def goal_metrics(name: str, results: Sequence[GoalResult], traffic: Traffic) -> dict[str, MetricValue]:
+    """One goal's metrics over the repetitions (see the module docstring)."""
+    line, size = traffic.line_rate_fps, traffic.frame_size_bytes
+    lower = _mean([r.lower_bound_fps or 0.0 for r in results])
+    rx_values = [r.conditional_throughput_fps or 0.0 for r in results]
+    rx = _mean(rx_values)
+    uppers = [r.upper_bound_fps for r in results]
+    losses = [100.0 * r.quantile_loss_ratio for r in results if r.quantile_loss_ratio is not None]
+    metrics: dict[str, MetricValue] = {
+        f"{name}_tx_rate_fps": lower,
+        f"{name}_tx_rate_percent": percent_of(lower, line),
+        f"{name}_throughput_rx_fps": rx,
+        f"{name}_throughput_rx_percent": percent_of(rx, line),
+        f"{name}_throughput_rx_mbps": l2_mbps(rx, size),
+        f"{name}_upper_bound_fps": _mean([u for u in uppers if u is not None]) if None not in uppers else None,
+        f"{name}_frame_loss_percent": _mean(losses) if losses else None,
+    }
+    if len(results) > 1:
+        metrics[f"{name}_throughput_rx_fps_min"] = min(rx_values)
+        metrics[f"{name}_throughput_rx_fps_max"] = max(rx_values)
+    return metrics
+
+
+def _status_note(result: GoalResult, traffic: Traffic, trial_count: int) -> str | None:
+    goal, line = result.goal, traffic.line_rate_fps
+    if result.status == "min load is an upper bound":
+        where = f" ({percent_of(result.upper_bound_fps, line):.3f} % of line rate)" if result.upper_bound_fps else ""
+        return (
+            f"{goal.name}: even the lowest load tried{where} lost more than {100 * goal.loss_ratio:g} % "
+            f"of its frames; {goal.name} is 0"
+        )
+    if result.status == "max load is a lower bound":
+        return (
+            f"{goal.name}: the highest load allowed met the goal, so {goal.name} is only a lower bound "
+            "(the DUT may forward more)"
+        )
+    if result.status == "not narrowed":
+        return (
+            f"{goal.name}: the search stopped after {trial_count} trials before its bounds were within "
+            f"{100 * goal.width:g} %; the answer is the relevant lower bound found so far (0 if none)"
+        )
+    return None
+
+
+def _verify(
+    log: TrialLog, traffic: Traffic, cfg: GoalSearchConfig, answers: Sequence[GoalSearchAnswer], anomalies: Anomalies
+) -> dict[str, Any]:
+    """One trial of verify_duration_s at each goal's (average) lower bound; reported, not re-searched."""
+    out: dict[str, Any] = {}
+    line = traffic.line_rate_fps
+    for index, goal in enumerate(cfg.goals):
+        lowers = [lb for a in answers if (lb := a.results[index].lower_bound_fps) is not None]
+        if not lowers:
+            out[goal.name] = {"passed": False, "skipped": "no lower bound"}
+            continue
+        rate = _mean(lowers)
+        trial = log.rate(traffic, rate, cfg.verify_duration_s, f"{goal.name} verification")
+        passed = not high_loss(trial, goal.loss_ratio)
+        out[goal.name] = {"rate_fps": rate, "loss_percent": trial.loss_percent, "passed": passed}
+        if not passed:
+            anomalies.add(
+                f"{goal.name} not confirmed: a {cfg.verify_duration_s:g} s verification trial at "
+                f"{percent_of(rate, line):.3f} % of line rate lost {trial.loss_percent:.4f} % (goal: at most "
+                f"{100 * goal.loss_ratio:g} %)"
+            )
+    return out
+
+
+def run_goal_search(
+    measurer: Measurer,
+    traffic: Traffic,
+    cfg: GoalSearchConfig,
+    algorithm: str,
+    search_once: SearchOnce,
+    on_trial: OnTrial | None = None,
+) -> SearchOutcome:
+    """Run `search_once` (a controller) `cfg.repetitions` times, with the optional learning and
+    verification trials, and return the metrics of every goal."""
+    log = TrialLog(measurer, on_trial)
+    anomalies = Anomalies()
+    line = traffic.line_rate_fps
+    learning_percent = min(LEARNING_RATE_PERCENT, cfg.max_rate_percent)
+    if cfg.learning_duration_s > 0:
+        log.rate(traffic, learning_percent * line / 100.0, cfg.learning_duration_s, "learning")
+    answers: list[GoalSearchAnswer] = []
+    notes: list[dict[str, Any]] = []
+    for rep in range(1, cfg.repetitions + 1):
+        state = GoalSearchState(log, traffic, cfg, "" if rep == 1 else f"repetition {rep}: ")
+        search_once(state)
+        answers.append(state.answer(rep))
+        notes.extend(state.notes)
+    for answer in answers:
+        for result in answer.results:
+            note = _status_note(result, traffic, answer.trial_count)
+            if note:
+                anomalies.add(note)
+    verification = _verify(log, traffic, cfg, answers, anomalies) if cfg.verify else None
+    lowest = min(answers, key=lambda a: a.max_load_fps)
+    at_max = any(r.status == "max load is a lower bound" for a in answers for r in a.results)
+    for note in generator_limit_notes(lowest.ceiling, log.trials, traffic, at_max):
+        anomalies.add(note)
+
+    primary = [a.results[0] for a in answers]
+    lb_trials = [t for r in primary for t in r.lower_bound_trials]
+    rx_values = [r.conditional_throughput_fps or 0.0 for r in primary]
+    losses = [100.0 * r.quantile_loss_ratio for r in primary if r.quantile_loss_ratio is not None]
+    metrics: dict[str, MetricValue] = rate_metrics(
+        _mean([r.lower_bound_fps or 0.0 for r in primary]),
+        _mean(rx_values),
+        _mean(losses) if losses else 0.0,
+        merge_latency(t.latency for t in lb_trials),
+        traffic,
+    )
+    metrics["throughput_rx_fps_min"] = min(rx_values)
+    metrics["throughput_rx_fps_max"] = max(rx_values)
+    for index, goal in enumerate(cfg.goals):
+        metrics.update(goal_metrics(goal.name, [a.results[index] for a in answers], traffic))
+    metrics["search_trial_time_s"] = log.trial_time_s
+    metrics.update({"type": "rfc2544_throughput", "packet_size": traffic.frame_size_bytes,
+                    "traffic_type": TRAFFIC_TYPE_UDP})
+    details: dict[str, Any] = {
+        "search": {
+            "algorithm": algorithm,
+            **{k: v for k, v in asdict(cfg).items() if k != "goals"},
+            "goals": [g.as_dict() for g in cfg.goals],
+            "line_rate_fps": line,
+            "min_load_percent": max(cfg.min_rate_percent, MIN_LOAD_PERCENT),
+            "learning_rate_percent": learning_percent if cfg.learning_duration_s > 0 else None,
+        },
+        "repetitions": [a.as_dict() for a in answers],
+        "trial_outcomes": notes,
+        "verification": verification,
+        **log.summary(),
+    }
+    return SearchOutcome(metrics=metrics, trials=tuple(log.trials), details=details, anomalies=anomalies.as_tuple())

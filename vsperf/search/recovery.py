@@ -1,0 +1,141 @@
+"""RFC 2544 system recovery (section 26.5): overload, drop the rate, date the last lost frame.
+
+From the throughput (see `vsperf.search.select`), the generator sends at `overload_percent` of it
+(RFC 2544: 110 %, at most line rate) for `overload_s` (RFC 2544: at least 60 s), then at
+`drop_percent` of that rate (RFC 2544: 50 %) for `after_s`. The recovery time is the time from
+the drop (Timestamp A) to the last frame lost among those sent after it (Timestamp B), 0 when
+none was; the test runs `repetitions` times and reports the mean, minimum and maximum.
+
+This needs a generator that dates lost frames (`RecoveryMeasurer`); any other fails the test
+with a TrafficGenError before the first trial. When the throughput is the line rate, the DUT
+cannot be overloaded and nothing is measured (the metrics are None and an anomaly says why).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from vsperf.search.config_more import check, integer, number
+from vsperf.search.measurer import UNDER_DELIVERY_TOLERANCE, Measurer, RecoveryMeasurer, missing_capability
+from vsperf.search.outcome import MetricValue, SearchOutcome
+from vsperf.search.outcome_parts import keep_phase, not_measured, row_keys
+from vsperf.search.select import KnownThroughput
+from vsperf.search.trials import Anomalies, OnTrial, TrialLog, percent_of
+from vsperf.traffic import Traffic
+
+TRAFFIC_TYPE = "rfc2544_recovery"
+METRICS = ("recovery_time_s", "recovery_time_s_min", "recovery_time_s_max", "overload_rate_fps")
+
+
+@dataclass(frozen=True)
+class RecoveryConfig:
+    """The overload-then-drop trials."""
+
+    overload_percent: float = 110.0  # % of the throughput (capped at line rate)
+    overload_s: float = 60.0
+    drop_percent: float = 50.0  # % of the overload rate after the drop
+    after_s: float = 30.0  # traffic after the drop; a longer recovery is reported as a lower bound
+    repetitions: int = 3
+
+    def __post_init__(self) -> None:
+        check(self.overload_percent > 100, "TRAFFICGEN_RECOVERY_OVERLOAD_PERCENT", self.overload_percent, "> 100")
+        check(self.overload_s > 0, "TRAFFICGEN_RECOVERY_OVERLOAD_S", self.overload_s, "> 0")
+        check(0 < self.drop_percent < 100, "TRAFFICGEN_RECOVERY_DROP_PERCENT", self.drop_percent, "in (0, 100)")
+        check(self.after_s > 0, "TRAFFICGEN_RECOVERY_AFTER_S", self.after_s, "> 0")
+        check(self.repetitions >= 1, "TRAFFICGEN_RECOVERY_REPETITIONS", self.repetitions, ">= 1")
+
+
+def recovery_config_from_settings(settings: Mapping[str, Any]) -> RecoveryConfig:
+    return RecoveryConfig(
+        overload_percent=number(settings, "TRAFFICGEN_RECOVERY_OVERLOAD_PERCENT"),
+        overload_s=number(settings, "TRAFFICGEN_RECOVERY_OVERLOAD_S"),
+        drop_percent=number(settings, "TRAFFICGEN_RECOVERY_DROP_PERCENT"),
+        after_s=number(settings, "TRAFFICGEN_RECOVERY_AFTER_S"),
+        repetitions=integer(settings, "TRAFFICGEN_RECOVERY_REPETITIONS"),
+    )
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def rfc2544_recovery(
+    measurer: Measurer,
+    traffic: Traffic,
+    cfg: RecoveryConfig,
+    throughput: Callable[[], KnownThroughput],
+    on_trial: OnTrial | None = None,
+) -> SearchOutcome:
+    """Measure the system recovery time `cfg.repetitions` times (see the module docstring)."""
+    if not isinstance(measurer, RecoveryMeasurer):
+        raise missing_capability(measurer, TRAFFIC_TYPE, "recovery_trial")
+    known = throughput()
+    line = traffic.line_rate_fps
+    if known.rate_fps <= 0:
+        return not_measured(TRAFFIC_TYPE, traffic, METRICS, "no throughput (no rate passed): recovery not measured",
+                            known)
+    if known.rate_fps >= line * (1 - UNDER_DELIVERY_TOLERANCE):
+        return not_measured(
+            TRAFFIC_TYPE, traffic, METRICS,
+            "the throughput is the line rate: the DUT cannot be overloaded, so recovery is not measured", known,
+        )
+    overload_fps = min(known.rate_fps * cfg.overload_percent / 100.0, line)
+    recovery_fps = overload_fps * cfg.drop_percent / 100.0
+    log = TrialLog(measurer, on_trial)
+    anomalies = Anomalies()
+    for note in known.anomalies:
+        anomalies.add(note)
+    times: list[float] = []
+    resolutions: list[float] = []
+    per_trial: list[dict[str, Any]] = []
+    for rep in range(1, cfg.repetitions + 1):
+        result = measurer.recovery_trial(traffic, overload_fps, cfg.overload_s, recovery_fps, cfg.after_s)
+        overload = keep_phase(log, result.overload, f"recovery {rep}/{cfg.repetitions}: overload")
+        after = keep_phase(log, result.recovery, f"recovery {rep}/{cfg.repetitions}: after the drop")
+        times.append(result.last_loss_after_drop_s)
+        resolutions.append(result.resolution_s)
+        per_trial.append({"recovery_time_s": result.last_loss_after_drop_s, "resolution_s": result.resolution_s,
+                          "overload_loss_percent": overload.loss_percent, "after_loss_percent": after.loss_percent})
+        if overload.under_delivered:
+            anomalies.add(
+                f"the generator sent {percent_of(overload.actual_tx_rate_fps, line):.3f} % of line rate instead of "
+                f"the overload's {percent_of(overload_fps, line):.3f} %: the DUT may not have been overloaded"
+            )
+        if overload.tx_frames > 0 and overload.loss_frames == 0:
+            anomalies.add(
+                f"the overload phase at {percent_of(overload_fps, line):.3f} % of line rate lost no frame: the DUT "
+                "was not overloaded (its throughput may be higher than the one used)"
+            )
+        if result.last_loss_after_drop_s >= cfg.after_s - result.resolution_s:
+            anomalies.add(
+                f"frames were still lost at the end of the {cfg.after_s:g} s after the drop: the recovery time is "
+                "at least that (a lower bound); raise TRAFFICGEN_RECOVERY_AFTER_S"
+            )
+    phases = list(log.trials)
+    overloads, afters = phases[0::2], phases[1::2]
+    metrics: dict[str, MetricValue] = {
+        "recovery_time_s": _mean(times),
+        "recovery_time_s_min": min(times),
+        "recovery_time_s_max": max(times),
+        "recovery_time_resolution_s": max(resolutions),
+        "overload_rate_fps": overload_fps,
+        "overload_rate_percent": percent_of(overload_fps, line),
+        "recovery_rate_fps": recovery_fps,
+        "recovery_rate_percent": percent_of(recovery_fps, line),
+        "overload_frame_loss_percent": _mean([t.loss_percent for t in overloads]),
+        "recovery_frame_loss_percent": _mean([t.loss_percent for t in afters]),
+        "recovery_lost_frames": _mean([float(t.loss_frames) for t in afters]),
+        "throughput_fps": known.rate_fps,
+        **row_keys(TRAFFIC_TYPE, traffic),
+    }
+    all_trials = (*known.trials, *log.trials)
+    details: dict[str, Any] = {
+        "parameters": {**asdict(cfg), "line_rate_fps": line},
+        "throughput": known.as_dict(),
+        "recovery_trials": per_trial,
+        "trial_count": len(all_trials),
+        "trial_time_s": sum(t.duration_s for t in all_trials),
+    }
+    return SearchOutcome(metrics=metrics, trials=all_trials, details=details, anomalies=anomalies.as_tuple())

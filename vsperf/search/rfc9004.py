@@ -1,0 +1,72 @@
+"""RFC 9004 back-to-back frames: N independent back-to-back searches and the corrected DUT
+buffer time, only where the DUT buffers at all.
+
+The throughput comes first (see `vsperf.search.select`). RFC 9004: a frame size whose throughput
+is the line rate has nothing to buffer, so it is reported as such (metrics None, an anomaly), not
+measured. Otherwise the RFC 2544 back-to-back search (`vsperf.search.back2back`, longest burst
+TRAFFICGEN_DURATION at line rate, granularity TRAFFICGEN_B2B_GRANULARITY_FRAMES) runs
+TRAFFICGEN_RFC9004_TESTS times (RFC 2544: at least 50), independently, and the result carries:
+
+* `b2b_frames` (average of the N searches, rounded) with `_min` / `_max`;
+* `b2b_buffer_time_s`: implied DUT buffer time, average burst / line rate;
+* `b2b_corrected_buffer_time_s`: that times (1 - throughput / line rate), since the DUT forwards
+  at its throughput while the burst arrives;
+* `throughput_fps`: the throughput used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from vsperf.search.back2back import rfc2544_back2back
+from vsperf.search.config import Back2BackConfig
+from vsperf.search.config_more import integer, number
+from vsperf.search.measurer import UNDER_DELIVERY_TOLERANCE, Measurer
+from vsperf.search.outcome import MetricValue, SearchOutcome
+from vsperf.search.outcome_parts import not_measured, row_keys
+from vsperf.search.select import KnownThroughput
+from vsperf.search.trials import OnTrial
+from vsperf.traffic import Traffic
+
+TRAFFIC_TYPE = "rfc9004_back2back"
+METRICS = ("b2b_frames", "b2b_buffer_time_s", "b2b_corrected_buffer_time_s")
+
+
+def rfc9004_config_from_settings(settings: Mapping[str, Any]) -> Back2BackConfig:
+    """The back-to-back search, repeated TRAFFICGEN_RFC9004_TESTS times."""
+    return Back2BackConfig(
+        duration_s=number(settings, "TRAFFICGEN_DURATION"),
+        granularity_frames=integer(settings, "TRAFFICGEN_B2B_GRANULARITY_FRAMES"),
+        repetitions=integer(settings, "TRAFFICGEN_RFC9004_TESTS"),
+    )
+
+
+def rfc9004_back2back(
+    measurer: Measurer,
+    traffic: Traffic,
+    cfg: Back2BackConfig,
+    throughput: Callable[[], KnownThroughput],
+    on_trial: OnTrial | None = None,
+) -> SearchOutcome:
+    """RFC 9004 back-to-back at one frame size (see the module docstring)."""
+    known = throughput()
+    line = traffic.line_rate_fps
+    if known.rate_fps >= line * (1 - UNDER_DELIVERY_TOLERANCE):
+        return not_measured(
+            TRAFFIC_TYPE, traffic, METRICS,
+            f"the throughput is the line rate ({known.rate_fps:.0f} fps): the DUT buffers nothing at this frame "
+            "size, so back-to-back frames are not measured (RFC 9004)",
+            known,
+        )
+    b2b = rfc2544_back2back(measurer, traffic, cfg, on_trial, throughput_fps=known.rate_fps)
+    metrics: dict[str, MetricValue] = {**b2b.metrics, "throughput_fps": known.rate_fps}
+    metrics.update(row_keys(TRAFFIC_TYPE, traffic))
+    trials = (*known.trials, *b2b.trials)
+    details: dict[str, Any] = {
+        **b2b.details,
+        "throughput": known.as_dict(),
+        "trial_count": len(trials),
+        "trial_time_s": sum(t.duration_s for t in trials),
+    }
+    return SearchOutcome(metrics=metrics, trials=trials, details=details, anomalies=(*known.anomalies, *b2b.anomalies))

@@ -1,0 +1,329 @@
+"""vsgen: vsperf's own software traffic generator, on the namespaced ports of the local lab.
+
+One engine process (tools/vsgen, C + BPF) owns every generator port for the whole test: it
+attaches an XDP receive program to each port and transmits from one thread per direction,
+inside the port's namespace, with XDP live frames (BPF_PROG_RUN, the fastest path) or
+AF_PACKET when the port's peer cannot take XDP frames or the frame is too large for them.
+Every frame carries a signature (stream, sequence number, transmit time); receive counts
+only this trial's frames, per stream, with loss, duplicates, reordering and a latency
+histogram, read after the residual wait. See docs in vsperf/vsgen/*.py.
+
+Rates handed to `trial` are aggregate (split evenly over the transmitting directions); frames
+sent are the engine's exact count, the achieved rate its own clock's. Received frames
+(`rx_frames`) count each frame once: duplicates are reported apart (a flag, and `last_run`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from vsperf.context import RunContext
+from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
+from vsperf.lab.streams import Direction, directions
+from vsperf.search.measurer import TrialResult, delivery_flags
+from vsperf.traffic import Traffic
+from vsperf.trafficgen.base import GenPort, TrafficGenerator
+from vsperf.vsgen.build import EngineBinary, locate_engine
+from vsperf.vsgen.engine import Engine
+from vsperf.vsgen.frames import FrameSpec, build_frame, vary_of
+from vsperf.vsgen.protocol import PATHS, Mode, Path, RunRequest, RunResult, Tick, dir_command, port_command
+from vsperf.vsgen.results import latency_stats, per_second_rows, second_row, sequence_flags
+
+log = logging.getLogger(__name__)
+
+MIN_KERNEL = (5, 18)  # XDP live frames (BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES), xdp.frags
+DEFAULT_RESIDUAL_WAIT_S = 2.0
+
+
+def kernel_version(release: str) -> tuple[int, int]:
+    """(major, minor) of a kernel release string such as "6.1.0-18-amd64"."""
+    match = re.match(r"(\d+)\.(\d+)", release)
+    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+
+
+def _mask_cpus(mask: str) -> list[int]:
+    """CPUs set in a hex mask ("0x2" -> [1]); none for an empty or malformed mask."""
+    text = mask.strip().lower()
+    try:
+        value = int(text[2:] if text.startswith("0x") else text, 16) if text else 0
+    except ValueError:
+        return []
+    return [bit for bit in range(value.bit_length()) if value >> bit & 1]
+
+
+def transmit_cpus(settings: Mapping[str, Any], available: Sequence[int]) -> list[int]:
+    """CPUs of the transmit threads, direction i on the i-th (round robin).
+
+    VSGEN_CPUS when set; else the CPUs this process may use minus those the switch's PMD
+    threads busy-poll (VSWITCH_PMD_CPU_MASK; the kernel bridge forwards in the sender's
+    context and leaves every CPU usable). Pinning keeps one direction's frames on one receive
+    queue, so that the receive program's per-stream counters are updated by one CPU.
+    """
+    chosen = settings.get("VSGEN_CPUS")
+    if chosen:
+        return [int(c) for c in chosen]
+    cpus = sorted(available)
+    if settings.get("VSWITCH") != "linux-bridge":
+        pmd = set(_mask_cpus(str(settings.get("VSWITCH_PMD_CPU_MASK", ""))))
+        cpus = [c for c in cpus if c not in pmd] or cpus
+    return cpus
+
+
+def path_setting(settings: Mapping[str, Any]) -> Path:
+    """The VSGEN_PATH setting: how the engine transmits (auto: XDP live frames when it works)."""
+    value = str(settings.get("VSGEN_PATH", "auto"))
+    for path in PATHS:
+        if value == path:
+            return path
+    raise ConfigError(f"VSGEN_PATH must be one of {', '.join(PATHS)}, got {value!r}")
+
+
+def frame_spec(traffic: Traffic, direction: Direction, run_tag: int) -> FrameSpec:
+    """The template frame of `direction` (stream 0) for `traffic`."""
+    vlan = traffic.vlan
+    return FrameSpec(
+        src_mac=direction.src_mac, dst_mac=direction.dst_mac, src_ip=direction.src_ip,
+        dst_ip=direction.dst_ip, src_udp=direction.src_udp, dst_udp=direction.dst_udp,
+        frame_size_bytes=traffic.frame_size_bytes, run_tag=run_tag,
+        vlan_id=vlan.id if vlan.enabled else None, vlan_priority=vlan.priority, vlan_cfi=vlan.cfi,
+    )
+
+
+class VsgenTrafficGenerator(TrafficGenerator):
+    """vsperf's own generator: XDP live frames / AF_PACKET, per-stream loss and latency."""
+
+    NAME: ClassVar[str] = "vsgen"
+
+    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
+        super().__init__(settings, ctx)
+        self._binary: EngineBinary | None = None
+        self._engine: Engine | None = None
+        self._ports: tuple[GenPort, ...] = ()
+        self._defined: dict[int, str] = {}  # direction id -> its dir command (redefined on change)
+        self._tx_ports: dict[int, int] = {}  # direction id -> its transmitting port
+        self._continuous: tuple[Traffic, RunRequest, float] | None = None
+        self._last_tick: Tick | None = None
+        self._notes_logged: set[str] = set()
+        self.last_run: RunResult | None = None  # the engine's full answer to the last trial
+        # Called with each per-second row while traffic runs (a live display can set it).
+        self.on_second: Callable[[dict[str, float]], None] | None = None
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    def check_prerequisites(self) -> None:
+        if not sys.platform.startswith("linux"):
+            raise PrerequisiteError("the vsgen generator needs Linux (XDP, network namespaces)")
+        if os.geteuid() != 0:
+            raise PrerequisiteError("the vsgen generator needs root: run as root, or use --trafficgen dummy")
+        release = os.uname().release
+        if kernel_version(release) < MIN_KERNEL:
+            raise PrerequisiteError(
+                f"the vsgen generator needs Linux >= {MIN_KERNEL[0]}.{MIN_KERNEL[1]} (XDP live frames); "
+                f"this kernel is {release}"
+            )
+        path_setting(self.settings)
+        self._locate()
+
+    def _locate(self) -> EngineBinary:
+        if self._binary is None:
+            self._binary = locate_engine(self.ctx.executor, str(self.settings.get("VSGEN_ENGINE", "") or ""))
+        return self._binary
+
+    def version(self) -> str:
+        engine = self._engine
+        if engine is not None and engine.hello:
+            return f"vsgen {engine.hello.get('version', '?')} (kernel {engine.hello.get('kernel', '?')})"
+        try:
+            binary = self._locate()
+            proc = self.ctx.executor.run([str(binary.path), "--version"], timeout_s=10, check=False)
+        except (PrerequisiteError, TrafficGenError) as exc:
+            return f"unknown ({exc})"
+        return proc.stdout.strip().replace("vsgen-engine", "vsgen") or "unknown"
+
+    def start(self, ports: Sequence[GenPort]) -> None:
+        if len(ports) < 2:
+            raise TrafficGenError(f"vsgen needs two generator ports, the deployment gave {len(ports)}")
+        self.stop()
+        binary = self._locate()
+        engine = Engine(self.ctx.executor, binary.path, self.ctx.work_dir / "vsgen")
+        engine.start()
+        self._engine = engine
+        try:
+            for index, port in enumerate(ports):
+                engine.command(port_command(index, port.netns, port.ifname))
+        except BaseException:
+            self.stop()
+            raise
+        self._ports = tuple(ports)
+        log.debug("vsgen engine %s (pid %s, %s) on %d ports", engine.hello.get("version"), engine.pid,
+                  binary.origin, len(ports))
+
+    def stop(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.close()
+        self._ports = ()
+        self._defined.clear()
+        self._tx_ports.clear()
+        self._continuous = None
+
+    # --- trials -------------------------------------------------------------------------------
+
+    def trial(self, traffic: Traffic, rate_fps: float, duration_s: float) -> TrialResult:
+        if rate_fps <= 0 or duration_s <= 0:
+            raise TrafficGenError(
+                f"a trial needs a positive rate and duration, got {rate_fps} fps, {duration_s} s"
+            )
+        ids = self._prepare(traffic)
+        per_dir = rate_fps / len(ids)
+        frames = max(1, round(per_dir * duration_s))
+        request = self._request("rate", ids, per_dir, (frames,))
+        result, ticks = self._run(request, traffic)
+        return self._result("rate", traffic, rate_fps, duration_s, result, ticks)
+
+    def burst(self, traffic: Traffic, frames: int) -> TrialResult:
+        if frames <= 0:
+            raise TrafficGenError(f"a burst needs at least one frame, got {frames}")
+        ids = self._prepare(traffic)[:frames]  # fewer frames than directions: not every one sends
+        share = [frames // len(ids)] * len(ids)
+        share[0] += frames - sum(share)
+        request = self._request("burst", ids, 0.0, tuple(share))
+        result, ticks = self._run(request, traffic)
+        duration = max((d.tx_time_s for d in result.dirs), default=0.0)
+        return self._result("burst", traffic, traffic.line_rate_fps, duration, result, ticks)
+
+    def start_continuous(self, traffic: Traffic, rate_fps: float) -> None:
+        """Send `traffic` at the aggregate `rate_fps` until `stop_continuous`."""
+        if rate_fps <= 0:
+            raise TrafficGenError(f"continuous traffic needs a positive rate, got {rate_fps} fps")
+        ids = self._prepare(traffic)
+        request = self._request("cont", ids, rate_fps / len(ids), ())
+        self._require_engine().begin(request)
+        self._continuous = (traffic, request, rate_fps)
+        self._last_tick = None
+
+    def live_seconds(self) -> list[dict[str, float]]:
+        """Per-second rows of the running continuous traffic that arrived since the last call."""
+        if self._continuous is None:
+            return []
+        traffic, _request, _rate = self._continuous
+        ticks = self._require_engine().poll_ticks()
+        rows = per_second_rows(ticks, self._tx_ports, traffic.frame_size_bytes, self._last_tick)
+        if ticks:
+            self._last_tick = ticks[-1]
+        return rows
+
+    def stop_continuous(self) -> TrialResult:
+        """Stop the continuous traffic; its counters are read after the residual wait."""
+        if self._continuous is None:
+            raise TrafficGenError("vsgen: no continuous traffic is running")
+        traffic, request, rate = self._continuous
+        self._continuous = None
+        engine = self._require_engine()
+        engine.stop_run()
+        result, ticks = engine.finish(request, self._tick_callback(traffic))
+        self.last_run = result
+        duration = max((d.tx_time_s for d in result.dirs), default=0.0)
+        return self._result("rate", traffic, rate, duration, result, ticks)
+
+    # --- internals ----------------------------------------------------------------------------
+
+    def _require_engine(self) -> Engine:
+        if self._engine is None or not self._ports:
+            raise TrafficGenError("vsgen: trial before start(ports)")
+        return self._engine
+
+    def _prepare(self, traffic: Traffic) -> tuple[int, ...]:
+        """Define the traffic's directions in the engine (again only when they changed)."""
+        engine = self._require_engine()
+        if self._continuous is not None:
+            raise TrafficGenError("vsgen: continuous traffic is running; stop it first")
+        try:
+            dirs = directions(traffic, self._ports)
+            run_tag = int(engine.hello["run_tag"])
+            commands = []
+            for index, direction in enumerate(dirs):
+                vary, base = vary_of(direction)
+                spec = frame_spec(traffic, direction, run_tag)
+                commands.append(dir_command(index, direction.tx_port, direction.rx_port, direction.streams,
+                                            vary, base, spec.l3_offset, build_frame(spec)))
+        except (ConfigError, ValueError) as exc:
+            raise TrafficGenError(f"vsgen: {exc}") from exc
+        for index, command in enumerate(commands):
+            if self._defined.get(index) != command:
+                self._defined.pop(index, None)
+                engine.command(command)
+                self._defined[index] = command
+            self._tx_ports[index] = dirs[index].tx_port
+        return tuple(range(len(commands)))
+
+    def _request(self, mode: Mode, ids: tuple[int, ...], rate: float, frames: tuple[int, ...]) -> RunRequest:
+        available = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+        cpus = transmit_cpus(self.settings, available)
+        try:
+            return RunRequest(
+                mode=mode, dirs=ids, rate_fps=rate, frames=frames, path=path_setting(self.settings),
+                residual_s=float(self.settings.get("TRAFFICGEN_RESIDUAL_WAIT_S", DEFAULT_RESIDUAL_WAIT_S)),
+                detail_streams=int(self.settings.get("VSGEN_STREAM_DETAIL", 64)),
+                cpus=tuple(cpus[i % len(cpus)] for i in range(len(ids))) if cpus else (),
+            )
+        except ValueError as exc:
+            raise TrafficGenError(f"vsgen: {exc}") from exc
+
+    def _tick_callback(self, traffic: Traffic) -> Callable[[Tick], None] | None:
+        """Turns the engine's ticks into per-second rows for `on_second`, as they arrive."""
+        callback = self.on_second
+        if callback is None:
+            return None
+        last: list[Tick] = []
+
+        def on_tick(tick: Tick) -> None:
+            row = second_row(last[-1] if last else None, tick, self._tx_ports, traffic.frame_size_bytes)
+            last[:] = [tick]
+            if row is not None:
+                callback(row)
+
+        return on_tick
+
+    def _run(self, request: RunRequest, traffic: Traffic) -> tuple[RunResult, list[Tick]]:
+        engine = self._require_engine()
+        result, ticks = engine.run(request, self._tick_callback(traffic))
+        self.last_run = result
+        for d in result.dirs:
+            if d.path_note and d.path_note not in self._notes_logged:
+                self._notes_logged.add(d.path_note)
+                log.info("vsgen sends from port %d with %s: %s", d.tx_port, d.path, d.path_note)
+            log.debug("vsgen direction %d: %s, %d of %d frames, requested %.1f fps, achieved %.1f fps, "
+                      "transmit CPU %.3f s, lost %d, duplicated %d, reordered %d", d.direction, d.path,
+                      d.tx_frames, d.frames_requested, d.requested_fps, d.achieved_fps, d.cpu_s, d.lost, d.dup,
+                      d.reorder)
+        return result, ticks
+
+    def _result(self, kind: str, traffic: Traffic, rate: float, duration: float, result: RunResult,
+                ticks: list[Tick]) -> TrialResult:
+        tx = sum(d.tx_frames for d in result.dirs)
+        rx = sum(d.unique_rx_frames for d in result.dirs)
+        actual = sum(d.achieved_fps for d in result.dirs)
+        rx_ports = {d.rx_port for d in result.dirs}
+        latency = latency_stats([p.latency for p in result.ports if p.port in rx_ports])
+        flags = delivery_flags(rate, actual, tx, rx) + sequence_flags(result)
+        tx_ports = {d.direction: d.tx_port for d in result.dirs}
+        return TrialResult(
+            kind="rate" if kind == "rate" else "burst",
+            frame_size_bytes=traffic.frame_size_bytes,
+            requested_rate_fps=rate,
+            duration_s=duration,
+            tx_frames=tx,
+            rx_frames=rx,
+            actual_tx_rate_fps=actual,
+            line_rate_fps=traffic.line_rate_fps,
+            latency=latency,
+            flags=flags,
+            per_second=tuple(per_second_rows(ticks, tx_ports, traffic.frame_size_bytes)),
+        )
+

@@ -1,0 +1,131 @@
+"""Finding the vsgen engine binary, building it from its C sources when needed.
+
+Where the engine comes from, first match wins:
+1. the VSGEN_ENGINE setting (a path), when set;
+2. the binary `pip install .` built into the package (vsperf/vsgen/bin/vsgen-engine);
+3. the sources: tools/vsgen in a source checkout, or vsperf/vsgen_src in an installed
+   package; built with `make` into a cache directory keyed by a hash of the sources, so a
+   change of the sources rebuilds and two vsperf processes never share a half-written file.
+The build needs a C compiler, clang (BPF target), make and libbpf-dev; a missing one is a
+PrerequisiteError that names the Debian packages to install.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from vsperf.errors import CommandError, PrerequisiteError
+from vsperf.executor import Executor
+
+ENGINE_NAME = "vsgen-engine"
+_PKG = Path(__file__).resolve().parent
+PACKAGED_BINARY = _PKG / "bin" / ENGINE_NAME
+SOURCE_DIRS = (_PKG.parent.parent / "tools" / "vsgen", _PKG.parent / "vsgen_src")
+SOURCE_SUFFIXES = (".c", ".h", ".S")
+BUILD_PACKAGES = "make gcc clang llvm libbpf-dev linux-libc-dev"
+_LIBBPF_HEADER = Path("/usr/include/bpf/libbpf.h")
+_BUILD_TIMEOUT_S = 300.0
+
+
+@dataclass(frozen=True)
+class EngineBinary:
+    """The engine to run and where it came from."""
+
+    path: Path
+    origin: str  # "setting", "package" or "built from <dir>"
+
+
+def source_files(src_dir: Path) -> list[Path]:
+    """The files the engine is built from, in a stable order."""
+    files = [p for p in src_dir.iterdir() if p.is_file() and (p.suffix in SOURCE_SUFFIXES or p.name == "Makefile")]
+    return sorted(files, key=lambda p: p.name)
+
+
+def source_hash(src_dir: Path) -> str:
+    """A short hash of the sources' names and contents: the cache key of their build."""
+    digest = hashlib.sha256()
+    for path in source_files(src_dir):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def find_sources(candidates: tuple[Path, ...] = SOURCE_DIRS) -> Path | None:
+    """The first directory of `candidates` holding the engine's sources (main.c and Makefile)."""
+    for candidate in candidates:
+        if (candidate / "main.c").is_file() and (candidate / "Makefile").is_file():
+            return candidate
+    return None
+
+
+def cache_root(env: dict[str, str] | None = None) -> Path:
+    """Where built engines are kept: $XDG_CACHE_HOME/vsperf, else ~/.cache/vsperf."""
+    env = dict(os.environ) if env is None else env
+    base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", "/root")) / ".cache")
+    return Path(base) / "vsperf"
+
+
+def missing_build_tools(which: Callable[[str], str | None] = shutil.which,
+                        libbpf_header: Path = _LIBBPF_HEADER) -> list[str]:
+    """What the build lacks: tool names and "libbpf-dev" (empty: it can build)."""
+    missing = [tool for tool in ("make", "cc", "clang") if which(tool) is None]
+    if not libbpf_header.is_file():
+        missing.append("libbpf-dev")
+    return missing
+
+
+def build_engine(executor: Executor, src_dir: Path, cache: Path) -> Path:
+    """Build the engine from `src_dir` into `cache` (once per version of the sources)."""
+    target = cache / f"vsgen-{source_hash(src_dir)}" / ENGINE_NAME
+    if target.is_file() and os.access(target, os.X_OK):
+        return target
+    missing = missing_build_tools()
+    if missing:
+        raise PrerequisiteError(
+            f"the vsgen engine must be built but {', '.join(missing)} is missing: "
+            f"apt-get install {BUILD_PACKAGES}"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="build-", dir=target.parent) as tmp:
+        try:
+            executor.run(["make", "-s", "-C", str(src_dir), f"OUT={tmp}"], timeout_s=_BUILD_TIMEOUT_S)
+        except CommandError as exc:
+            raise PrerequisiteError(f"building the vsgen engine failed: {exc}") from exc
+        built = Path(tmp) / ENGINE_NAME
+        if not built.is_file():
+            raise PrerequisiteError(f"building the vsgen engine in {src_dir} produced no {ENGINE_NAME}")
+        # Atomic: a concurrent build of the same sources replaces it with an identical file.
+        os.replace(built, target)
+    _prune(cache, keep=target.parent)
+    return target
+
+
+def _prune(cache: Path, keep: Path) -> None:
+    """Remove the builds of older sources (a running engine keeps its deleted file open)."""
+    for old in cache.glob("vsgen-*"):
+        if old != keep and old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def locate_engine(executor: Executor, setting: str = "", *, packaged: Path = PACKAGED_BINARY,
+                  sources: tuple[Path, ...] = SOURCE_DIRS, cache: Path | None = None) -> EngineBinary:
+    """The engine binary (see the module docstring); builds it when only sources exist."""
+    if setting:
+        path = Path(setting)
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise PrerequisiteError(f"VSGEN_ENGINE {setting} is not an executable file")
+        return EngineBinary(path, "setting")
+    if packaged.is_file() and os.access(packaged, os.X_OK):
+        return EngineBinary(packaged, "package")
+    src = find_sources(sources)
+    if src is None:
+        raise PrerequisiteError(
+            "the vsgen engine is neither installed nor buildable (no sources found): reinstall vsperf "
+            "with `pip install .` from a source checkout"
+        )
+    return EngineBinary(build_engine(executor, src, cache or cache_root()), f"built from {src}")

@@ -1,0 +1,268 @@
+"""A running vsgen engine session: launch, commands, runs, shutdown.
+
+The engine reads commands from a FIFO in the run's work directory and writes JSON events on
+its standard output, which a reader thread turns into a queue. It is started through the
+run's executor (so the command log has it) and stopped by its PID and start time; it also
+dies with vsperf (PR_SET_PDEATHSIG) and when the FIFO's writer goes away. Its XDP programs
+are held by bpf_links that the kernel releases with the process, whatever ends it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import queue
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from vsperf.errors import CommandError, PrerequisiteError, TrafficGenError
+from vsperf.executor import Executor
+from vsperf.lab.process import ManagedProcess, process_start_time
+from vsperf.vsgen.protocol import RunRequest, RunResult, Tick, parse_event, parse_result, parse_tick
+
+log = logging.getLogger(__name__)
+
+_START_TIMEOUT_S = 10.0
+_COMMAND_TIMEOUT_S = 30.0
+_QUIT_TIMEOUT_S = 5.0
+_IDLE_MARGIN_S = 15.0  # a run may stay silent this long beyond its residual wait and tick
+_EOF: dict[str, Any] = {"ev": "__eof__"}
+
+
+class EngineError(TrafficGenError):
+    """The engine refused a command or failed; the message is its one-line explanation."""
+
+
+class Engine:
+    """One engine process and its session (ports and directions stay defined until `close`)."""
+
+    def __init__(self, executor: Executor, binary: Path, work_dir: Path) -> None:
+        self.executor = executor
+        self.binary = binary
+        self.work_dir = work_dir
+        self.hello: dict[str, Any] = {}
+        self._proc: ManagedProcess | None = None
+        self._fifo: Path | None = None
+        self._ctl: IO[str] | None = None
+        self._events: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._reader: threading.Thread | None = None
+        self._stderr_path = work_dir / "vsgen-engine.log"
+        self._running = False
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> dict[str, Any]:
+        """Launch the engine; return its hello event (version, run tag, kernel)."""
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        fifo = self.work_dir / f"vsgen-{os.getpid()}-{id(self):x}.ctl"
+        fifo.unlink(missing_ok=True)
+        os.mkfifo(fifo, 0o600)
+        self._fifo = fifo
+        try:
+            with self._stderr_path.open("ab") as err:
+                popen = self.executor.spawn(
+                    [str(self.binary), "--control", str(fifo)], stdout=subprocess.PIPE, stderr=err
+                )
+        except CommandError as exc:
+            self.close()
+            raise PrerequisiteError(f"cannot start the vsgen engine: {exc}") from exc
+        self._proc = ManagedProcess("vsgen-engine", popen.pid, process_start_time(popen.pid) or 0.0,
+                                    popen=popen, log_path=self._stderr_path)
+        assert popen.stdout is not None
+        self._reader = threading.Thread(target=self._read, args=(popen.stdout,), name="vsgen-reader", daemon=True)
+        self._reader.start()
+        try:
+            self._ctl = self._open_fifo(fifo)
+            self.hello = self._expect("hello", _START_TIMEOUT_S)
+        except BaseException:
+            self.close()
+            raise
+        return self.hello
+
+    def _open_fifo(self, fifo: Path) -> IO[str]:
+        """Open the command FIFO for writing once the engine opened it for reading."""
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while True:
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            except OSError as exc:
+                if exc.errno != errno.ENXIO:
+                    raise TrafficGenError(f"cannot open the vsgen control FIFO {fifo}: {exc}") from exc
+                self._check_alive()
+                if time.monotonic() > deadline:
+                    raise TrafficGenError("the vsgen engine did not open its control FIFO") from exc
+                time.sleep(0.005)
+                continue
+            os.set_blocking(fd, True)
+            return os.fdopen(fd, "w", buffering=1, encoding="ascii")
+
+    def _check_alive(self) -> None:
+        proc = self._proc
+        if proc is not None and proc.returncode() is not None:
+            raise EngineError(self._death_message())
+
+    def _death_message(self) -> str:
+        proc = self._proc
+        # Its output ended: it is exiting; give it a moment so that its exit code is known.
+        code = proc.wait(1.0) if proc else None
+        tail = proc.log_tail(3) if proc else ""
+        return f"vsgen engine exited ({code}): {tail or 'no message'}"
+
+    def _read(self, stream: IO[bytes]) -> None:
+        for raw in stream:
+            line = raw.decode("utf-8", errors="replace").strip()
+            if not line:
+                continue
+            try:
+                self._events.put(parse_event(line))
+            except TrafficGenError as exc:
+                log.warning("%s", exc)
+        self._events.put(_EOF)
+
+    def close(self) -> None:
+        """Quit the engine (it detaches its programs and closes its sockets), stop it if it
+        does not, and remove the FIFO. Safe to call twice and after a failed start."""
+        proc, self._proc = self._proc, None
+        if self._ctl is not None:
+            with contextlib.suppress(OSError):
+                self._ctl.write("quit\n")
+                self._ctl.flush()
+            with contextlib.suppress(OSError):
+                self._ctl.close()
+            self._ctl = None
+        if proc is not None:
+            if proc.wait(_QUIT_TIMEOUT_S) is None:
+                log.warning("vsgen engine (pid %d) did not quit; stopping it", proc.pid)
+                proc.stop(timeout_s=_QUIT_TIMEOUT_S)
+            if proc.popen is not None and proc.popen.stdout is not None:
+                proc.popen.stdout.close()
+        if self._reader is not None:
+            self._reader.join(timeout=_QUIT_TIMEOUT_S)
+            self._reader = None
+        if self._fifo is not None:
+            self._fifo.unlink(missing_ok=True)
+            self._fifo = None
+        self._running = False
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    # --- commands -----------------------------------------------------------------------------
+
+    def _send(self, line: str) -> None:
+        if self._ctl is None:
+            raise TrafficGenError("the vsgen engine is not running")
+        try:
+            self._ctl.write(line + "\n")
+            self._ctl.flush()
+        except OSError as exc:
+            raise EngineError(self._death_message()) from exc
+
+    def _next(self, timeout_s: float) -> dict[str, Any]:
+        try:
+            event = self._events.get(timeout=timeout_s)
+        except queue.Empty:
+            raise TrafficGenError(f"the vsgen engine did not answer within {timeout_s:g} s") from None
+        if event is _EOF:
+            self._events.put(_EOF)  # every later wait sees the end too
+            raise EngineError(self._death_message())
+        return event
+
+    def _expect(self, kind: str, timeout_s: float) -> dict[str, Any]:
+        while True:
+            event = self._next(timeout_s)
+            if event["ev"] == "error":
+                raise EngineError(f"vsgen: {event.get('msg', 'unknown error')}")
+            if event["ev"] == kind:
+                return event
+            log.debug("vsgen event ignored while waiting for %s: %s", kind, event)
+
+    def command(self, line: str, timeout_s: float = _COMMAND_TIMEOUT_S) -> dict[str, Any]:
+        """Send one command and return its "ok" event (EngineError with the engine's message)."""
+        if self._running:
+            raise TrafficGenError("the vsgen engine is busy with a continuous run")
+        self._send(line)
+        return self._expect("ok", timeout_s)
+
+    def run(
+        self, request: RunRequest, on_tick: Callable[[Tick], None] | None = None
+    ) -> tuple[RunResult, list[Tick]]:
+        """Run one trial to its result; every tick goes to `on_tick` and into the returned list."""
+        self.begin(request)
+        return self.finish(request, on_tick)
+
+    def begin(self, request: RunRequest) -> None:
+        """Start a run without waiting for it (a continuous run ends with `end`)."""
+        if self._running:
+            raise TrafficGenError("the vsgen engine is already running traffic")
+        self._send(request.command())
+        self._running = True
+
+    def finish(
+        self, request: RunRequest, on_tick: Callable[[Tick], None] | None = None
+    ) -> tuple[RunResult, list[Tick]]:
+        """Collect a started run's ticks until its result (a continuous run needs `stop_run`)."""
+        ticks: list[Tick] = []
+        # A run is never silent longer than a tick, except during its residual wait.
+        idle_s = request.residual_s + request.tick_s + _IDLE_MARGIN_S
+        try:
+            while True:
+                event = self._next(idle_s)
+                kind = event["ev"]
+                if kind == "tick":
+                    tick = parse_tick(event)
+                    ticks.append(tick)
+                    if on_tick is not None:
+                        on_tick(tick)
+                elif kind == "result":
+                    return parse_result(event), ticks
+                elif kind == "error":
+                    # A failed run ends with its error lines and no result.
+                    self._drain_errors()
+                    raise EngineError(f"vsgen: {event.get('msg', 'unknown error')}")
+                else:
+                    log.debug("vsgen event ignored during a run: %s", event)
+        finally:
+            self._running = False
+
+    def poll_ticks(self) -> list[Tick]:
+        """Ticks of a continuous run that arrived so far (does not wait)."""
+        ticks: list[Tick] = []
+        while True:
+            try:
+                event = self._events.get_nowait()
+            except queue.Empty:
+                return ticks
+            if event["ev"] != "tick":
+                # Anything else (result, error, end) is for `finish`: put it back in order.
+                rest = [event]
+                while not self._events.empty():
+                    rest.append(self._events.get_nowait())
+                for item in rest:
+                    self._events.put(item)
+                return ticks
+            ticks.append(parse_tick(event))
+
+    def stop_run(self) -> None:
+        """Ask a continuous run to stop (its result follows; collect it with `finish`)."""
+        self._send("stop")
+
+    def _drain_errors(self) -> None:
+        """Let further error lines of the same failure arrive, and drop them."""
+        deadline = time.monotonic() + 0.05
+        while time.monotonic() < deadline:
+            try:
+                event = self._events.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                return
+            if event is _EOF:
+                self._events.put(_EOF)
+                return
+            log.debug("vsgen: %s", event.get("msg", event))

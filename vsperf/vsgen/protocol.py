@@ -1,0 +1,248 @@
+"""The line protocol of the vsgen engine: commands it reads, JSON events it writes.
+
+Commands (one line each; see tools/vsgen/main.c and run.c):
+    port I netns=NAME|- ifname=IF
+    dir D tx=I rx=J streams=N vary=none|mac|ip|udp base=V l3=14|18 frame=HEX
+    run mode=rate|burst|cont dirs=D[,D] [rate=FPS] [frames=N[,N]] [path=auto|xdp|packet]
+        [residual=S] [detail=K] [cpus=C[,C]] [tick=S]
+    stop | ping | quit
+Events: hello, ok, tick, result, error, bye (a JSON object per line, "ev" names it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from vsperf.errors import TrafficGenError
+from vsperf.vsgen.frames import MAX_DIRECTIONS, MAX_STREAMS, Vary
+from vsperf.vsgen.histogram import PortLatency
+
+Mode = Literal["rate", "burst", "cont"]
+Path = Literal["auto", "xdp", "packet"]
+PATHS: tuple[Path, ...] = ("auto", "xdp", "packet")
+MAX_PORTS = 16
+_NAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,63}$")
+
+
+class EngineProtocolError(TrafficGenError):
+    """The engine said something this side does not understand."""
+
+
+def _name(value: str, what: str) -> str:
+    if not _NAME.match(value):
+        raise ValueError(f"{what} {value!r} is not a plain name")
+    return value
+
+
+def port_command(index: int, netns: str | None, ifname: str) -> str:
+    """Open generator port `index`: interface `ifname` in namespace `netns` (None: the engine's)."""
+    if not 0 <= index < MAX_PORTS:
+        raise ValueError(f"port index {index} outside 0..{MAX_PORTS - 1}")
+    if len(ifname) > 15:
+        raise ValueError(f"interface name {ifname!r} is longer than 15 characters")
+    ns = _name(netns, "namespace") if netns else "-"
+    return f"port {index} netns={ns} ifname={_name(ifname, 'interface')}"
+
+
+def dir_command(direction: int, tx_port: int, rx_port: int, streams: int, vary: Vary, base: int, l3: int,
+                frame: bytes) -> str:
+    """Define direction `direction`: `frame` (without FCS) from `tx_port` to `rx_port`."""
+    if not 0 <= direction < MAX_DIRECTIONS:
+        raise ValueError(f"direction {direction} outside 0..{MAX_DIRECTIONS - 1}")
+    if not 1 <= streams <= MAX_STREAMS:
+        raise ValueError(f"streams {streams} outside 1..{MAX_STREAMS}")
+    if l3 not in (14, 18):
+        raise ValueError(f"l3 offset {l3} is neither 14 nor 18")
+    return (f"dir {direction} tx={tx_port} rx={rx_port} streams={streams} vary={vary} base={base} "
+            f"l3={l3} frame={frame.hex()}")
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """One run of the engine; rates and frame counts are per direction."""
+
+    mode: Mode
+    dirs: tuple[int, ...]
+    rate_fps: float = 0.0  # per direction; 0 for a burst (as fast as possible)
+    frames: tuple[int, ...] = ()  # per direction (one value: the same for each); none when continuous
+    path: Path = "auto"
+    residual_s: float = 2.0
+    detail_streams: int = 64  # per-stream counters reported when a direction has at most this many
+    cpus: tuple[int, ...] = ()  # transmit thread of direction i on cpus[i % len(cpus)]
+    tick_s: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.dirs:
+            raise ValueError("a run needs at least one direction")
+        if self.mode != "burst" and not self.rate_fps > 0:
+            raise ValueError(f"a {self.mode} run needs a rate above 0 frames/s, got {self.rate_fps}")
+        if self.mode != "cont" and (len(self.frames) not in (1, len(self.dirs)) or min(self.frames) < 1):
+            raise ValueError(f"a {self.mode} run needs frame counts >= 1 per direction, got {self.frames}")
+        if self.path not in PATHS:
+            raise ValueError(f"path {self.path!r} is not one of {', '.join(PATHS)}")
+        if not 0 <= self.residual_s <= 60:
+            raise ValueError(f"residual wait {self.residual_s} s outside 0..60 s")
+        if self.tick_s < 0.05:
+            raise ValueError(f"tick {self.tick_s} s below 0.05 s")
+
+    def command(self) -> str:
+        """The engine's command line for this run."""
+        words = [f"run mode={self.mode}", "dirs=" + ",".join(str(d) for d in self.dirs)]
+        if self.mode != "burst":
+            words.append(f"rate={self.rate_fps:.6f}")
+        if self.mode != "cont":
+            words.append("frames=" + ",".join(str(n) for n in self.frames))
+        words += [f"path={self.path}", f"residual={self.residual_s:g}", f"detail={self.detail_streams}",
+                  f"tick={self.tick_s:g}"]
+        if self.cpus:
+            words.append("cpus=" + ",".join(str(c) for c in self.cpus))
+        return " ".join(words)
+
+
+@dataclass(frozen=True)
+class Tick:
+    """Cumulative counters at `t_s` seconds into a run."""
+
+    t_s: float
+    tx: dict[int, int]  # frames sent, per direction
+    rx: dict[int, int]  # frames of this trial received (duplicates included), per port
+
+
+@dataclass(frozen=True)
+class StreamCounts:
+    """One stream's counters (reported for directions with few streams)."""
+
+    stream: int
+    tx: int
+    rx: int  # duplicates included
+    dup: int
+    reorder: int
+
+
+@dataclass(frozen=True)
+class DirResult:
+    """What one direction sent, and what its receiving port got of it."""
+
+    direction: int
+    tx_port: int
+    rx_port: int
+    path: str  # "xdp-live" or "af_packet"
+    path_note: str  # why XDP was not used, when it was not
+    ring_drops: int | None  # frames the peer's full ring refused (XDP on veth), None: not known
+    streams: int
+    requested_fps: float
+    frames_requested: int
+    tx_frames: int
+    tx_time_s: float
+    achieved_fps: float
+    cpu_s: float  # CPU time of the transmit thread
+    rx_frames: int  # duplicates included
+    dup: int
+    reorder: int
+    lost: int  # sum over streams of frames sent and never received
+    excess: int  # frames received beyond those sent (duplicates not recognised as such)
+    streams_with_loss: int
+    max_stream_loss: int
+    detail: tuple[StreamCounts, ...]
+
+    @property
+    def unique_rx_frames(self) -> int:
+        """Frames received, each counted once."""
+        return self.rx_frames - self.dup
+
+
+@dataclass(frozen=True)
+class PortResult:
+    """Receive counters of one port over the trial."""
+
+    port: int
+    rx_mode: str  # "native" or "generic" XDP
+    frames: int
+    dup: int
+    reorder: int
+    late: int
+    stale: int
+    foreign: int
+    other: int
+    tagged: int
+    latency: PortLatency
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """The engine's answer to one run."""
+
+    mode: str
+    trial_tag: int
+    elapsed_s: float
+    cpu_s: float  # CPU time of the whole engine process over the run
+    residual_s: float
+    stopped_by: str  # "done", "stop", "signal" or "eof"
+    dirs: tuple[DirResult, ...]
+    ports: tuple[PortResult, ...]
+
+
+def parse_event(line: str) -> dict[str, Any]:
+    """One engine output line as a dict with an "ev" key."""
+    try:
+        event = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise EngineProtocolError(f"vsgen engine wrote something that is not JSON: {line[:120]!r}") from exc
+    if not isinstance(event, dict) or not isinstance(event.get("ev"), str):
+        raise EngineProtocolError(f"vsgen engine wrote an event without 'ev': {line[:120]!r}")
+    return event
+
+
+def parse_tick(event: dict[str, Any]) -> Tick:
+    try:
+        return Tick(
+            float(event["t"]),
+            {int(k): int(v) for k, v in event["tx"].items()},
+            {int(k): int(v) for k, v in event["rx"].items()},
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise EngineProtocolError(f"malformed tick event: {event}") from exc
+
+
+def _dir(d: dict[str, Any]) -> DirResult:
+    ring = int(d["ring_drops"])
+    return DirResult(
+        direction=int(d["dir"]), tx_port=int(d["tx_port"]), rx_port=int(d["rx_port"]), path=str(d["path"]),
+        path_note=str(d.get("path_note", "")), ring_drops=ring if ring >= 0 else None,
+        streams=int(d["streams"]), requested_fps=float(d["requested_fps"]),
+        frames_requested=int(d["frames_requested"]), tx_frames=int(d["tx"]), tx_time_s=float(d["tx_time_s"]),
+        achieved_fps=float(d["achieved_fps"]), cpu_s=float(d["cpu_s"]), rx_frames=int(d["rx"]),
+        dup=int(d["dup"]), reorder=int(d["reorder"]), lost=int(d["lost"]), excess=int(d["excess"]),
+        streams_with_loss=int(d["streams_with_loss"]), max_stream_loss=int(d["max_stream_loss"]),
+        detail=tuple(StreamCounts(*(int(x) for x in row)) for row in d.get("detail", ())),
+    )
+
+
+def _port(p: dict[str, Any]) -> PortResult:
+    frames = int(p["frames"])
+    return PortResult(
+        port=int(p["port"]), rx_mode=str(p["rx_mode"]), frames=frames, dup=int(p["dup"]),
+        reorder=int(p["reorder"]), late=int(p["late"]), stale=int(p["stale"]), foreign=int(p["foreign"]),
+        other=int(p["other"]), tagged=int(p["tagged"]),
+        latency=PortLatency(
+            samples=frames, sum_ns=int(p["lat_sum_ns"]), min_ns=int(p["lat_min_ns"]),
+            max_ns=int(p["lat_max_ns"]), hist=tuple((int(b), int(c)) for b, c in p["hist"]),
+        ),
+    )
+
+
+def parse_result(event: dict[str, Any]) -> RunResult:
+    """A "result" event as a RunResult."""
+    try:
+        return RunResult(
+            mode=str(event["mode"]), trial_tag=int(event["trial_tag"]), elapsed_s=float(event["elapsed_s"]),
+            cpu_s=float(event["cpu_s"]), residual_s=float(event["residual_s"]),
+            stopped_by=str(event["stopped_by"]),
+            dirs=tuple(_dir(d) for d in event["dirs"]),
+            ports=tuple(_port(p) for p in event["ports"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise EngineProtocolError(f"malformed result event ({exc!r}): {str(event)[:200]}") from exc
