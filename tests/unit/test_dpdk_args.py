@@ -11,12 +11,12 @@ import pytest
 
 from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
 from vsperf.lab import dpdk
+from vsperf.lab.cpus import parse_cpu_mask
 from vsperf.lab.dpdk import (
     EalConfig,
     TestpmdConfig,
     eal_args,
     ovs_dpdk_extra,
-    parse_cpu_mask,
     parse_ovs_dpdk_version,
     single_cpu_lcores,
     veth_vdev,

@@ -8,10 +8,11 @@ import pytest
 from vsperf.context import RunContext
 from vsperf.errors import TrafficGenError
 from vsperf.executor import LocalExecutor
+from vsperf.lab.cpus import pmd_cpus
 from vsperf.lab.rxcount import NO_VLAN
 from vsperf.traffic import Traffic, Vlan
 from vsperf.trafficgen.base import GenPort
-from vsperf.trafficgen.trafgen import TrafgenTrafficGenerator, _mask_cpus
+from vsperf.trafficgen.trafgen import TrafgenTrafficGenerator
 
 
 def _gen(**settings: Any) -> TrafgenTrafficGenerator:
@@ -33,8 +34,8 @@ def test_senders_avoid_pmd_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_masks() -> None:
-    assert _mask_cpus("0x6") == [1, 2]
-    assert _mask_cpus("") == [] and _mask_cpus("zz") == []
+    assert pmd_cpus({"VSWITCH": "ovs", "VSWITCH_PMD_CPU_MASK": "0x6"}) == {1, 2}
+    assert pmd_cpus({"VSWITCH_PMD_CPU_MASK": ""}) == set() and pmd_cpus({"VSWITCH_PMD_CPU_MASK": "zz"}) == set()
 
 
 def test_expected_vlan() -> None:

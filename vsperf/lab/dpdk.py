@@ -75,18 +75,6 @@ def ovs_dpdk_extra(memory_mb: int, file_prefix: str) -> str:
     return " ".join(eal_memory_args(memory_mb, file_prefix))
 
 
-def parse_cpu_mask(mask: str) -> list[int]:
-    """CPU numbers set in a hex mask such as "0x2" or "6"; ValueError when empty or malformed."""
-    text = mask.strip().lower()
-    digits = text[2:] if text.startswith("0x") else text
-    if not digits or not re.fullmatch(r"[0-9a-f]+", digits):
-        raise ValueError(f"CPU mask {mask!r} is not a hexadecimal number")
-    value = int(digits, 16)
-    if value == 0:
-        raise ValueError(f"CPU mask {mask!r} selects no CPU")
-    return [bit for bit in range(value.bit_length()) if value >> bit & 1]
-
-
 def single_cpu_lcores(cpu: int) -> str:
     """--lcores putting the main lcore and one forwarding lcore on `cpu`.
 

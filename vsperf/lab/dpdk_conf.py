@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vsperf.errors import ConfigError
-from vsperf.lab.dpdk import FWD_MODES, PORT_DRIVERS, PortDriver, parse_cpu_mask
+from vsperf.lab.cpus import parse_cpu_mask
+from vsperf.lab.dpdk import FWD_MODES, PORT_DRIVERS, EalConfig, PortDriver, TestpmdConfig, single_cpu_lcores
 
 # Setting names (VSPERF's where VSPERF had them).
 PMD_CPU_MASK = "VSWITCH_PMD_CPU_MASK"
@@ -98,6 +99,23 @@ class DpdkLabConf:
     def switch_cpu(self) -> int:
         """CPU of testpmd's forwarding lcore when testpmd is the switch: the first PMD CPU."""
         return self.pmd_cpus[0]
+
+    def testpmd(
+        self,
+        *,
+        file_prefix: str,
+        cpu: int,
+        vdevs: tuple[str, ...],
+        fwd_mode: str,
+        extra_args: tuple[str, ...] | list[str],
+        max_pkt_len_bytes: int | None = None,
+    ) -> TestpmdConfig:
+        """A testpmd with these settings' memory, mbufs and rings, forwarding on one `cpu`."""
+        eal = EalConfig(file_prefix=file_prefix, memory_mb=self.testpmd_memory_mb,
+                        lcores=single_cpu_lcores(cpu), vdevs=vdevs)
+        extra: dict[str, Any] = {} if max_pkt_len_bytes is None else {"max_pkt_len_bytes": max_pkt_len_bytes}
+        return TestpmdConfig(eal, fwd_mode=fwd_mode, nb_mbufs=self.testpmd_nb_mbufs,
+                             descriptors=self.testpmd_descriptors, extra_args=tuple(extra_args), **extra)
 
 
 def _positive(settings: Mapping[str, Any], name: str) -> int:

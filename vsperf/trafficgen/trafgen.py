@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 from vsperf.context import RunContext
 from vsperf.errors import CommandError, DeploymentError, PrerequisiteError, TrafficGenError
 from vsperf.lab import bpf
+from vsperf.lab.cpus import sender_cpus
 from vsperf.lab.rxcount import NO_VLAN, RxCounter, RxCounts
 from vsperf.lab.sender import PortSender, run_senders
 from vsperf.lab.streams import Direction, directions
@@ -35,16 +36,6 @@ log = logging.getLogger(__name__)
 TRAFGEN = "trafgen"
 FLAG_RX_UNTAGGED = "rx_untagged_frames"  # frames arrived without the VLAN tag they should carry
 FLAG_RX_WRONG_VLAN = "rx_wrong_vlan"  # frames arrived tagged with another VLAN id
-
-
-def _mask_cpus(mask: str) -> list[int]:
-    """CPUs set in a hex mask ("0x2" -> [1]); none for an empty or malformed mask."""
-    text = mask.strip().lower()
-    try:
-        value = int(text[2:] if text.startswith("0x") else text, 16) if text else 0
-    except ValueError:
-        return []
-    return [bit for bit in range(value.bit_length()) if value >> bit & 1]
 
 
 class TrafgenTrafficGenerator(TrafficGenerator):
@@ -224,11 +215,5 @@ class TrafgenTrafficGenerator(TrafficGenerator):
         busy-polled by the switch's PMD threads (VSWITCH_PMD_CPU_MASK, any switch but the
         kernel bridge, which forwards in the sender's context and wants every CPU).
         """
-        cpus = self.settings.get("TRAFGEN_CPUS")
-        if cpus:
-            return int(list(cpus)[port_index % len(cpus)])
-        available = sorted(os.sched_getaffinity(0))
-        if self.settings.get("VSWITCH") != "linux-bridge":
-            pmd = set(_mask_cpus(str(self.settings.get("VSWITCH_PMD_CPU_MASK", ""))))
-            available = [c for c in available if c not in pmd] or available
+        available = sender_cpus(self.settings, "TRAFGEN_CPUS", sorted(os.sched_getaffinity(0)))
         return available[port_index % len(available)] if available else None

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 from vsperf.context import RunContext
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
+from vsperf.lab.cpus import sender_cpus
 from vsperf.lab.streams import Direction, directions
 from vsperf.search.measurer import TrialResult, delivery_flags
 from vsperf.traffic import Traffic
@@ -46,16 +47,6 @@ def kernel_version(release: str) -> tuple[int, int]:
     return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
 
 
-def _mask_cpus(mask: str) -> list[int]:
-    """CPUs set in a hex mask ("0x2" -> [1]); none for an empty or malformed mask."""
-    text = mask.strip().lower()
-    try:
-        value = int(text[2:] if text.startswith("0x") else text, 16) if text else 0
-    except ValueError:
-        return []
-    return [bit for bit in range(value.bit_length()) if value >> bit & 1]
-
-
 def transmit_cpus(settings: Mapping[str, Any], available: Sequence[int]) -> list[int]:
     """CPUs of the transmit threads, direction i on the i-th (round robin).
 
@@ -64,14 +55,7 @@ def transmit_cpus(settings: Mapping[str, Any], available: Sequence[int]) -> list
     context and leaves every CPU usable). Pinning keeps one direction's frames on one receive
     queue, so that the receive program's per-stream counters are updated by one CPU.
     """
-    chosen = settings.get("VSGEN_CPUS")
-    if chosen:
-        return [int(c) for c in chosen]
-    cpus = sorted(available)
-    if settings.get("VSWITCH") != "linux-bridge":
-        pmd = set(_mask_cpus(str(settings.get("VSWITCH_PMD_CPU_MASK", ""))))
-        cpus = [c for c in cpus if c not in pmd] or cpus
-    return cpus
+    return sender_cpus(settings, "VSGEN_CPUS", available)
 
 
 def path_setting(settings: Mapping[str, Any]) -> Path:

@@ -17,12 +17,9 @@ from vsperf.context import RunContext
 from vsperf.errors import ConfigError, DeploymentError, PrerequisiteError
 from vsperf.lab import netdev
 from vsperf.lab.dpdk import (
-    EalConfig,
-    TestpmdConfig,
     dpdk_version,
     require_port_driver,
     require_testpmd,
-    single_cpu_lcores,
     veth_vdev,
 )
 from vsperf.lab.dpdk_conf import DpdkLabConf
@@ -124,19 +121,13 @@ class NetnsVnf(Vnf):
                 netdev.enslave(name, bridge, ns)
             return
         conf = DpdkLabConf.from_settings(self.settings)
-        eal = EalConfig(
+        cfg = conf.testpmd(
             file_prefix=f"{lab.names.tag}v{self._index}",
-            memory_mb=conf.testpmd_memory_mb,
-            lcores=single_cpu_lcores(conf.guest_cpu),
+            cpu=conf.guest_cpu,
             vdevs=tuple(veth_vdev("af_packet", i, name) for i, name in enumerate(self._inner)),
-        )
-        cfg = TestpmdConfig(
-            eal,
             fwd_mode=conf.guest_fwd_mode,
-            nb_mbufs=conf.testpmd_nb_mbufs,
-            descriptors=conf.testpmd_descriptors,
-            max_pkt_len_bytes=self._mtu + _L2_OVERHEAD_BYTES,
             extra_args=conf.guest_args,
+            max_pkt_len_bytes=self._mtu + _L2_OVERHEAD_BYTES,
         )
         self._testpmd = TestpmdProcess(
             lab, f"testpmd vnf{self._index}", cfg, log_path=lab.work_path(f"testpmd-vnf{self._index}.log"),

@@ -23,11 +23,9 @@ from vsperf.context import RunContext
 from vsperf.errors import DeploymentError
 from vsperf.lab.dpdk import (
     UNIX_PATH_MAX_CHARS,
-    EalConfig,
     TestpmdConfig,
     dpdk_version,
     require_testpmd,
-    single_cpu_lcores,
     virtio_user_vdev,
 )
 from vsperf.lab.dpdk_conf import DpdkLabConf
@@ -116,19 +114,8 @@ class TestpmdVhostVnf(Vnf):
             virtio_user_vdev(k, port.socket_path, server=server, queue_size=self.conf.testpmd_descriptors)
             for k, port in enumerate(self._ports)
         )
-        eal = EalConfig(
-            file_prefix=f"{lab.names.tag}t{self._index}",
-            memory_mb=self.conf.testpmd_memory_mb,
-            lcores=single_cpu_lcores(self.conf.guest_cpu),
-            vdevs=vdevs,
-        )
-        return TestpmdConfig(
-            eal=eal,
-            fwd_mode=self.conf.guest_fwd_mode,
-            nb_mbufs=self.conf.testpmd_nb_mbufs,
-            descriptors=self.conf.testpmd_descriptors,
-            extra_args=self.conf.guest_args,
-        )
+        return self.conf.testpmd(file_prefix=f"{lab.names.tag}t{self._index}", cpu=self.conf.guest_cpu,
+                                 vdevs=vdevs, fwd_mode=self.conf.guest_fwd_mode, extra_args=self.conf.guest_args)
 
     def start(self) -> None:
         lab = self._require_lab()

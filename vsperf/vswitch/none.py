@@ -19,13 +19,11 @@ from typing import Any, ClassVar
 from vsperf.context import RunContext
 from vsperf.errors import ConfigError, DeploymentError
 from vsperf.lab.dpdk import (
-    EalConfig,
     TestpmdConfig,
     check_veth_mtu,
     dpdk_version,
     require_port_driver,
     require_testpmd,
-    single_cpu_lcores,
     veth_vdev,
 )
 from vsperf.lab.dpdk_conf import DpdkLabConf
@@ -119,19 +117,8 @@ class NoVSwitch(VSwitch):
         """The testpmd that connects the plan's pairs (vdevs ordered pair by pair)."""
         ports = [port for pair in forwarding_pairs(plan) for port in pair]
         vdevs = tuple(veth_vdev(self.conf.port_driver, i, port.ifname) for i, port in enumerate(ports))
-        eal = EalConfig(
-            file_prefix=f"{lab.names.tag}n",
-            memory_mb=self.conf.testpmd_memory_mb,
-            lcores=single_cpu_lcores(self.conf.switch_cpu),
-            vdevs=vdevs,
-        )
-        return TestpmdConfig(
-            eal=eal,
-            fwd_mode=self.conf.testpmd_fwd_mode,
-            nb_mbufs=self.conf.testpmd_nb_mbufs,
-            descriptors=self.conf.testpmd_descriptors,
-            extra_args=self.conf.testpmd_args,
-        )
+        return self.conf.testpmd(file_prefix=f"{lab.names.tag}n", cpu=self.conf.switch_cpu, vdevs=vdevs,
+                                 fwd_mode=self.conf.testpmd_fwd_mode, extra_args=self.conf.testpmd_args)
 
     def configure(self, plan: ForwardingPlan) -> None:
         if self._lab is None:
