@@ -7,6 +7,6 @@ cd "$(dirname "$0")/.."
 tools/setup.sh
 if [ $# -eq 0 ]; then
     set -- phy2phy_tput --vswitch ovs \
-        --test-params "TRAFFICGEN_DURATION=5;TRAFFICGEN_PKT_SIZES=(64,512,1518);TRAFFICGEN_RFC2544_RESOLUTION_PERCENT=0.1"
+        --test-params "TRAFFICGEN_DURATION=3;TRAFFICGEN_PKT_SIZES=(64,512,1518)"
 fi
 exec .venv/bin/vsperf "$@"
