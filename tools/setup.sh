@@ -47,6 +47,12 @@ fi
 if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
 fi
-.venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e ".${extras}"
+# pip's own chatter (build warnings) goes to a log, shown only when the install fails.
+log=.venv/pip-install.log
+if ! { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e ".${extras}"; } \
+        > "$log" 2>&1; then
+    cat "$log" >&2
+    echo "setup: pip install failed (log: $log)" >&2
+    exit 1
+fi
 echo "setup: ready (.venv/bin/vsperf)"

@@ -111,8 +111,6 @@ def _validate_load(load: Mapping[str, Any], where: str) -> None:
             raise ConfigError(f"{where}: unknown Load key {key!r}{_closest(str(key), LOAD_KEYS)}")
         if not isinstance(value, LOAD_KEYS[key]) or isinstance(value, bool):
             raise ConfigError(f"{where}: Load.{key} must be {_type_name(LOAD_KEYS[key])}, got {value!r}")
-    if "tool" not in load:
-        raise ConfigError(f"{where}: Load needs a 'tool' (e.g. stress-ng)")
     if not 0 <= float(load.get("load", 100)) <= 100:
         raise ConfigError(f"{where}: Load.load is a percentage between 0 and 100, got {load['load']!r}")
     if load.get("pattern", "c") not in LOAD_PATTERNS:

@@ -86,8 +86,8 @@ def _check_prerequisites(plan: Sequence[PlannedTest], registries: Registries) ->
         if ("gen", pt.trafficgen) not in seen:
             seen.add(("gen", pt.trafficgen))
             registries.trafficgens.get(pt.trafficgen).cls(pt.settings, probe).check_prerequisites()
-        if pt.test.load and not pt.simulated:
-            loadgen = registries.loadgens.get(str(pt.test.load["tool"]))
+        if pt.loadgen and not pt.simulated:
+            loadgen = registries.loadgens.get(pt.loadgen)
             loadgen.cls(pt.test.load, pt.settings, probe).check_prerequisites()
         from vsperf.collectors.base import CollectorTarget, collector_names
 
@@ -128,6 +128,7 @@ def _print_summary(summary: RunSummary) -> None:
 @click.option("--trafficgen", metavar="NAME", help="Traffic generator (sets TRAFFICGEN).")
 @click.option("--vswitch", metavar="NAME", help="Virtual switch (sets VSWITCH).")
 @click.option("--vnf", metavar="NAME", help="VNF of pvp/pvvp deployments (sets VNF).")
+@click.option("--loadgen", metavar="NAME", help="Load generator of tests with a Load (sets LOADGEN).")
 @click.option("--conf-file", type=click.Path(path_type=Path), metavar="FILE", help="User settings (YAML).")
 @click.option("--test-params", metavar="'KEY=VAL;...'", help="Override settings: YAML or VSPERF Python literals.")
 @click.option("--mode", type=click.Choice(["normal", "trafficgen"]), default="normal",
@@ -148,7 +149,7 @@ def run_command(**opts: Any) -> None:
 
 def _run(opts: dict[str, Any]) -> int:
     settings = load_settings(opts["conf_file"], env=os.environ, test_params=opts["test_params"])
-    for option, name in (("trafficgen", "TRAFFICGEN"), ("vswitch", "VSWITCH"), ("vnf", "VNF"),
+    for option, name in (("trafficgen", "TRAFFICGEN"), ("vswitch", "VSWITCH"), ("vnf", "VNF"), ("loadgen", "LOADGEN"),
                          ("verbosity", "VERBOSITY")):
         if opts[option] is not None:
             settings = settings.merged({name: opts[option]}, f"--{option}")

@@ -25,6 +25,7 @@ class PlannedTest:
     vnf: str
     simulated: bool  # the generator simulates the DUT: nothing is deployed
     traffic_only: bool  # --mode trafficgen: nothing is deployed, traffic only
+    loadgen: str | None = None  # load generator of a test with a Load
 
     @property
     def lab_deployment(self) -> str | None:
@@ -51,6 +52,13 @@ def plan_tests(
         vnf = str(test_settings["VNF"])
         if vnf != "auto":
             vnf = registries.vnfs.resolve(vnf)
+        loadgen = None
+        if test.load:
+            # --loadgen overrides every test; otherwise the test's own Load tool, else LOADGEN.
+            chosen = test_settings["LOADGEN"]
+            if test_settings.source("LOADGEN") != "--loadgen":
+                chosen = test.load.get("tool") or chosen
+            loadgen = registries.loadgens.resolve(str(chosen))
         planned.append(
             PlannedTest(
                 test=test,
@@ -60,6 +68,7 @@ def plan_tests(
                 vnf=vnf,
                 simulated=bool(getattr(gen.cls, "SIMULATED", False)),
                 traffic_only=traffic_only,
+                loadgen=loadgen,
             )
         )
     return planned

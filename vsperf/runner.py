@@ -27,6 +27,7 @@ from vsperf.progress import Progress
 from vsperf.registry import Registries
 from vsperf.results.writer import ResultsWriter
 from vsperf.search.dispatch import run_traffic
+from vsperf.search.measurer import DutControl
 from vsperf.signals import Terminated, stop_signals_raise
 from vsperf.sysinfo import collect_environment
 from vsperf.trafficgen.base import TrafficGenerator
@@ -127,7 +128,7 @@ def _load(
         log.warning("%s: Load %s not applied: the DUT is simulated", pt.test.name, dict(pt.test.load))
         yield [ComponentInfo("loadgen", "none", "n/a", {"note": "not applied to a simulated DUT"})], {}
         return
-    entry = registries.loadgens.get(str(pt.test.load["tool"]))
+    entry = registries.loadgens.get(str(pt.loadgen))
     loadgen = entry.cls(pt.test.load, pt.settings, ctx)
     with loadgen:
         yield [loadgen.component()], loadgen.pids()
@@ -271,6 +272,10 @@ class Runner:
             components += [c.component() for c in collectors]
             writer.set_components(index, components)
 
+            # A deployment that can restart its switch and flush learned addresses lets
+            # rfc2544_reset and the RFC 2889 address tests act on the device under test.
+            dut_control = deployment if isinstance(deployment, DutControl) else None
+
             def on_trial(trial: Any) -> None:
                 self.progress.trial(trial)
                 deployment.check_alive()
@@ -281,7 +286,7 @@ class Runner:
                 known: ThroughputKey = (test.deployment, pt.vswitch, pt.vnf, size)
                 with collecting(collectors) as phase:
                     result = run_traffic(generator, traffic, pt.settings, on_trial=on_trial,
-                                         throughput_fps=self.throughputs.get(known))
+                                         throughput_fps=self.throughputs.get(known), dut=dut_control)
                 writer.add_frame_size(index, size, result, statistics=phase.statistics)
                 found = result.metrics.get("throughput_rx_fps")
                 if traffic.traffic_type == "rfc2544_throughput" and isinstance(found, int | float) and found > 0:

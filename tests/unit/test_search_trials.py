@@ -47,3 +47,18 @@ def test_anomalies_keep_order_once() -> None:
     for msg in ("b", "a", "b"):
         found.add(msg)
     assert found.as_tuple() == ("b", "a")
+
+
+def test_latency_percentiles_become_metrics_and_merge_by_mean() -> None:
+    from vsperf.search.measurer import LatencyStats
+    from vsperf.search.trials import latency_metrics, merge_latency
+
+    a = LatencyStats(1000.0, 2000.0, 9000.0, {"p50": 1800.0, "p99": 8000.0}, samples=10)
+    b = LatencyStats(1500.0, 3000.0, 7000.0, {"p50": 2200.0, "p99": 6000.0, "p99.9": 6900.0}, samples=30)
+    metrics = latency_metrics(a)
+    assert metrics["p50_latency_ns"] == 1800.0 and metrics["p99_latency_ns"] == 8000.0
+    merged = merge_latency([a, None, b])
+    assert merged is not None
+    assert (merged.min_ns, merged.avg_ns, merged.max_ns, merged.samples) == (1000.0, 2500.0, 9000.0, 40)
+    assert merged.percentiles_ns == {"p50": 2000.0, "p99": 7000.0}  # p99.9: not every answer has it
+    assert "p50_latency_ns" not in latency_metrics(None)

@@ -79,6 +79,10 @@ SETTINGS: dict[str, Setting] = {
     "REPORT_DOCUMENT_ID": Setting(
         Str(min_len=1),
         "Document id printed on the Level Test Report; {date} is replaced by the run's date."),
+    "LOADGEN": Setting(
+        Str(min_len=1),
+        "Load generator of tests with a Load (vsperf --list-loadgens); a test's Load 'tool' wins, "
+        "except over --loadgen."),
     "TEST_CASE_FILES": Setting(
         ListOf(Str(min_len=1)),
         "Extra test-case YAML files, or folders of *.yaml, loaded besides the shipped ones."),

@@ -60,23 +60,31 @@ def percent_of(rate_fps: float, line_fps: float) -> float:
 
 
 def latency_metrics(latency: LatencyStats | None) -> dict[str, MetricValue]:
-    """VSPERF's latency keys (None when the generator did not measure latency)."""
-    return {
+    """VSPERF's latency keys (None when the generator did not measure latency), plus the
+    percentiles the generator measured, as `p50_latency_ns`, `p99_latency_ns`, ..."""
+    metrics: dict[str, MetricValue] = {
         "min_latency_ns": latency.min_ns if latency else None,
         "max_latency_ns": latency.max_ns if latency else None,
         "avg_latency_ns": latency.avg_ns if latency else None,
     }
+    for name, value in (latency.percentiles_ns if latency else {}).items():
+        metrics[f"{name}_latency_ns"] = value
+    return metrics
 
 
 def merge_latency(latencies: Iterable[LatencyStats | None]) -> LatencyStats | None:
-    """Latency over several answers: lowest minimum, highest maximum, mean of the averages."""
+    """Latency over several answers: lowest minimum, highest maximum, mean of the averages
+    (and of the percentiles)."""
     known = [lat for lat in latencies if lat is not None]
     if not known:
         return None
+    # A percentile over several answers: the mean of theirs, for those every answer has.
+    shared = set.intersection(*(set(lat.percentiles_ns) for lat in known))
     return LatencyStats(
         min_ns=min(lat.min_ns for lat in known),
         avg_ns=sum(lat.avg_ns for lat in known) / len(known),
         max_ns=max(lat.max_ns for lat in known),
+        percentiles_ns={k: sum(lat.percentiles_ns[k] for lat in known) / len(known) for k in sorted(shared)},
         samples=sum(lat.samples for lat in known),
     )
 

@@ -1,0 +1,36 @@
+import pytest
+
+from vsperf.catalog import Catalog
+from vsperf.config import load_settings
+from vsperf.errors import UnknownNameError
+from vsperf.plan import plan_tests
+from vsperf.registry import build_registries
+
+
+def plan_one(name: str, **layers: str) -> object:
+    settings = load_settings(env={}, test_params="TRAFFICGEN=dummy")
+    for source, value in layers.items():
+        settings = settings.merged({"LOADGEN": value}, source.replace("_", "-"))
+    return plan_tests([Catalog.load().get(name)], settings, build_registries())[0]
+
+
+def test_load_tool_of_the_test_names_the_loadgen() -> None:
+    pt = plan_one("phy2phy_cpu_load")
+    assert pt.loadgen == "stress-ng"  # type: ignore[attr-defined]
+    assert plan_one("phy2phy_tput").loadgen is None  # type: ignore[attr-defined]
+
+
+def test_loadgen_option_overrides_and_is_validated() -> None:
+    with pytest.raises(UnknownNameError, match="unknown loadgen 'stresz'"):
+        plan_one("phy2phy_cpu_load", __loadgen="stresz")
+    # The LOADGEN setting from a conf file does not override the test's own tool.
+    assert plan_one("phy2phy_cpu_load", conf_file="nosuch").loadgen == "stress-ng"  # type: ignore[attr-defined]
+
+
+def test_simulated_and_traffic_only_deploy_nothing_on_the_lab() -> None:
+    settings = load_settings(env={}, test_params="TRAFFICGEN=dummy")
+    catalog, regs = Catalog.load(), build_registries()
+    assert plan_tests([catalog.get("pvp_tput")], settings, regs)[0].lab_deployment is None
+    real = load_settings(env={}, test_params="TRAFFICGEN=vsgen")
+    assert plan_tests([catalog.get("pvp_tput")], real, regs)[0].lab_deployment == "pvp"
+    assert plan_tests([catalog.get("pvp_tput")], real, regs, traffic_only=True)[0].lab_deployment == "wire"
