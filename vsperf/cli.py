@@ -97,13 +97,21 @@ def _check_prerequisites(plan: Sequence[PlannedTest], registries: Registries) ->
                 registries.collectors.get(name).cls(pt.settings, probe, CollectorTarget()).check_prerequisites()
 
 
+def _shown(value: float | int) -> str:
+    """A headline value: whole numbers with thousands separators, small ones (seconds, percent)
+    with three significant digits."""
+    if isinstance(value, int) or abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
 def _print_summary(summary: RunSummary) -> None:
     click.echo("")
     click.echo(f"{'test':<24} {'status':<12} results")
     for t in summary.tests:
         parts = []
         for size, _key, value in t.headline:
-            shown = "n/a" if value is None else (f"{value:,.0f}" if isinstance(value, float) else f"{value:,}")
+            shown = "n/a" if value is None else _shown(value)
             parts.append(f"{size} B: {shown}")
         key = t.headline[0][1] if t.headline else ""
         line = f"{key} " + ", ".join(parts) if parts else (t.error or "")

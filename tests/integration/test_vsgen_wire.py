@@ -190,7 +190,9 @@ def test_a_rate_it_cannot_reach_ends_on_time_and_is_flagged(pair: Pair) -> None:
         started = time.monotonic()
         result = gen.trial(Traffic(bidir=False), 50e6, 0.5)
         assert time.monotonic() - started < 0.5 + 0.2 + 1.0  # duration + residual wait + start/stop
-        assert 0 < result.tx_frames < 25_000_000 and result.rx_frames == result.tx_frames
+        # At the engine's top speed a busy receiving CPU may drop some frames: that is real loss
+        # (measured, not hidden); what this test checks is the time bound and the flag.
+        assert 0 < result.tx_frames < 25_000_000 and 0 < result.rx_frames <= result.tx_frames
         assert result.actual_tx_rate_fps < 50e6 and "generator_under_delivery" in result.flags
 
 

@@ -75,6 +75,8 @@ struct vsg_job {
 	enum vsg_path path;
 	double rate_fps;   /* 0: as fast as possible */
 	uint64_t frames;   /* 0: until stopped */
+	double rate2_fps;  /* two-rate run: the rate after `frames` frames (0: one rate) */
+	uint64_t frames2;  /* two-rate run: frames sent at rate2_fps */
 	int cpu;           /* -1: not pinned */
 	atomic_int *stop;
 	/* results */
@@ -82,6 +84,8 @@ struct vsg_job {
 	_Atomic uint64_t sent;
 	double t_start;
 	double t_end;
+	uint64_t sent1;    /* frames sent before the rate change (all of them in a one-rate run) */
+	double t_drop;     /* when the second rate's schedule started (0: no rate change) */
 	double cpu_s;
 	int failed;
 	char err[VSG_ERR_MAX];
@@ -95,6 +99,8 @@ struct run_args {
 	int dirs[VSG_MAX_DIRS];
 	int ndirs;
 	double rate;
+	double rate2; /* rate mode only: after frames[i], frames2 more at rate2 (0: one rate) */
+	uint64_t frames2;
 	uint64_t frames[VSG_MAX_DIRS];
 	int nframes;
 	enum vsg_path path;

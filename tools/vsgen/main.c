@@ -6,9 +6,10 @@
  * Commands, one per line (answers are JSON lines on standard output):
  *   port I netns=NAME|- ifname=IF      open port I (loads the BPF programs, attaches the
  *                                      receive program to IF inside namespace NAME)
- *   dir D tx=I rx=J streams=N vary=none|mac|ip|udp base=V l3=14|18 frame=HEX
+ *   dir D tx=I rx=J streams=N vary=none|mac|ip|udp|smac base=V l3=14|18 frame=HEX
  *                                      direction D: the template frame (without FCS) port I
  *                                      sends to port J, N streams varying one field from V
+ *                                      (smac: the source MAC, for RFC 2889 learning frames)
  *   run ...                            one trial (see run.c)
  *   stop                               ends a continuous run
  *   ping | quit
@@ -176,7 +177,7 @@ static int cmd_port(struct vsg_engine *eng, char **w, int n)
 
 static int cmd_dir(struct vsg_engine *eng, char **w, int n)
 {
-	static const char *const varies[] = {"none", "mac", "ip", "udp"};
+	static const char *const varies[] = {"none", "mac", "ip", "udp", "smac"};
 	const char *tx = value_of(w + 2, n - 2, "tx"), *rx = value_of(w + 2, n - 2, "rx");
 	const char *streams = value_of(w + 2, n - 2, "streams"), *vary = value_of(w + 2, n - 2, "vary");
 	const char *base = value_of(w + 2, n - 2, "base"), *l3 = value_of(w + 2, n - 2, "l3");
@@ -200,11 +201,11 @@ static int cmd_dir(struct vsg_engine *eng, char **w, int n)
 		return -1;
 	}
 	d.vary = -1;
-	for (int i = 0; vary && i < 4; i++)
+	for (int i = 0; vary && i < 5; i++)
 		if (!strcmp(vary, varies[i]))
 			d.vary = i;
 	if (d.vary < 0) {
-		vsg_error("dir: vary must be none, mac, ip or udp");
+		vsg_error("dir: vary must be none, mac, ip, udp or smac");
 		return -1;
 	}
 	limit = d.vary == VSG_VARY_UDP ? 0xffff : -1;

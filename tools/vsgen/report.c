@@ -58,7 +58,8 @@ static void result_dir(FILE *f, struct vsg_engine *eng, struct run_args *a, stru
 	struct vsg_dir *d = &eng->dirs[id];
 	struct vsg_port *rxp = &eng->ports[d->rx_port];
 	uint64_t sent = atomic_load(&job->sent), base = sent / d->streams, extra = sent % d->streams;
-	uint64_t rx = 0, dup = 0, reo = 0, lost = 0, excess = 0, with_loss = 0, max_loss = 0;
+	uint64_t rx = 0, dup = 0, reo = 0, lost = 0, excess = 0, with_loss = 0, max_loss = 0, rx2 = 0;
+	int64_t last_lost = -1; /* index (seq * streams + stream) of the last frame lost, -1: none */
 	uint32_t off = rxp->cfg->rx_offset[id];
 	double span = job->t_end - job->t_start, achieved;
 	int detail = d->streams <= a->detail;
@@ -75,16 +76,27 @@ static void result_dir(FILE *f, struct vsg_engine *eng, struct run_args *a, stru
 	fprintf(f, "%s{\"dir\":%d,\"tx_port\":%d,\"rx_port\":%d,\"path\":\"%s\",\"path_note\":\"%s\","
 		   "\"ring_drops\":%lld,\"streams\":%u,"
 		   "\"requested_fps\":%.3f,\"frames_requested\":%llu,\"tx\":%llu,\"tx_time_s\":%.9f,"
-		   "\"achieved_fps\":%.3f,\"cpu_s\":%.6f",
+		   "\"achieved_fps\":%.3f,\"cpu_s\":%.6f,\"t_start_ns\":%.0f,\"rate2_fps\":%.3f,"
+		   "\"frames2_requested\":%llu,\"tx1\":%llu,\"t_drop_s\":%.9f",
 		i ? "," : "", id, d->tx_port, d->rx_port, path_name(job->path), note,
 		job->have_xmit ? (long long)(job->xmit1.errors - job->xmit0.errors) : -1LL, d->streams, a->rate,
-		(unsigned long long)job->frames, (unsigned long long)sent, span, achieved, job->cpu_s);
+		(unsigned long long)job->frames, (unsigned long long)sent, span, achieved, job->cpu_s,
+		job->t_start * 1e9, job->rate2_fps, (unsigned long long)job->frames2, (unsigned long long)job->sent1,
+		job->t_drop > 0 ? job->t_drop - job->t_start : 0.0);
 	if (detail)
 		fprintf(f, ",\"detail\":[");
 	for (uint32_t s = 0; s < d->streams; s++) {
 		const struct vsg_rxstream *rs = &rxp->streams[off + s];
 		uint64_t tx = base + (s < extra), uniq = rs->rx - rs->dup, l = tx > uniq ? tx - uniq : 0;
 
+		/* The last frame lost: skipped by a later frame of its stream, or never followed by one. */
+		int64_t miss = rs->last_gap ? (int64_t)rs->last_gap - 1 : -1;
+
+		if (tx && rs->next < tx)
+			miss = (int64_t)tx - 1;
+		if (miss >= 0 && miss * (int64_t)d->streams + (int64_t)s > last_lost)
+			last_lost = miss * (int64_t)d->streams + (int64_t)s;
+		rx2 += rs->rx2;
 		rx += rs->rx;
 		dup += rs->dup;
 		reo += rs->reorder;
@@ -100,9 +112,10 @@ static void result_dir(FILE *f, struct vsg_engine *eng, struct run_args *a, stru
 	if (detail)
 		fprintf(f, "]");
 	fprintf(f, ",\"rx\":%llu,\"dup\":%llu,\"reorder\":%llu,\"lost\":%llu,\"excess\":%llu,"
-		   "\"streams_with_loss\":%llu,\"max_stream_loss\":%llu}",
+		   "\"streams_with_loss\":%llu,\"max_stream_loss\":%llu,\"rx2\":%llu,\"last_lost\":%lld}",
 		(unsigned long long)rx, (unsigned long long)dup, (unsigned long long)reo, (unsigned long long)lost,
-		(unsigned long long)excess, (unsigned long long)with_loss, (unsigned long long)max_loss);
+		(unsigned long long)excess, (unsigned long long)with_loss, (unsigned long long)max_loss,
+		(unsigned long long)rx2, (long long)last_lost);
 }
 
 static void result_port(FILE *f, struct vsg_port *port, int first)
@@ -112,12 +125,15 @@ static void result_port(FILE *f, struct vsg_port *port, int first)
 
 	fprintf(f, "%s{\"port\":%d,\"rx_mode\":\"%s\",\"frames\":%llu,\"dup\":%llu,\"reorder\":%llu,"
 		   "\"late\":%llu,\"stale\":%llu,\"foreign\":%llu,\"other\":%llu,\"tagged\":%llu,"
-		   "\"lat_sum_ns\":%llu,\"lat_min_ns\":%llu,\"lat_max_ns\":%llu,\"hist\":[",
+		   "\"lat_sum_ns\":%llu,\"lat_min_ns\":%llu,\"lat_max_ns\":%llu,\"first_ns\":%llu,"
+		   "\"last_ns\":%llu,\"gap_max_ns\":%llu,\"gap_end_ns\":%llu,\"hist\":[",
 		first ? "" : ",", port->index, port->rx_mode, (unsigned long long)st->frames,
 		(unsigned long long)st->dup, (unsigned long long)st->reorder, (unsigned long long)st->late,
 		(unsigned long long)st->stale, (unsigned long long)st->foreign, (unsigned long long)st->other,
 		(unsigned long long)st->tagged, (unsigned long long)st->lat_sum_ns,
-		(unsigned long long)(st->frames ? st->lat_min_ns : 0), (unsigned long long)st->lat_max_ns);
+		(unsigned long long)(st->frames ? st->lat_min_ns : 0), (unsigned long long)st->lat_max_ns,
+		(unsigned long long)st->first_ns, (unsigned long long)st->last_ns, (unsigned long long)st->gap_max_ns,
+		(unsigned long long)st->gap_end_ns);
 	for (uint32_t b = 0; b < VSG_HIST_BUCKETS; b++)
 		if (port->hist[b])
 			fprintf(f, "%s[%u,%llu]", nb++ ? "," : "", b, (unsigned long long)port->hist[b]);

@@ -1,9 +1,11 @@
 /* vsgen engine: one trial (rate, burst or continuous) from arming the counters to the result.
  *
  *   run mode=rate|burst|cont dirs=0,1 [rate=FPS] [frames=N[,N...]] [path=auto|xdp|packet]
- *       [residual=S] [detail=K] [cpus=C[,C...]] [tick=S]
+ *       [residual=S] [detail=K] [cpus=C[,C...]] [tick=S] [rate2=FPS frames2=N]
  *
- * rate and frames are per direction. The engine emits a "tick" line every `tick` seconds
+ * rate and frames are per direction. rate2/frames2 (rate mode): after its `frames` frames, each
+ * direction goes on without a pause with frames2 frames at rate2 (RFC 2544 system recovery);
+ * sequence numbers continue, and the receiver counts apart the frames sent after the change. The engine emits a "tick" line every `tick` seconds
  * while transmitting (cumulative counters), then waits `residual` seconds so that every frame
  * in flight arrives, reads the receive counters and emits one "result" line.
  */
@@ -74,6 +76,16 @@ static int parse_args(char **kv, int nkv, struct run_args *a)
 				vsg_error("run: rate must be a positive number of frames/s, got '%s'", v);
 				return -1;
 			}
+		} else if (!strcmp(k, "rate2")) {
+			if (vsg_parse_double(v, &a->rate2) || a->rate2 <= 0) {
+				vsg_error("run: rate2 must be a positive number of frames/s, got '%s'", v);
+				return -1;
+			}
+		} else if (!strcmp(k, "frames2")) {
+			if (vsg_parse_u64(v, &a->frames2) || !a->frames2 || a->frames2 > 0xffffffffull) {
+				vsg_error("run: frames2 must be 1..4294967295, got '%s'", v);
+				return -1;
+			}
 		} else if (!strcmp(k, "frames")) {
 			a->nframes = parse_list(v, a->frames, VSG_MAX_DIRS);
 			if (a->nframes <= 0) {
@@ -124,6 +136,15 @@ static int parse_args(char **kv, int nkv, struct run_args *a)
 		vsg_error("run: a %s run needs rate > 0", a->mode == VSG_MODE_RATE ? "rate" : "cont");
 		return -1;
 	}
+	if ((a->rate2 > 0) != (a->frames2 > 0) || (a->frames2 && a->mode != VSG_MODE_RATE)) {
+		vsg_error("run: rate2 and frames2 go together, in rate mode only");
+		return -1;
+	}
+	for (int j = 0; a->frames2 && j < a->nframes; j++)
+		if (a->frames[j] > 0xffffffffull) {
+			vsg_error("run: a two-rate run sends at most 4294967295 frames before the change");
+			return -1;
+		}
 	if (a->mode != VSG_MODE_CONT && a->nframes != 1 && a->nframes != a->ndirs) {
 		vsg_error("run: frames needs one count, or one per direction");
 		return -1;
@@ -193,6 +214,7 @@ static int arm(struct vsg_engine *eng, struct run_args *a)
 		port->cfg->run_tag = eng->run_tag;
 		memcpy(port->cfg->rx_offset, off, sizeof(off));
 		memcpy(port->cfg->rx_streams, cnt, sizeof(cnt));
+		memset(port->cfg->rx_split, 0, sizeof(port->cfg->rx_split)); /* set at the rate change */
 		memset(port->rx, 0, sizeof(*port->rx));
 		port->rx->lat_min_ns = ~0ull;
 		memset(port->streams, 0, (size_t)cum * sizeof(struct vsg_rxstream));
@@ -294,6 +316,8 @@ int vsg_run(struct vsg_engine *eng, char **kv, int nkv)
 		jobs[i].dir_id = a.dirs[i];
 		jobs[i].rate_fps = a.mode == VSG_MODE_BURST ? 0 : a.rate;
 		jobs[i].frames = a.mode == VSG_MODE_CONT ? 0 : a.frames[a.nframes == 1 ? 0 : i];
+		jobs[i].rate2_fps = a.rate2;
+		jobs[i].frames2 = a.frames2;
 		jobs[i].cpu = a.ncpus ? a.cpus[i % a.ncpus] : -1;
 		jobs[i].stop = &stop;
 		if (choose_path(eng, &a, a.dirs[i], &jobs[i].path))

@@ -178,7 +178,8 @@ void *vsg_tx_thread(void *arg)
 	struct pkt_tx pkt = {.fd = -1};
 	sigset_t all;
 	double t0, cpu0, deadline = 0, rate = job->rate_fps;
-	uint64_t total = job->frames, sent = 0;
+	uint64_t total = job->frames, sent = 0, base = 0; /* base: frames before the current rate */
+	int change_pending = job->frames2 > 0 && rate > 0 && total;
 	uint32_t chunk = rate > 0 ? paced_chunk(rate) : (job->path == VSG_PATH_XDP ? XDP_UNPACED_CHUNK : PKT_BATCH);
 
 	/* Signals are the main thread's business; a transmit syscall is never interrupted. */
@@ -203,20 +204,48 @@ void *vsg_tx_thread(void *arg)
 	job->t_start = t0;
 	if (rate > 0 && total)
 		deadline = t0 + (double)total / rate * (1.0 + PACED_GRACE_SHARE) + PACED_GRACE_S;
-	while (!atomic_load(job->stop) && (!total || sent < total)) {
+	job->sent1 = 0;
+	job->t_drop = 0;
+	for (;;) {
 		uint64_t want;
 		uint32_t n;
 
+		if (atomic_load(job->stop))
+			break;
+		if (total && sent >= total) {
+			if (!change_pending)
+				break;
+			/* Rate change, without a pause: the new schedule starts where the old one ends
+			 * (or now, if the old one ran late); the receiver counts frames from here apart. */
+			change_pending = 0;
+			job->sent1 = sent;
+			t0 = t0 + (double)(total - base) / rate;
+			if (vsg_now() > t0)
+				t0 = vsg_now();
+			job->t_drop = t0;
+			eng->ports[d->rx_port].cfg->rx_split[job->dir_id] = (uint32_t)sent;
+			base = sent;
+			rate = job->rate2_fps;
+			total = sent + job->frames2;
+			chunk = paced_chunk(rate);
+			deadline = t0 + (double)job->frames2 / rate * (1.0 + PACED_GRACE_SHARE) + PACED_GRACE_S;
+			continue;
+		}
 		if (rate > 0) {
 			double now = vsg_now();
-			uint64_t due = due_by(now, t0, rate, total);
+			uint64_t due = base + due_by(now, t0, rate, total - base);
 			uint64_t need = total && total - sent < chunk ? total - sent : chunk;
 
-			if (deadline > 0 && now > deadline)
-				break; /* behind and out of time: the trial ends on time, short of frames */
+			if (deadline > 0 && now > deadline) {
+				/* behind and out of time: the trial (or its first rate) ends on time, short */
+				if (!change_pending)
+					break;
+				total = sent;
+				continue;
+			}
 			if (due < sent + need) {
 				/* Wait until a whole chunk (or the last, smaller one) is due. */
-				sleep_until(t0 + (double)(sent + need - 1) / rate);
+				sleep_until(t0 + (double)(sent + need - 1 - base) / rate);
 				continue;
 			}
 			want = due - sent;
@@ -243,6 +272,8 @@ void *vsg_tx_thread(void *arg)
 	}
 	job->t_end = vsg_now();
 	job->cpu_s = vsg_thread_cpu() - cpu0;
+	if (!job->t_drop)
+		job->sent1 = sent_so_far(job, port);
 	if (job->have_xmit && vsg_veth_xmit(port->ctl_sock, port->ifname, &job->xmit1))
 		job->have_xmit = 0;
 	atomic_store(&job->sent, sent_so_far(job, port));

@@ -103,6 +103,10 @@ static __always_inline void sequence(struct vsg_rxstat *st, struct vsg_rxstream 
 	if (ahead >= 0) {
 		__u32 shift = (__u32)ahead + 1;
 
+		/* Frames next..seq-1 are missing (until one of them arrives late, a reorder). */
+		if (ahead > 0)
+			rs->last_gap = seq;
+
 		rs->window = shift >= 64 ? 1 : (rs->window << shift) | 1;
 		rs->next = seq + 1;
 		return;
@@ -133,7 +137,7 @@ static __always_inline int rx_frame(struct xdp_md *ctx, struct vsg_cfg *cfg, str
 	__u8 *end = (__u8 *)(long)ctx->data_end;
 	__u8 *ip = p + l3;
 	__u8 *sig = ip + VSG_IP_LEN + VSG_L4_LEN;
-	__u32 dir, stream, slot, lat, bucket;
+	__u32 dir, stream, slot, lat, bucket, seq, split;
 	struct vsg_rxstream *rs;
 	__u64 *h;
 
@@ -163,7 +167,20 @@ static __always_inline int rx_frame(struct xdp_md *ctx, struct vsg_cfg *cfg, str
 	st->frames++;
 	if (l3 == 18)
 		st->tagged++;
-	sequence(st, rs, be32_at(sig + 6));
+	if (st->last_ns) {
+		if (now - st->last_ns > st->gap_max_ns) {
+			st->gap_max_ns = now - st->last_ns;
+			st->gap_end_ns = now;
+		}
+	} else {
+		st->first_ns = now;
+	}
+	st->last_ns = now;
+	seq = be32_at(sig + 6);
+	split = cfg->rx_split[dir & (VSG_MAX_DIRS - 1)];
+	if (split && (__u64)seq * cfg->rx_streams[dir & (VSG_MAX_DIRS - 1)] + stream >= split)
+		rs->rx2++;
+	sequence(st, rs, seq);
 	lat = (__u32)now - be32_at(sig + 10);
 	st->lat_sum_ns += lat;
 	if (lat < st->lat_min_ns)

@@ -28,6 +28,7 @@
 #define VSG_VARY_MAC 1 /* destination MAC, low 32 bits + stream */
 #define VSG_VARY_IP 2  /* destination IPv4 + stream (header checksum recomputed) */
 #define VSG_VARY_UDP 3 /* destination UDP port + stream */
+#define VSG_VARY_SMAC 4 /* source MAC, low 32 bits + stream (RFC 2889 learning frames) */
 
 /* Latency histogram: four linear tiers, finer than 1 us below 134 ms.
  *   [0, 2^16) ns        width 16 ns     4096 buckets
@@ -65,6 +66,9 @@ struct vsg_cfg {
 	/* receive: where each direction's streams are counted in the rxstream map */
 	__u32 rx_offset[VSG_MAX_DIRS];
 	__u32 rx_streams[VSG_MAX_DIRS]; /* 0: frames of direction d are not expected here */
+	/* two-rate runs: frames of direction d with index (seq * streams + stream) >= rx_split[d]
+	 * were sent after the rate change and are also counted in vsg_rxstream.rx2 (0: no split) */
+	__u32 rx_split[VSG_MAX_DIRS];
 };
 
 /* Transmit progress of the port's direction (the transmit program's only state). */
@@ -87,6 +91,12 @@ struct vsg_rxstat {
 	__u64 lat_sum_ns;
 	__u64 lat_min_ns; /* reset to ~0 */
 	__u64 lat_max_ns;
+	/* receive times (bpf_ktime_get_ns, i.e. CLOCK_MONOTONIC) of test frames: the first, the
+	 * last, and the longest interval between two consecutive ones (the frame that ended it) */
+	__u64 first_ns;
+	__u64 last_ns;
+	__u64 gap_max_ns;
+	__u64 gap_end_ns;
 };
 
 /* Receive state of one stream: sequence analysis over a 64-frame window. */
@@ -96,6 +106,8 @@ struct vsg_rxstream {
 	__u32 rx;     /* frames, duplicates included */
 	__u32 dup;
 	__u32 reorder; /* within the window, plus those beyond it */
+	__u32 last_gap; /* highest sequence number skipped by a later frame, + 1 (0: none skipped) */
+	__u32 rx2;      /* frames sent after the rate change of a two-rate run (see rx_split) */
 };
 
 static inline __attribute__((always_inline)) __u16 vsg_ip_csum(const __u8 *ip)
@@ -139,6 +151,11 @@ vsg_stamp(__u8 *p, const int l3, __u8 vary, __u32 dst_base, __u8 dir, __u32 stre
 		csum = vsg_ip_csum(ip);
 		ip[10] = csum >> 8;
 		ip[11] = csum;
+	} else if (vary == VSG_VARY_SMAC) {
+		p[8] = v >> 24;
+		p[9] = v >> 16;
+		p[10] = v >> 8;
+		p[11] = v;
 	} else if (vary == VSG_VARY_UDP) {
 		p[l3 + VSG_IP_LEN + 2] = v >> 8;
 		p[l3 + VSG_IP_LEN + 3] = v;

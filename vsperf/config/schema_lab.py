@@ -26,6 +26,10 @@ SETTINGS: dict[str, Setting] = {
         Str(choices=("afxdp", "system")),
         "How ovs (userspace datapath) attaches its veth ports: afxdp (AF_XDP, polled by a PMD thread) "
         "or system (AF_PACKET, polled by the main thread)."),
+    "VSWITCH_FLOW_MODE": Setting(
+        Str(choices=("ports", "normal")),
+        "How ovs forwards: ports (VSPERF's port-to-port flows) or normal (one NORMAL flow: MAC "
+        "learning, as RFC 2889 address caching and learning need)."),
     "VSWITCH_OVS_AFXDP_MODE": Setting(
         Str(choices=("native", "generic")),
         "xdp-mode of afxdp ports (above MTU 3498, i.e. frames > 3516 B, ovs uses system ports)."),

@@ -226,6 +226,22 @@ class LabDeployment(Deployment):
             pids.update(vnf.pids())
         return pids
 
+    # --- DutControl (vsperf.search.measurer): what rfc2544_reset and RFC 2889 do to the DUT ---
+
+    def restart(self) -> None:
+        """Restart the switch under test (`VSwitch.restart`): returns when it forwards again."""
+        if not self.topology.has_switch:
+            raise DeploymentError("--mode trafficgen has no switch to restart")
+        started = time.monotonic()
+        self.vswitch.restart()
+        log.info("restarted %s in %.3f s", self.vswitch.NAME, time.monotonic() - started)
+
+    def forget_addresses(self) -> None:
+        """Flush the MAC addresses the switch under test learned (`VSwitch.forget_addresses`)."""
+        if not self.topology.has_switch:
+            raise DeploymentError("--mode trafficgen has no switch whose addresses to flush")
+        self.vswitch.forget_addresses()
+
     def check_alive(self) -> None:
         if self.topology.has_switch:
             self.vswitch.check_alive()

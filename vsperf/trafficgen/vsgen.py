@@ -19,18 +19,28 @@ import logging
 import os
 import re
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from vsperf.context import RunContext
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
 from vsperf.lab.cpus import sender_cpus
 from vsperf.lab.streams import Direction, directions
-from vsperf.search.measurer import TrialResult, delivery_flags
+from vsperf.search.measurer import (
+    AddressTrialResult,
+    RecoveryTrialResult,
+    ResetTrialResult,
+    TrialResult,
+    delivery_flags,
+)
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.base import GenPort, TrafficGenerator
+from vsperf.vsgen.addresses import FLOOD_DIR, LEARN_DIR, TEST_DIR, address_phases, range_base
 from vsperf.vsgen.build import EngineBinary, locate_engine
 from vsperf.vsgen.engine import Engine
+from vsperf.vsgen.events import last_loss_after_drop_s, phase_trial, phases, reset_gap
 from vsperf.vsgen.frames import FrameSpec, build_frame, vary_of
 from vsperf.vsgen.protocol import PATHS, Mode, Path, RunRequest, RunResult, Tick, dir_command, port_command
 from vsperf.vsgen.results import latency_stats, per_second_rows, second_row, sequence_flags
@@ -93,6 +103,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
         self._continuous: tuple[Traffic, RunRequest, float] | None = None
         self._last_tick: Tick | None = None
         self._notes_logged: set[str] = set()
+        self._address_trials = 0  # each RFC 2889 address trial takes a fresh range of addresses
         self.last_run: RunResult | None = None  # the engine's full answer to the last trial
         # Called with each per-second row while traffic runs (a live display can set it).
         self.on_second: Callable[[dict[str, float]], None] | None = None
@@ -214,6 +225,103 @@ class VsgenTrafficGenerator(TrafficGenerator):
         self.last_run = result
         duration = max((d.tx_time_s for d in result.dirs), default=0.0)
         return self._result("rate", traffic, rate, duration, result, ticks)
+
+    # --- optional capabilities (vsperf.search.measurer): reset and recovery --------------------
+
+    def reset_trial(
+        self,
+        traffic: Traffic,
+        rate_fps: float,
+        duration_s: float,
+        reset_at_s: float,
+        reset: Callable[[], None] | None,
+    ) -> ResetTrialResult:
+        """Stream, call `reset` `reset_at_s` seconds in, date the silence at the receivers
+        (see `vsperf.vsgen.events`)."""
+        if reset is None:
+            raise TrafficGenError("vsgen: a reset trial needs the DUT's restart; this deployment gives none")
+        if rate_fps <= 0 or not 0 <= reset_at_s < duration_s:
+            raise TrafficGenError(f"vsgen: a reset trial needs a positive rate and a reset inside the stream, got "
+                                  f"{rate_fps} fps, reset at {reset_at_s} s of {duration_s} s")
+        ids = self._prepare(traffic)
+        per_dir = rate_fps / len(ids)
+        request = self._request("rate", ids, per_dir, (max(1, round(per_dir * duration_s)),))
+        engine = self._require_engine()
+        engine.begin(request)
+        start_ns = time.monotonic_ns()
+        try:
+            time.sleep(max(0.0, reset_at_s - (time.monotonic_ns() - start_ns) / 1e9))
+            reset_start_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, the engine's clock
+            reset()
+            log.info("vsgen: DUT reset took %.3f s", (time.monotonic_ns() - reset_start_ns) / 1e9)
+        except BaseException:
+            engine.stop_run()
+            engine.finish(request)
+            raise
+        result, ticks = engine.finish(request, self._tick_callback(traffic))
+        self.last_run = result
+        gap = reset_gap(result, reset_start_ns)
+        return ResetTrialResult(
+            trial=self._result("rate", traffic, rate_fps, duration_s, result, ticks),
+            reset_at_s=gap.reset_at_s, gap_s=gap.gap_s, recovered=gap.recovered, resolution_s=1.0 / per_dir,
+        )
+
+    def recovery_trial(
+        self, traffic: Traffic, overload_fps: float, overload_s: float, recovery_fps: float, recovery_s: float
+    ) -> RecoveryTrialResult:
+        """Overload, then without a pause the lower rate (one engine run with a rate change);
+        the last lost frame is found by its index (see `vsperf.vsgen.events`)."""
+        if min(overload_fps, overload_s, recovery_fps, recovery_s) <= 0:
+            raise TrafficGenError(f"vsgen: a recovery trial needs positive rates and durations, got {overload_fps} "
+                                  f"fps for {overload_s} s, then {recovery_fps} fps for {recovery_s} s")
+        ids = self._prepare(traffic)
+        rate1, rate2 = overload_fps / len(ids), recovery_fps / len(ids)
+        request = replace(self._request("rate", ids, rate1, (max(1, round(rate1 * overload_s)),)),
+                          rate2_fps=rate2, frames2=max(1, round(rate2 * recovery_s)))
+        result, _ticks = self._run(request, traffic)
+        before = [phases(d)[0] for d in result.dirs]
+        after = [phases(d)[1] for d in result.dirs]
+        return RecoveryTrialResult(
+            overload=phase_trial(traffic, overload_fps, overload_s, before),
+            recovery=phase_trial(traffic, recovery_fps, recovery_s, after),
+            last_loss_after_drop_s=max(last_loss_after_drop_s(d) for d in result.dirs),
+            resolution_s=1.0 / rate2,
+        )
+
+    def address_trial(
+        self,
+        traffic: Traffic,
+        addresses: int,
+        learning_rate_fps: float,
+        test_rate_fps: float,
+        forget: Callable[[], None] | None,
+    ) -> AddressTrialResult:
+        """RFC 2889 learning, flood-check and test phases on two ports (see `vsperf.vsgen.addresses`)."""
+        if addresses < 1 or learning_rate_fps <= 0 or test_rate_fps <= 0:
+            raise TrafficGenError(f"vsgen: an address trial needs >= 1 address and positive rates, got "
+                                  f"{addresses}, {learning_rate_fps} fps, {test_rate_fps} fps")
+        engine = self._require_engine()
+        if self._continuous is not None:
+            raise TrafficGenError("vsgen: continuous traffic is running; stop it first")
+        self._address_trials += 1
+        try:
+            phases_ = address_phases(traffic, (self._ports[0], self._ports[1]), int(engine.hello["run_tag"]),
+                                     addresses, range_base(self._address_trials))
+        except ValueError as exc:
+            raise TrafficGenError(f"vsgen: {exc}") from exc
+        if forget is not None:
+            forget()
+        results: list[TrialResult] = []
+        for direction, command, rate in ((LEARN_DIR, phases_.learning, learning_rate_fps),
+                                         (FLOOD_DIR, phases_.flood_check, test_rate_fps),
+                                         (TEST_DIR, phases_.test, test_rate_fps)):
+            engine.command(command)
+            self._defined[direction] = command
+            self._tx_ports[direction] = 1 if direction != TEST_DIR else 0
+            result, ticks = self._run(self._request("rate", (direction,), rate, (addresses,)), traffic)
+            results.append(self._result("rate", traffic, rate, addresses / rate, result, ticks))
+        learning, flood, test = results
+        return AddressTrialResult(addresses=addresses, learning=learning, test=test, flooded_frames=flood.rx_frames)
 
     # --- internals ----------------------------------------------------------------------------
 

@@ -37,7 +37,8 @@ DEFAULT_TTL = 64
 MAX_STREAMS = 1 << 24  # the signature's stream field is 24 bits wide
 MAX_DIRECTIONS = 8
 
-Vary = Literal["none", "mac", "ip", "udp"]
+# mac: destination MAC (low 32 bits); smac: source MAC (low 32 bits; RFC 2889 learning frames)
+Vary = Literal["none", "mac", "ip", "udp", "smac"]
 _VARY_BY_FIELD: dict[str, Vary] = {"none": "none", "dl_dst": "mac", "nw_dst": "ip", "tp_dst": "udp"}
 _SIGNATURE = struct.Struct(">HB3sII")
 
@@ -131,6 +132,8 @@ def stamp(frame: bytes, l3: int, vary: Vary, base: int, direction: int, stream: 
         out[l3 + 16 : l3 + 20] = value.to_bytes(4, "big")
         out[l3 + 10 : l3 + 12] = b"\0\0"
         out[l3 + 10 : l3 + 12] = ipv4_checksum(bytes(out[l3 : l3 + IPV4_HEADER_BYTES])).to_bytes(2, "big")
+    elif vary == "smac":
+        out[8:12] = value.to_bytes(4, "big")
     elif vary == "udp":
         out[l3 + 22 : l3 + 24] = (value & 0xFFFF).to_bytes(2, "big")
     sig = l3 + IPV4_HEADER_BYTES + UDP_HEADER_BYTES

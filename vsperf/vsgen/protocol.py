@@ -2,9 +2,9 @@
 
 Commands (one line each; see tools/vsgen/main.c and run.c):
     port I netns=NAME|- ifname=IF
-    dir D tx=I rx=J streams=N vary=none|mac|ip|udp base=V l3=14|18 frame=HEX
+    dir D tx=I rx=J streams=N vary=none|mac|ip|udp|smac base=V l3=14|18 frame=HEX
     run mode=rate|burst|cont dirs=D[,D] [rate=FPS] [frames=N[,N]] [path=auto|xdp|packet]
-        [residual=S] [detail=K] [cpus=C[,C]] [tick=S]
+        [residual=S] [detail=K] [cpus=C[,C]] [tick=S] [rate2=FPS frames2=N]
     stop | ping | quit
 Events: hello, ok, tick, result, error, bye (a JSON object per line, "ev" names it).
 """
@@ -73,8 +73,16 @@ class RunRequest:
     detail_streams: int = 64  # per-stream counters reported when a direction has at most this many
     cpus: tuple[int, ...] = ()  # transmit thread of direction i on cpus[i % len(cpus)]
     tick_s: float = 1.0
+    # Two-rate run (rate mode; RFC 2544 system recovery): after `frames`, each direction goes on
+    # without a pause with `frames2` frames at `rate2_fps` (0 and 0: one rate).
+    rate2_fps: float = 0.0
+    frames2: int = 0
 
     def __post_init__(self) -> None:
+        if (self.rate2_fps > 0) != (self.frames2 > 0) or self.rate2_fps < 0 or self.frames2 < 0:
+            raise ValueError(f"rate2 and frames2 go together, got {self.rate2_fps} fps, {self.frames2} frames")
+        if self.frames2 and self.mode != "rate":
+            raise ValueError("a two-rate run (rate2, frames2) must be a rate run")
         if not self.dirs:
             raise ValueError("a run needs at least one direction")
         if self.mode != "burst" and not self.rate_fps > 0:
@@ -99,6 +107,8 @@ class RunRequest:
                   f"tick={self.tick_s:g}"]
         if self.cpus:
             words.append("cpus=" + ",".join(str(c) for c in self.cpus))
+        if self.frames2:
+            words += [f"rate2={self.rate2_fps:.6f}", f"frames2={self.frames2}"]
         return " ".join(words)
 
 
@@ -147,6 +157,15 @@ class DirResult:
     streams_with_loss: int
     max_stream_loss: int
     detail: tuple[StreamCounts, ...]
+    t_start_ns: int = 0  # CLOCK_MONOTONIC time the first frame was due (the receive times' clock)
+    rate2_fps: float = 0.0  # two-rate run: the rate after the change (0: one rate)
+    frames2_requested: int = 0
+    tx1_frames: int = 0  # frames sent before the rate change (all, in a one-rate run)
+    t_drop_s: float = 0.0  # when the second rate's schedule started, after t_start_ns (0: no change)
+    rx2_frames: int = 0  # frames received that were sent after the change (duplicates included)
+    # Index (sequence * streams + stream: frames are sent in that order) of the last frame lost:
+    # skipped by a later frame of its stream, or never followed by one; -1 when none was lost.
+    last_lost_index: int = -1
 
     @property
     def unique_rx_frames(self) -> int:
@@ -169,6 +188,12 @@ class PortResult:
     other: int
     tagged: int
     latency: PortLatency
+    # Receive times (CLOCK_MONOTONIC ns) of this trial's test frames: first, last, and the longest
+    # interval between two consecutive ones with the time of the frame that ended it (0: none).
+    first_rx_ns: int = 0
+    last_rx_ns: int = 0
+    gap_max_ns: int = 0
+    gap_end_ns: int = 0
 
 
 @dataclass(frozen=True)
@@ -218,6 +243,10 @@ def _dir(d: dict[str, Any]) -> DirResult:
         dup=int(d["dup"]), reorder=int(d["reorder"]), lost=int(d["lost"]), excess=int(d["excess"]),
         streams_with_loss=int(d["streams_with_loss"]), max_stream_loss=int(d["max_stream_loss"]),
         detail=tuple(StreamCounts(*(int(x) for x in row)) for row in d.get("detail", ())),
+        t_start_ns=int(float(d.get("t_start_ns", 0))), rate2_fps=float(d.get("rate2_fps", 0.0)),
+        frames2_requested=int(d.get("frames2_requested", 0)), tx1_frames=int(d.get("tx1", d["tx"])),
+        t_drop_s=float(d.get("t_drop_s", 0.0)), rx2_frames=int(d.get("rx2", 0)),
+        last_lost_index=int(d.get("last_lost", -1)),
     )
 
 
@@ -231,6 +260,8 @@ def _port(p: dict[str, Any]) -> PortResult:
             samples=frames, sum_ns=int(p["lat_sum_ns"]), min_ns=int(p["lat_min_ns"]),
             max_ns=int(p["lat_max_ns"]), hist=tuple((int(b), int(c)) for b, c in p["hist"]),
         ),
+        first_rx_ns=int(p.get("first_ns", 0)), last_rx_ns=int(p.get("last_ns", 0)),
+        gap_max_ns=int(p.get("gap_max_ns", 0)), gap_end_ns=int(p.get("gap_end_ns", 0)),
     )
 
 

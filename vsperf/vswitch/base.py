@@ -10,6 +10,10 @@ an OpenFlow flow, a kernel bridge into bridges that connect exactly those ports.
     vswitch.configure(plan)              # bridges, ports, flows; every port already exists
     ... traffic; vswitch.check_alive() between trials ...
     vswitch.stop()                       # flows, ports, bridges, daemons gone; idempotent
+
+Optional DUT actions (RFC 2544 reset, RFC 2889 address tests), between configure and stop:
+`restart()` restarts the forwarding and returns once it forwards again as configured;
+`forget_addresses()` flushes learned MAC addresses. A switch that cannot raises DeploymentError.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any, ClassVar, Literal
 
 from vsperf.context import RunContext
 from vsperf.deployment import ComponentInfo
+from vsperf.errors import DeploymentError
 from vsperf.lab.env import LabEnv
 
 PortKind = Literal["veth", "vhostuser"]
@@ -156,3 +161,12 @@ class VSwitch(ABC):
 
     def check_alive(self) -> None:  # noqa: B027 - optional hook
         """Raise DeploymentError("<daemon> (pid N) died") when a daemon of the switch exited."""
+
+    def restart(self) -> None:
+        """Restart the switch's forwarding (daemon or bridge) and return once it is configured
+        again as `configure` left it; frames sent meanwhile are lost (RFC 2544 reset)."""
+        raise DeploymentError(f"vswitch {self.NAME} cannot be restarted by vsperf (no reset test on it)")
+
+    def forget_addresses(self) -> None:
+        """Flush the MAC addresses the switch learned (RFC 2889 caching and learning)."""
+        raise DeploymentError(f"vswitch {self.NAME} does not learn MAC addresses vsperf can flush")

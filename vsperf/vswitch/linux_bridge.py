@@ -7,6 +7,10 @@ bridge forwards each frame to the other port whatever its addresses, like the fl
 Rules that split one ingress port between several egress ports (pvpv) cannot be expressed
 and are refused. VLAN push (Frame Modification "vlan") uses bridge VLAN filtering: untagged
 frames enter the VLAN of the port's PVID and leave a generator port tagged.
+
+Reset (`restart`): every bridge is taken down and up again (its ports stop forwarding and its
+learned addresses go; with STP off and no forward delay they forward again as soon as it is up).
+`forget_addresses` flushes the bridges' forwarding databases (`ip link set BR type bridge fdb_flush`).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from vsperf.context import RunContext
-from vsperf.errors import DeploymentError, PrerequisiteError
+from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
 from vsperf.lab import netdev
 from vsperf.lab.env import LabEnv
 from vsperf.lab.state import Resource
@@ -131,6 +135,29 @@ class LinuxBridgeVSwitch(VSwitch):
                     vid = next(iter(vlan_ids))
                     # PVID: untagged frames enter VLAN vid; they leave tagged where a push is asked.
                     netdev.bridge_port_vlan(ifname, ns, vid, pvid=True, untagged=member not in push)
+
+    def _ip_link(self, *args: str) -> None:
+        lab = self._require_lab()
+        try:
+            self.ctx.executor.run(["ip", "link", "set", "dev", *args], netns=lab.switch_netns, timeout_s=10.0)
+        except CommandError as exc:
+            raise DeploymentError(f"linux-bridge: {exc}") from exc
+
+    def restart(self) -> None:
+        """Take every bridge down, then up again (see the module docstring)."""
+        if not self._bridges:
+            raise DeploymentError("linux-bridge: no bridge to restart (configure() not called)")
+        for name in self._bridges:
+            self._ip_link(name, "down")
+        for name in self._bridges:
+            self._ip_link(name, "up")
+
+    def forget_addresses(self) -> None:
+        """Flush the learned (dynamic) entries of every bridge's forwarding database."""
+        if not self._bridges:
+            raise DeploymentError("linux-bridge: no bridge whose addresses to flush (configure() not called)")
+        for name in self._bridges:
+            self._ip_link(name, "type", "bridge", "fdb_flush")
 
     def stop(self) -> None:
         if self._lab is None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -31,6 +32,8 @@ OVS_SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
 OVS_TOOLS = ("ovsdb-tool", "ovsdb-server", "ovs-vsctl", "ovs-ofctl", "ovs-appctl")
 PORT_TYPES = ("afxdp", "system")
 _STOP_TIMEOUT_S = 10.0
+NORMAL_FLOW = "idle_timeout=0,priority=0,actions=NORMAL"  # VSWITCH_FLOW_MODE normal
+_RESTART_PORTS_TIMEOUT_S = 20.0  # a restarted ovs-vswitchd re-attaches its ports
 # OVS's AF_XDP umem frames are one page (OVS 3.1 has no multi-buffer), and native XDP on veth
 # takes frames up to about a page: above this MTU, AF_XDP ports lose every frame.
 _AFXDP_MAX_MTU = 3498
@@ -75,6 +78,7 @@ class OvsVSwitch(VSwitch):
         self._bridge: str | None = None
         self._version: str | None = None
         self._mtu = 1500
+        self._configured: ForwardingPlan | None = None  # the plan restart() re-programs
 
     # --- override points (OVS-DPDK) ------------------------------------------------------
 
@@ -205,11 +209,15 @@ class OvsVSwitch(VSwitch):
         if config:
             self.vsctl("--no-wait", "set", "Open_vSwitch", ".",
                        *[f"other_config:{k}={v}" for k, v in config.items()])
+        self._start_vswitchd(lab)
+
+    def _start_vswitchd(self, lab: LabEnv) -> None:
+        d = self.rundir
         self._run(
             [self.vswitchd_binary(), f"unix:{d / 'db.sock'}", f"--pidfile={d / 'ovs-vswitchd.pid'}",
              f"--log-file={d / 'ovs-vswitchd.log'}", f"--unixctl={self.ctl_socket('ovs-vswitchd')}",
              "--detach"],
-            netns=ns,
+            netns=lab.switch_netns,
             timeout_s=self.vswitchd_start_timeout_s,
         )
         self._vswitchd = lab.adopt("ovs-vswitchd", d / "ovs-vswitchd.pid", log_path=d / "ovs-vswitchd.log")
@@ -233,10 +241,62 @@ class OvsVSwitch(VSwitch):
             args += [f"options:{k}={v}" for k, v in options.items()]
         self.vsctl(*args, timeout_s=60.0)
         self._check_interfaces(plan)
+        self._configured = plan
+        self._program_flows(plan)
+
+    def _program_flows(self, plan: ForwardingPlan) -> None:
+        """Replace the bridge's flows with the plan's."""
+        bridge = self._bridge or ""
         flows_file = self.rundir / "flows.txt"
-        flows_file.write_text("\n".join(plan_flows(plan)) + "\n", encoding="utf-8")
+        flows = plan_flows(plan)
+        if str(self.settings.get("VSWITCH_FLOW_MODE", "ports")) == "normal":
+            # A learning switch: forwards by destination MAC, floods unknown ones (RFC 2889).
+            flows = [NORMAL_FLOW]
+        flows_file.write_text("\n".join(flows) + "\n", encoding="utf-8")
         self.ofctl("del-flows", bridge)
         self.ofctl("add-flows", bridge, str(flows_file))
+
+    # --- DUT actions (RFC 2544 reset, RFC 2889) ----------------------------------------------
+
+    def vswitchd_started(self) -> None:
+        """Called when a restarted ovs-vswitchd runs, before its ports are checked (OVS-DPDK
+        waits for DPDK here)."""
+
+    def restart(self) -> None:
+        """Restart ovs-vswitchd (`ovs-appctl exit`, then the same command as at start) and
+        re-program the flows, which live only in the daemon; bridges and ports come back from
+        the database. Returns once every port is attached again and the flows are in place."""
+        lab, plan, old = self._require_lab(), self._configured, self._vswitchd
+        if plan is None or old is None:
+            raise DeploymentError(f"{self.NAME}: nothing to restart (configure() not called)")
+        try:
+            self.appctl("ovs-vswitchd", "exit")
+        except DeploymentError as exc:
+            log.warning("ovs-vswitchd did not exit on request: %s", exc)
+        if old.wait(_STOP_TIMEOUT_S) is None and old.alive():
+            raise DeploymentError(f"{self.NAME}: ovs-vswitchd (pid {old.pid}) did not exit for the restart")
+        lab.stop(old)
+        self._vswitchd = None
+        self._start_vswitchd(lab)
+        self.vswitchd_started()
+        deadline = time.monotonic() + _RESTART_PORTS_TIMEOUT_S
+        while True:
+            try:
+                self._check_interfaces(plan)
+                break
+            except DeploymentError:
+                self.check_alive()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        self._program_flows(plan)
+        self.wait_ready()
+
+    def forget_addresses(self) -> None:
+        """Flush the bridge's MAC learning table (`ovs-appctl fdb/flush`); only NORMAL flows learn."""
+        if self._bridge is None:
+            raise DeploymentError(f"{self.NAME}: no bridge whose addresses to flush (configure() not called)")
+        self.appctl("ovs-vswitchd", "fdb/flush", self._bridge)
 
     def _check_interfaces(self, plan: ForwardingPlan) -> None:
         out = self.vsctl("--format=csv", "--data=bare", "--no-headings", "--columns=name,ofport,error",
@@ -275,6 +335,7 @@ class OvsVSwitch(VSwitch):
             lab.stop(proc)  # by PID if it is still there; forgets the record either way
         self._vswitchd = self._ovsdb = None
         self._bridge = None
+        self._configured = None
 
     def pids(self) -> dict[str, int]:
         return {p.label: p.pid for p in (self._vswitchd, self._ovsdb) if p is not None}

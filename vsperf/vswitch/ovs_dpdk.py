@@ -137,6 +137,9 @@ class OvsDpdkVSwitch(OvsVSwitch):
         super().start(lab)
         self._wait_dpdk_initialized()
 
+    def vswitchd_started(self) -> None:
+        self._wait_dpdk_initialized()
+
     def _wait_dpdk_initialized(self) -> None:
         deadline = time.monotonic() + _DPDK_INIT_TIMEOUT_S
         while self.vsctl("get", "Open_vSwitch", ".", "dpdk_initialized").strip() != "true":
