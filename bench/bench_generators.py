@@ -34,6 +34,7 @@ from pathlib import Path
 from vsperf.context import RunContext
 from vsperf.executor import CommandLog, LocalExecutor
 from vsperf.lab import netdev
+from vsperf.lab.dpdk import remove_runtime_dir
 from vsperf.lab.rxcount import RxCounter
 from vsperf.lab.streams import directions
 from vsperf.lab.trafgen_conf import packet_config
@@ -179,7 +180,10 @@ def bench_testpmd(env: Env, seconds: float) -> float:
             "--", "--forward-mode=txonly", "--txpkts=60", "--auto-start", "--stats-period", "1",
             "--total-num-mbufs=16384", f"--eth-peer=0,{env.mac_rx}", "--nb-cores=1",
             "--tx-ip=198.18.0.1,198.18.0.2"]
-    return steady_rate(env, seconds, lambda: _spawn(env, argv, env.ns_tx, "testpmd"), counter_delay_s=2.0)
+    try:
+        return steady_rate(env, seconds, lambda: _spawn(env, argv, env.ns_tx, "testpmd"), counter_delay_s=2.0)
+    finally:
+        remove_runtime_dir(f"vsg{env.rid}")  # DPDK leaves /var/run/dpdk/<prefix> behind on exit
 
 
 def _ports(env: Env) -> tuple[GenPort, GenPort]:
