@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_args
 
 from vsperf.errors import ConfigError
 from vsperf.search.back2back import rfc2544_back2back
@@ -29,22 +29,9 @@ from vsperf.search.rfc2889 import (
 from vsperf.search.rfc9004 import rfc9004_back2back, rfc9004_config_from_settings
 from vsperf.search.select import KnownThroughput, run_throughput, throughput_for
 from vsperf.search.trials import OnTrial
-from vsperf.traffic import Traffic
+from vsperf.traffic import Traffic, TrafficType
 
-TRAFFIC_TYPES = (
-    "rfc2544_throughput",
-    "rfc2544_back2back",
-    "rfc2544_continuous",
-    "burst",
-    "rfc2544_latency",
-    "rfc2544_frame_loss",
-    "rfc2544_recovery",
-    "rfc2544_reset",
-    "rfc9004_back2back",
-    "rfc2889_forwarding",
-    "rfc2889_caching",
-    "rfc2889_learning",
-)
+TRAFFIC_TYPES: tuple[str, ...] = get_args(TrafficType)  # every traffic type a test may ask for
 
 
 def run_traffic(
