@@ -280,7 +280,7 @@ def run_senders(
         wake = (min(firsts) if firsts else time.monotonic()) + planned_s - _WAKE_EARLY_S
         # Sleep through the middle of the trial, but not past a sender that has already exited
         # (an unpaced burst ends as soon as the generator has sent it).
-        while time.monotonic() < wake and all(_alive(s) for s in senders if s.pid is not None):
+        while time.monotonic() < wake and all(s.running() for s in senders if s.pid is not None):
             time.sleep(min(_SLOW_POLL_S, max(0.0, wake - time.monotonic())))
         cutoff = wake + _WAKE_EARLY_S + _OVERRUN_GRACE_S + _OVERRUN_GRACE_RATIO * planned_s
         while not all(s.done for s in senders):
@@ -296,11 +296,6 @@ def run_senders(
         for sender in senders:
             sender.stop()
         raise
-
-
-def _alive(sender: PortSender) -> bool:
-    """True while the sender's trafgen runs (an exited child counts as gone, zombie or not)."""
-    return sender.running()
 
 
 def _check_deadline(deadline: float, timeout_s: float) -> None:
