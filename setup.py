@@ -2,8 +2,8 @@
 
 The data folders conf/, testcases/ and templates/ sit at the top of the repository (the layout
 VSPERF users know) and ship inside the wheel as vsperf.conf, vsperf.testcases, vsperf.templates.
-The vsgen engine's C sources (tools/vsgen) ship as vsperf.vsgen_src, and the engine itself is
-compiled into the wheel (vsperf/vsgen/bin/vsgen-engine) when the build tools are there.
+The vsgen engine's C sources are package data (vsperf/trafficgen/vsgen/csrc), and the engine itself
+is compiled into the wheel (vsperf/trafficgen/vsgen/bin/vsgen-engine) when the build tools are there.
 """
 
 import shutil
@@ -17,17 +17,16 @@ DATA = {
     "vsperf.conf": "conf",
     "vsperf.testcases": "testcases",
     "vsperf.templates": "templates",
-    "vsperf.vsgen_src": "tools/vsgen",
 }
-ENGINE_SOURCES = Path(__file__).resolve().parent / "tools" / "vsgen"
+ENGINE_SOURCES = Path(__file__).resolve().parent / "vsperf" / "trafficgen" / "vsgen" / "csrc"
 
 
 class BuildPyWithEngine(build_py):
-    """build_py, then the vsgen engine (C + BPF, `make -C tools/vsgen`) into vsperf/vsgen/bin.
+    """build_py, then the vsgen engine (C + BPF, `make -C vsperf/trafficgen/vsgen/csrc`) into its bin/.
 
     A machine without the compilers still installs vsperf: the engine is then built on first
-    use from vsperf.vsgen_src, and vsperf names the Debian packages that are missing (see
-    vsperf/vsgen/build.py). Editable installs always build on first use (into a cache keyed by
+    use from those sources, and vsperf names the Debian packages that are missing (see
+    vsperf/trafficgen/vsgen/build.py). Editable installs always build on first use (into a cache keyed by
     the sources, so an edited source rebuilds).
     """
 
@@ -36,7 +35,7 @@ class BuildPyWithEngine(build_py):
         if getattr(self, "editable_mode", False):
             return
         out = Path(self.get_finalized_command("build").build_temp) / "vsgen"
-        target = Path(self.build_lib) / "vsperf" / "vsgen" / "bin" / "vsgen-engine"
+        target = Path(self.build_lib) / "vsperf" / "trafficgen" / "vsgen" / "bin" / "vsgen-engine"
         try:
             subprocess.run(["make", "-s", "-C", str(ENGINE_SOURCES), f"OUT={out.resolve()}"], check=True)
         except (OSError, subprocess.CalledProcessError) as exc:

@@ -18,12 +18,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
 from vsperf.context import RunContext, new_run_id
 from vsperf.executor import LocalExecutor
-from vsperf.lab import build_deployment, netdev
+from vsperf.lab import netdev
+from vsperf.lab.deploy import build_deployment
 from vsperf.lab.state import DEFAULT_STATE_ROOT
-from vsperf.registry import build_registries
 from vsperf.traffic import Traffic
 
 TARGET_P2P_S = 2.0

@@ -10,7 +10,7 @@ and 90 % of its maximum. Prints every number, the ratios and the targets:
 vsgen >= 2x the best of trafgen / tcpreplay / iperf3, >= 1x testpmd, rate error <= 0.5 %.
 
 "Delivered": frames counted at the receiving interface. vsgen counts its own frames (its XDP
-receive program); the others are counted by the lab's tc receive counter (vsperf.lab.rxcount),
+receive program); the others are counted by the lab's tc receive counter (vsperf.trafficgen.trafgen.rxcount),
 which also drops them before the receiving stack, over a steady window after a warm-up.
 The machine's load average is printed: numbers taken under load from other work say so.
 """
@@ -32,16 +32,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vsperf.context import RunContext
+from vsperf.deployment import GenPort
+from vsperf.dpdk.eal import remove_runtime_dir
 from vsperf.executor import CommandLog, LocalExecutor
 from vsperf.lab import netdev
-from vsperf.lab.dpdk import remove_runtime_dir
-from vsperf.lab.rxcount import RxCounter
 from vsperf.lab.streams import directions
-from vsperf.lab.trafgen_conf import packet_config
 from vsperf.traffic import L3, Traffic
-from vsperf.trafficgen.base import GenPort
-from vsperf.trafficgen.vsgen import VsgenTrafficGenerator
-from vsperf.vsgen.frames import FrameSpec, build_frame
+from vsperf.trafficgen.trafgen.config import packet_config
+from vsperf.trafficgen.trafgen.rxcount import RxCounter
+from vsperf.trafficgen.vsgen.backend import VsgenTrafficGenerator
+from vsperf.trafficgen.vsgen.frames import FrameSpec, build_frame
 
 TX_CPU = 0
 WARMUP_S = 1.0

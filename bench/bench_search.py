@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from vsperf.context import RunContext
-from vsperf.dut_model import back2back_truth_frames, throughput_truth_fps
 from vsperf.executor import LocalExecutor
 from vsperf.search.dispatch import run_traffic
 from vsperf.traffic import Traffic
-from vsperf.trafficgen.dummy import DummyTrafficGenerator
+from vsperf.trafficgen.dummy.backend import DummyTrafficGenerator
+from vsperf.trafficgen.dummy.model import back2back_truth_frames, throughput_truth_fps
 from vsperf.units import RFC2544_FRAME_SIZES_BYTES
 
 CAPACITY_FPS = {64: 9_000_000, 1518: 1_200_000}  # aggregate; line rate from about 380 B

@@ -5,7 +5,7 @@ Every algorithm runs with RFC 2544-compliant final trials of 60 s and a 0.5 % wi
   trial 60 s, resolution 0.5 % of line rate (VSPERF's meaning of the setting);
 * ndr_pdr and mlr: one search for both, 1 s steering trials, 60 s final trials, relative width 0.5 %.
 
-DUTs (`vsperf.dut_model`, through the dummy generator): "cliff" (tail drop above capacity),
+DUTs (`vsperf.trafficgen.dummy.model`, through the dummy generator): "cliff" (tail drop above capacity),
 "gradual" (loss grows smoothly above capacity), "noisy" (cliff whose capacity varies by +-1 % per
 trial, seeds 1..5), at 64, 256 and 1518 B (capacity 30 %, 44 % and 74 % of line rate); and "line
 rate", a DUT faster than the ports (64 B), where binary needs one trial per search: it is shown
@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from vsperf.context import RunContext
-from vsperf.dut_model import throughput_truth_fps
 from vsperf.executor import LocalExecutor
 from vsperf.search.dispatch import run_traffic
 from vsperf.traffic import Traffic
-from vsperf.trafficgen.dummy import DummyTrafficGenerator
+from vsperf.trafficgen.dummy.backend import DummyTrafficGenerator
+from vsperf.trafficgen.dummy.model import throughput_truth_fps
 
 FINAL_S = 60.0
 WIDTH_PERCENT = 0.5

@@ -1,3 +1,3 @@
-from vsperf.cli import main
+from vsperf.cli.main import main
 
 main()

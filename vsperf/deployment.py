@@ -10,7 +10,18 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from vsperf.trafficgen.base import GenPort
+
+@dataclass(frozen=True)
+class GenPort:
+    """A traffic generator port: an interface inside a network namespace of the run."""
+
+    netns: str | None  # None: the interface lives in the root namespace
+    ifname: str
+    mac: str
+    ipv4: str  # in 198.18.0.0/15
+    peer_mac: str = "ff:ff:ff:ff:ff:ff"  # destination MAC frames from this port should carry
+    peer_ipv4: str = ""  # destination IPv4 frames from this port should carry
+    rx_vlan_id: int | None = None  # VLAN id the switch pushes on frames to this port (None: none)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Backends by short lower-case name: traffic generators, vswitches, VNFs, collectors, loadgens.
 
-The registries are built once in main (`build_registries`) and passed down. Third parties add
+The registries are built once in main (`vsperf.backends.build_registries`) and passed down. Third parties add
 backends through the entry-point groups `vsperf.trafficgens`, `vsperf.vswitches`, `vsperf.vnfs`,
 `vsperf.collectors` and `vsperf.loadgens`; an entry point names a class with a `NAME`.
 """
@@ -8,7 +8,7 @@ backends through the entry-point groups `vsperf.trafficgens`, `vsperf.vswitches`
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any, Generic, TypeVar
@@ -96,21 +96,11 @@ class Registries:
         }
 
 
-def _load_entry_points(registry: Registry[Any], group: str) -> None:
+def load_entry_points(registry: Registry[Any], group: str) -> None:
+    """Register the backends third parties installed under entry-point `group`."""
     for ep in metadata.entry_points(group=group):
         try:
             cls = ep.load()
         except Exception as exc:  # a broken third-party plugin must not break vsperf
             raise ConfigError(f"cannot load {group} entry point {ep.name!r}: {exc}") from exc
         registry.register(cls)
-
-
-def build_registries(builtin: Callable[[Registries], None] | None = None) -> Registries:
-    """Create the registries with the built-in backends and any installed plugins."""
-    from vsperf import backends
-
-    regs = backends.empty_registries()
-    (builtin or backends.register_builtin)(regs)
-    for fam, registry in regs.families().items():
-        _load_entry_points(registry, f"vsperf.{fam}")
-    return regs

@@ -21,16 +21,19 @@ from vsperf.context import RunContext, create_work_dir
 from vsperf.deployment import ComponentInfo, Deployment, NoDeployment, SimulatedDeployment
 from vsperf.errors import VsperfError
 from vsperf.executor import CommandLog, LocalExecutor
-from vsperf.logsetup import add_file_log
+from vsperf.lab.deploy import build_deployment
+from vsperf.lab.leftovers import cleanup_leftovers
 from vsperf.plan import PlannedTest
-from vsperf.progress import Progress
 from vsperf.registry import Registries
+from vsperf.report.formats import render_report
 from vsperf.results.writer import ResultsWriter
 from vsperf.search.dispatch import run_traffic
 from vsperf.search.measurer import DutControl
 from vsperf.signals import Terminated, stop_signals_raise
-from vsperf.sysinfo import collect_environment
+from vsperf.sysinfo import collect_environment, port_details
 from vsperf.trafficgen.base import TrafficGenerator
+from vsperf.ui.logsetup import add_file_log
+from vsperf.ui.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -87,9 +90,7 @@ ThroughputKey = tuple[str, str, str, int]
 def _make_deployment(pt: PlannedTest, registries: Registries, ctx: RunContext, size: int) -> Deployment:
     if pt.lab_deployment is None:
         return NoDeployment(pt.test.deployment) if pt.traffic_only else SimulatedDeployment(pt.test.deployment)
-    from vsperf import lab
-
-    return lab.build_deployment(
+    return build_deployment(
         pt.lab_deployment,
         settings=pt.settings,
         registries=registries,
@@ -101,8 +102,6 @@ def _make_deployment(pt: PlannedTest, registries: Registries, ctx: RunContext, s
 
 def _port_components(deployment: Deployment, ctx: RunContext) -> list[ComponentInfo]:
     """The generator's ports as the report's NIC(s): driver (veth on the local lab) and speed."""
-    from vsperf.sysinfo import port_details
-
     components = []
     for i, p in enumerate(deployment.gen_ports):
         details = port_details(ctx.executor, p.ifname, p.netns)
@@ -167,9 +166,7 @@ class Runner:
         try:
             log.info("vsperf run %s: results in %s", self.run_id, self.results_dir)
             if any(pt.deploys_lab for pt in self.plan):
-                from vsperf import lab
-
-                for leftover in lab.cleanup_leftovers(executor):
+                for leftover in cleanup_leftovers(executor):
                     log.warning("removed leftover of a killed run: %s", leftover)
             writer = ResultsWriter(
                 self.results_dir,
@@ -197,8 +194,6 @@ class Runner:
         return summary
 
     def _report(self) -> list[Path]:
-        from vsperf.report.formats import render_report
-
         try:
             formats = self.settings["REPORT_FORMATS"]
             return render_report(self.results_dir, formats, plots=bool(self.settings["REPORT_PLOTS"]))

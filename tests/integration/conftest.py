@@ -14,15 +14,16 @@ from typing import Any
 import psutil
 import pytest
 
+from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
 from vsperf.context import RunContext, new_run_id
 from vsperf.executor import CommandLog, LocalExecutor
 from vsperf.lab import netdev
 from vsperf.lab.deploy import LabDeployment, build_deployment
 from vsperf.lab.state import DEFAULT_STATE_ROOT
-from vsperf.registry import Registries, build_registries
+from vsperf.registry import Registries
 from vsperf.traffic import Traffic
-from vsperf.trafficgen.trafgen import TrafgenTrafficGenerator
+from vsperf.trafficgen.trafgen.backend import TrafgenTrafficGenerator
 
 LAB_TOOLS = {"ip": "iproute2", "tc": "iproute2", "trafgen": "netsniff-ng"}
 

@@ -22,18 +22,18 @@ from typing import Any
 
 import pytest
 
+from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
 from vsperf.context import RunContext, new_run_id
+from vsperf.deployment import GenPort
+from vsperf.dpdk.eal import DPDK_RUNTIME_ROOT
 from vsperf.errors import DeploymentError
 from vsperf.executor import CommandLog, LocalExecutor
 from vsperf.lab import netdev
 from vsperf.lab.deploy import LabDeployment, build_deployment
-from vsperf.lab.dpdk import DPDK_RUNTIME_ROOT
 from vsperf.lab.process import pid_exists
-from vsperf.lab.rxcount import RxCounter
-from vsperf.registry import build_registries
 from vsperf.traffic import Traffic
-from vsperf.trafficgen.base import GenPort
+from vsperf.trafficgen.trafgen.rxcount import RxCounter
 
 OVS_DPDK = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
 FRAMES = 20000

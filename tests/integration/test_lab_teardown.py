@@ -21,11 +21,11 @@ from conftest import LabRun, lab_leftovers
 from vsperf.context import new_run_id
 from vsperf.errors import DeploymentError
 from vsperf.executor import LocalExecutor
-from vsperf.lab import cleanup_leftovers
-from vsperf.lab import sender as sender_module
+from vsperf.lab.leftovers import cleanup_leftovers
 from vsperf.lab.state import DEFAULT_STATE_ROOT
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
+from vsperf.trafficgen.trafgen import sender as sender_module
 
 pytestmark = [
     pytest.mark.root,
@@ -43,7 +43,7 @@ def test_exception_mid_trial_leaves_nothing(lab_run: LabRun, monkeypatch: pytest
         assert all(s.pid for s in senders)
         raise RuntimeError("boom mid-trial")
 
-    monkeypatch.setattr("vsperf.trafficgen.trafgen.run_senders", explode)
+    monkeypatch.setattr("vsperf.trafficgen.trafgen.backend.run_senders", explode)
     with pytest.raises(RuntimeError, match="boom"), lab_run.deployment("pvp", VSWITCH="ovs") as dep:
         gen = lab_run.generator()
         gen.start(dep.gen_ports)
@@ -77,10 +77,10 @@ def test_sigkilled_run_is_cleaned_up(lab_root: None, tmp_path: Path) -> None:
         from vsperf.config.loader import load_settings
         from vsperf.context import RunContext
         from vsperf.executor import LocalExecutor
-        from vsperf.lab import build_deployment
-        from vsperf.registry import build_registries
+        from vsperf.lab.deploy import build_deployment
+        from vsperf.backends import build_registries
         from vsperf.traffic import Traffic
-        from vsperf.trafficgen.trafgen import TrafgenTrafficGenerator
+        from vsperf.trafficgen.trafgen.backend import TrafgenTrafficGenerator
 
         work = Path("{work}")
         work.mkdir()

@@ -1,6 +1,6 @@
 """vsgen RFC 2889 address trials on the local lab's learning switches (root): every address
 learned is filtered in the flood check, every address not learned is counted as flooded
-(vsperf.vsgen.addresses)."""
+(vsperf.trafficgen.vsgen.addresses)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """vsgen reset and recovery trials on the local lab (root): a real switch restarted while
 frames flow leaves a real, positive gap at the receivers; an overload beyond the switch's
-capacity followed by a low rate gives a measured recovery time (vsperf.vsgen.events)."""
+capacity followed by a low rate gives a measured recovery time (vsperf.trafficgen.vsgen.events)."""
 
 from __future__ import annotations
 

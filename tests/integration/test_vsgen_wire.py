@@ -25,13 +25,13 @@ import psutil
 import pytest
 
 from vsperf.context import RunContext
+from vsperf.deployment import GenPort
 from vsperf.errors import TrafficGenError
 from vsperf.executor import CommandLog, LocalExecutor
 from vsperf.lab import netdev
 from vsperf.traffic import Traffic, Vlan
-from vsperf.trafficgen.base import GenPort
-from vsperf.trafficgen.vsgen import MIN_KERNEL, VsgenTrafficGenerator, kernel_version
-from vsperf.vsgen.build import PACKAGED_BINARY, locate_engine, missing_build_tools
+from vsperf.trafficgen.vsgen.backend import MIN_KERNEL, VsgenTrafficGenerator, kernel_version
+from vsperf.trafficgen.vsgen.build import PACKAGED_BINARY, locate_engine, missing_build_tools
 
 pytestmark = [pytest.mark.root]
 

@@ -1,6 +1,6 @@
 """Small deterministic measurers with known answers, for testing the searches.
 
-They are written independently of `vsperf.dut_model` (simpler formulas) so that the engine is
+They are written independently of `vsperf.trafficgen.dummy.model` (simpler formulas) so that the engine is
 not only checked against the model that the dummy generator uses.
 """
 

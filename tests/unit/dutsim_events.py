@@ -1,5 +1,5 @@
 """A `SimDut` that also answers recovery, reset and address trials, with simple formulas written
-independently of `vsperf.dut_model_events` (known answers for the searches' tests)."""
+independently of `vsperf.trafficgen.dummy.events` (known answers for the searches' tests)."""
 
 from __future__ import annotations
 

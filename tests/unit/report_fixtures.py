@@ -118,12 +118,12 @@ SETTINGS: dict[str, Any] = {
 OVERALL_LOG = f"""\
 2026-01-01 10:00:00,000 INFO    vsperf.runner: vsperf run abc123: results in /tmp/r
 2026-01-01 10:00:00,100 WARNING vsperf.runner: removed leftover of a killed run: netns vspdead
-2026-01-01 10:00:01,000 INFO    vsperf.progress: test phy2phy_tput (p2p): 2 frame size(s)
+2026-01-01 10:00:01,000 INFO    vsperf.ui.progress: test phy2phy_tput (p2p): 2 frame size(s)
 2026-01-01 10:00:02,000 WARNING vsperf.collectors.pidstat: {WARNING}
 2026-01-01 10:00:03,000 INFO    vsperf.runner: test phy2phy_tput finished
-2026-01-01 10:00:04,000 INFO    vsperf.progress: test back2back (p2p): 1 frame size(s)
+2026-01-01 10:00:04,000 INFO    vsperf.ui.progress: test back2back (p2p): 1 frame size(s)
 2026-01-01 10:00:05,000 INFO    vsperf.runner: test back2back finished
-2026-01-01 10:00:06,000 INFO    vsperf.progress: test pvp_tput (pvp): 1 frame size(s)
+2026-01-01 10:00:06,000 INFO    vsperf.ui.progress: test pvp_tput (pvp): 1 frame size(s)
 2026-01-01 10:00:07,000 ERROR   vsperf.runner: test pvp_tput failed: testpmd died
 Traceback (most recent call last):
   File "x.py", line 1

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from vsperf.backends import build_registries
 from vsperf.collectors.base import Collector, CollectorTarget, Statistics, build_collectors, collecting, collector_names
 from vsperf.context import RunContext
 from vsperf.errors import UnknownNameError
 from vsperf.executor import LocalExecutor
-from vsperf.registry import build_registries
 
 CTX = RunContext("t", Path("/nonexistent"), Path("/nonexistent"), LocalExecutor())
 
@@ -78,7 +78,7 @@ def test_collectors_stop_when_the_traffic_fails() -> None:
 
 def test_an_unknown_collector_stops_the_run_before_it_starts(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    from vsperf.cli import main
+    from vsperf.cli.main import main
 
     with pytest.raises(SystemExit) as exc:
         main(["phy2phy_tput", "--trafficgen", "dummy", "--results-dir", str(tmp_path / "r"),

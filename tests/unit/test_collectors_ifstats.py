@@ -12,9 +12,9 @@ import pytest
 from vsperf.collectors.base import CollectorTarget
 from vsperf.collectors.ifstats import GROUP, IfStatsCollector, counter_deltas, parse_ip_link_stats, port_label
 from vsperf.context import RunContext
+from vsperf.deployment import GenPort
 from vsperf.errors import CommandError
 from vsperf.executor import CommandLog, LocalExecutor
-from vsperf.trafficgen.base import GenPort
 
 IP_JSON = json.dumps([{
     "ifname": "g0",

@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from vsperf.cli import main
+from vsperf.cli.main import main
 from vsperf.collectors.base import CollectorTarget
 from vsperf.collectors.pidstat import (
     MIN_WINDOW_S,

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from report_fixtures import make_run
 
-from vsperf.cli import main
-from vsperf.compare import RULES, compare_runs, compare_values, format_comparison
+from vsperf.cli.main import main
 from vsperf.errors import ConfigError
 from vsperf.results.load import load_results
+from vsperf.verdicts.compare import RULES, compare_runs, compare_values, format_comparison
 
 SIZES = "TRAFFICGEN_PKT_SIZES=(64,128,1518)"
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from report_fixtures import make_run
 
-from vsperf.cli import main
-from vsperf.criteria import Criterion, criteria_for, evaluate_run, evaluate_test
+from vsperf.cli.main import main
 from vsperf.results.load import load_results
 from vsperf.results.model import RunResults
+from vsperf.verdicts.criteria import Criterion, criteria_for, evaluate_run, evaluate_test
 
 
 def _run(tmp_path: Path, criteria: object) -> RunResults:

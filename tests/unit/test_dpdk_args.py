@@ -1,4 +1,4 @@
-"""vsperf.lab.dpdk: EAL/device arguments, testpmd command lines, versions, prerequisites."""
+"""vsperf.dpdk.eal: EAL/device arguments, testpmd command lines, versions, prerequisites."""
 
 from __future__ import annotations
 
@@ -9,10 +9,8 @@ from typing import IO
 
 import pytest
 
-from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
-from vsperf.lab import dpdk
-from vsperf.lab.cpus import parse_cpu_mask
-from vsperf.lab.dpdk import (
+from vsperf.dpdk import eal as dpdk
+from vsperf.dpdk.eal import (
     EalConfig,
     TestpmdConfig,
     eal_args,
@@ -22,6 +20,8 @@ from vsperf.lab.dpdk import (
     veth_vdev,
     virtio_user_vdev,
 )
+from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
+from vsperf.lab.cpus import parse_cpu_mask
 
 
 class FakeExecutor:

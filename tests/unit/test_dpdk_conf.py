@@ -1,4 +1,4 @@
-"""vsperf.lab.dpdk_conf: the DPDK settings, typed and checked."""
+"""vsperf.dpdk.conf: the DPDK settings, typed and checked."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from dpdk_fixtures import dpdk_settings
 
+from vsperf.dpdk.conf import DpdkLabConf
 from vsperf.errors import ConfigError
-from vsperf.lab.dpdk_conf import DpdkLabConf
 
 
 def test_defaults_read_typed() -> None:

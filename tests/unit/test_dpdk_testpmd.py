@@ -1,4 +1,4 @@
-"""vsperf.lab.testpmd: statistics parsing and the testpmd process lifecycle (with a fake testpmd)."""
+"""vsperf.dpdk.testpmd: statistics parsing and the testpmd process lifecycle (with a fake testpmd)."""
 
 from __future__ import annotations
 
@@ -11,20 +11,20 @@ from pathlib import Path
 import pytest
 
 from vsperf.context import RunContext
-from vsperf.errors import DeploymentError
-from vsperf.executor import LocalExecutor
-from vsperf.lab.dpdk import EalConfig, TestpmdConfig
-from vsperf.lab.env import LabEnv
-from vsperf.lab.names import LabNames
-from vsperf.lab.process import pid_exists
-from vsperf.lab.state import RunState
-from vsperf.lab.testpmd import (
+from vsperf.dpdk.eal import EalConfig, TestpmdConfig
+from vsperf.dpdk.testpmd import (
     PortCounters,
     TestpmdProcess,
     parse_forward_stats,
     parse_nic_stats,
     parse_telemetry_stats,
 )
+from vsperf.errors import DeploymentError
+from vsperf.executor import LocalExecutor
+from vsperf.lab.env import LabEnv
+from vsperf.lab.names import LabNames
+from vsperf.lab.process import pid_exists
+from vsperf.lab.state import RunState
 
 # Captured from dpdk-testpmd 22.11 (io forwarding between two net_af_packet ports).
 NIC_STATS = """\

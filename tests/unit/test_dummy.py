@@ -10,7 +10,18 @@ from typing import Any
 import pytest
 
 from vsperf.context import RunContext
-from vsperf.dut_model import (
+from vsperf.errors import ConfigError, TrafficGenError
+from vsperf.executor import LocalExecutor
+from vsperf.registry import Registry
+from vsperf.search.back2back import rfc2544_back2back
+from vsperf.search.config import Back2BackConfig, ThroughputSearchConfig
+from vsperf.search.dispatch import run_traffic
+from vsperf.search.measurer import Measurer
+from vsperf.search.throughput import rfc2544_throughput
+from vsperf.traffic import Traffic, TrafficType
+from vsperf.trafficgen.base import TrafficGenerator
+from vsperf.trafficgen.dummy.backend import DummyTrafficGenerator
+from vsperf.trafficgen.dummy.model import (
     DutModel,
     back2back_truth_frames,
     burst_lost_frames,
@@ -26,17 +37,6 @@ from vsperf.dut_model import (
     simulate_rate_trial,
     throughput_truth_fps,
 )
-from vsperf.errors import ConfigError, TrafficGenError
-from vsperf.executor import LocalExecutor
-from vsperf.registry import Registry
-from vsperf.search.back2back import rfc2544_back2back
-from vsperf.search.config import Back2BackConfig, ThroughputSearchConfig
-from vsperf.search.dispatch import run_traffic
-from vsperf.search.measurer import Measurer
-from vsperf.search.throughput import rfc2544_throughput
-from vsperf.traffic import Traffic, TrafficType
-from vsperf.trafficgen.base import TrafficGenerator
-from vsperf.trafficgen.dummy import DummyTrafficGenerator
 
 T64 = Traffic(frame_size_bytes=64)
 LINE_64 = T64.line_rate_fps  # 29,761,904.76 fps (two 10 GbE ports)

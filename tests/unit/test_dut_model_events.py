@@ -7,18 +7,18 @@ from pathlib import Path
 import pytest
 
 from vsperf.context import RunContext
-from vsperf.dut_model import DutModel, model_from_settings
-from vsperf.dut_model_events import (
+from vsperf.errors import ConfigError, TrafficGenError
+from vsperf.executor import LocalExecutor
+from vsperf.search.dispatch import run_traffic
+from vsperf.traffic import Traffic
+from vsperf.trafficgen.dummy.backend import DummyTrafficGenerator
+from vsperf.trafficgen.dummy.events import (
     learned_addresses,
     simulate_address_trial,
     simulate_recovery_trial,
     simulate_reset_trial,
 )
-from vsperf.errors import ConfigError, TrafficGenError
-from vsperf.executor import LocalExecutor
-from vsperf.search.dispatch import run_traffic
-from vsperf.traffic import Traffic
-from vsperf.trafficgen.dummy import DummyTrafficGenerator
+from vsperf.trafficgen.dummy.model import DutModel, model_from_settings
 
 T64 = Traffic(frame_size_bytes=64)
 LINE = T64.line_rate_fps

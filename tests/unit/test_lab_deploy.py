@@ -5,13 +5,12 @@ from typing import Any
 
 import pytest
 
+from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
 from vsperf.context import RunContext
 from vsperf.errors import ConfigError, PrerequisiteError, UnknownNameError
 from vsperf.executor import LocalExecutor
-from vsperf.lab import build_deployment
-from vsperf.lab.deploy import LabDeployment, mtu_for, resolve_vnf
-from vsperf.registry import build_registries
+from vsperf.lab.deploy import LabDeployment, build_deployment, mtu_for, resolve_vnf
 from vsperf.traffic import Traffic
 from vsperf.vnf.netns import NetnsVnf
 from vsperf.vswitch.linux_bridge import LinuxBridgeVSwitch, kernel_config_option

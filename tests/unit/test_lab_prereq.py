@@ -5,10 +5,10 @@ from typing import Any
 
 import pytest
 
+from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
 from vsperf.errors import PrerequisiteError, UnknownNameError
-from vsperf.lab import check_prerequisites
-from vsperf.registry import build_registries
+from vsperf.lab.prereq import check_prerequisites
 
 REGS = build_registries()
 

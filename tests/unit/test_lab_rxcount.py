@@ -4,8 +4,8 @@ import struct
 
 import pytest
 
-from vsperf.lab.bpf import EXIT, JMP, Insn, ja, mov64_imm
-from vsperf.lab.rxcount import NO_VLAN, SLOTS, RxCounts, _Asm, counter_program
+from vsperf.trafficgen.trafgen.bpf import EXIT, JMP, Insn, ja, mov64_imm
+from vsperf.trafficgen.trafgen.rxcount import NO_VLAN, SLOTS, RxCounts, _Asm, counter_program
 
 
 def test_labels_resolve_to_relative_offsets() -> None:

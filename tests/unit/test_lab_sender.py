@@ -1,6 +1,6 @@
 """The pacer that spaces trafgen's frames evenly."""
 
-from vsperf.lab.sender import SendResult, pacer_argv
+from vsperf.trafficgen.trafgen.sender import SendResult, pacer_argv
 
 
 def test_pacer_rate_is_frames_times_bytes() -> None:

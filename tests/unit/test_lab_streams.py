@@ -4,10 +4,10 @@ from dataclasses import replace
 
 import pytest
 
+from vsperf.deployment import GenPort
 from vsperf.errors import ConfigError
 from vsperf.lab.streams import directions, int_to_mac, mac_to_int
 from vsperf.traffic import L2, L3, Traffic
-from vsperf.trafficgen.base import GenPort
 
 PORTS = (
     GenPort("ns0", "g0", "02:00:00:00:00:0a", "198.18.0.1"),

@@ -4,6 +4,7 @@ from dataclasses import replace
 
 import pytest
 
+from vsperf.deployment import GenPort
 from vsperf.errors import ConfigError, UnknownNameError
 from vsperf.lab.streams import directions
 from vsperf.lab.topology import (
@@ -13,7 +14,6 @@ from vsperf.lab.topology import (
     port_names,
 )
 from vsperf.traffic import Traffic
-from vsperf.trafficgen.base import GenPort
 from vsperf.vswitch.base import ForwardRule
 
 PORTS = (

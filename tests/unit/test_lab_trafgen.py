@@ -6,13 +6,13 @@ from typing import Any
 import pytest
 
 from vsperf.context import RunContext
+from vsperf.deployment import GenPort
 from vsperf.errors import TrafficGenError
 from vsperf.executor import LocalExecutor
 from vsperf.lab.cpus import pmd_cpus
-from vsperf.lab.rxcount import NO_VLAN
 from vsperf.traffic import Traffic, Vlan
-from vsperf.trafficgen.base import GenPort
-from vsperf.trafficgen.trafgen import TrafgenTrafficGenerator
+from vsperf.trafficgen.trafgen.backend import TrafgenTrafficGenerator
+from vsperf.trafficgen.trafgen.rxcount import NO_VLAN
 
 
 def _gen(**settings: Any) -> TrafgenTrafficGenerator:

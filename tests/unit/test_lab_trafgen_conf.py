@@ -2,11 +2,11 @@
 
 import pytest
 
+from vsperf.deployment import GenPort
 from vsperf.errors import TrafficGenError
 from vsperf.lab.streams import directions
-from vsperf.lab.trafgen_conf import packet_config, parse_report, parse_version, payload_bytes
 from vsperf.traffic import L4, Traffic, Vlan
-from vsperf.trafficgen.base import GenPort
+from vsperf.trafficgen.trafgen.config import packet_config, parse_report, parse_version, payload_bytes
 
 PORTS = (
     GenPort("ns0", "g0", "02:00:00:00:00:0a", "198.18.0.1"),

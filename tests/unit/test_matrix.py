@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from report_fixtures import make_run
 
-from vsperf.cli import main
-from vsperf.matrix import MATRIX_FILE, performance_matrix, write_matrix
+from vsperf.cli.main import main
 from vsperf.results.load import load_results
+from vsperf.verdicts.matrix import MATRIX_FILE, performance_matrix, write_matrix
 
 
 def test_changes_against_the_first_test(tmp_path: Path) -> None:

@@ -1,10 +1,10 @@
 import pytest
 
+from vsperf.backends import build_registries
 from vsperf.catalog import Catalog
 from vsperf.config import load_settings
 from vsperf.errors import UnknownNameError
 from vsperf.plan import plan_tests
-from vsperf.registry import build_registries
 
 
 def plan_one(name: str, **layers: str) -> object:

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from vsperf.logsetup import setup_console
-from vsperf.progress_live import CLEAR_LINE, LiveProgress, format_duration
 from vsperf.search.measurer import TrialResult
+from vsperf.ui.logsetup import setup_console
+from vsperf.ui.progress_live import CLEAR_LINE, LiveProgress, format_duration
 
 LINE_64 = 29_761_904.761904761
 

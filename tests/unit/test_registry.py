@@ -2,8 +2,9 @@ from abc import ABC, abstractmethod
 
 import pytest
 
+from vsperf.backends import build_registries
 from vsperf.errors import ConfigError, UnknownNameError
-from vsperf.registry import Registry, build_registries
+from vsperf.registry import Registry
 
 
 class Base(ABC):

@@ -173,7 +173,7 @@ def test_formats_are_checked_and_missing_tools_reported(rendered: Path, monkeypa
 
 
 def test_report_command_formats(rendered: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from vsperf.cli import main
+    from vsperf.cli.main import main
 
     copy = tmp_path / "copy"
     copy.mkdir()

@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-from vsperf.backends import register_builtin
+from vsperf.backends import build_registries, register_builtin
 from vsperf.catalog import Catalog
 from vsperf.config import load_settings
 from vsperf.errors import TrafficGenError
 from vsperf.plan import plan_tests
-from vsperf.progress import Progress
-from vsperf.registry import Registries, build_registries
+from vsperf.registry import Registries
 from vsperf.runner import Runner
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
-from vsperf.trafficgen.dummy import DummyTrafficGenerator
+from vsperf.trafficgen.dummy.backend import DummyTrafficGenerator
+from vsperf.ui.progress import Progress
 
 
 class InterruptedDummy(DummyTrafficGenerator):

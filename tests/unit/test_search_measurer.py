@@ -19,7 +19,7 @@ from vsperf.search.measurer import (
     missing_capability,
 )
 from vsperf.traffic import Traffic
-from vsperf.trafficgen.dummy import DummyTrafficGenerator
+from vsperf.trafficgen.dummy.backend import DummyTrafficGenerator
 
 
 def test_capabilities_are_separate_protocols() -> None:

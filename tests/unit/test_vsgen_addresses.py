@@ -1,12 +1,12 @@
-"""RFC 2889 address trials on two ports: the three phases' frames (vsperf.vsgen.addresses)."""
+"""RFC 2889 address trials on two ports: the three phases' frames (vsperf.trafficgen.vsgen.addresses)."""
 
 from __future__ import annotations
 
 import pytest
 
+from vsperf.deployment import GenPort
 from vsperf.traffic import Traffic
-from vsperf.trafficgen.base import GenPort
-from vsperf.vsgen.addresses import (
+from vsperf.trafficgen.vsgen.addresses import (
     FLOOD_DIR,
     LEARN_DIR,
     TEST_DIR,
@@ -14,7 +14,7 @@ from vsperf.vsgen.addresses import (
     address_phases,
     range_base,
 )
-from vsperf.vsgen.frames import mac_bytes, stamp
+from vsperf.trafficgen.vsgen.frames import mac_bytes, stamp
 
 PORTS = (GenPort("ns0", "g0", "0a:00:00:00:00:01", "198.18.0.1", "0a:00:00:00:00:02", "198.18.1.1"),
          GenPort("ns1", "g1", "0a:00:00:00:00:02", "198.18.1.1", "0a:00:00:00:00:01", "198.18.0.1"))

@@ -7,11 +7,11 @@ import stat
 from pathlib import Path
 
 import pytest
+from vsperf.trafficgen.vsgen import build
 
 from vsperf.errors import PrerequisiteError
 from vsperf.executor import LocalExecutor
-from vsperf.vsgen import build
-from vsperf.vsgen.build import (
+from vsperf.trafficgen.vsgen.build import (
     SOURCE_DIRS,
     cache_root,
     find_sources,

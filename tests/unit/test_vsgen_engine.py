@@ -14,10 +14,10 @@ import pytest
 
 from vsperf.errors import PrerequisiteError, TrafficGenError
 from vsperf.executor import LocalExecutor
-from vsperf.vsgen.engine import Engine, EngineError
-from vsperf.vsgen.protocol import RunRequest, Tick
+from vsperf.trafficgen.vsgen.engine import Engine, EngineError
+from vsperf.trafficgen.vsgen.protocol import RunRequest, Tick
 
-# A stand-in for tools/vsgen: the same commands and events, with every frame "delivered".
+# A stand-in for the engine (csrc/): the same commands and events, with every frame "delivered".
 FAKE_ENGINE = r'''
 import json, select, sys, time
 args = sys.argv[1:]

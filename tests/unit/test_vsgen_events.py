@@ -1,4 +1,4 @@
-"""Reset gap and recovery time from the engine's evidence (vsperf.vsgen.events), and the
+"""Reset gap and recovery time from the engine's evidence (vsperf.trafficgen.vsgen.events), and the
 protocol's two-rate runs and receive times."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from vsperf.traffic import Traffic
-from vsperf.vsgen.events import PhaseCounts, last_loss_after_drop_s, phase_trial, phases, reset_gap
-from vsperf.vsgen.protocol import RunRequest, RunResult, parse_result
+from vsperf.trafficgen.vsgen.events import PhaseCounts, last_loss_after_drop_s, phase_trial, phases, reset_gap
+from vsperf.trafficgen.vsgen.protocol import RunRequest, RunResult, parse_result
 
 T0 = 5_000_000_000  # CLOCK_MONOTONIC ns of the first frame
 

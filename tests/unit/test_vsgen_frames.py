@@ -7,10 +7,10 @@ import struct
 
 import pytest
 
+from vsperf.deployment import GenPort
 from vsperf.lab.streams import directions
 from vsperf.traffic import L2, Traffic
-from vsperf.trafficgen.base import GenPort
-from vsperf.vsgen.frames import (
+from vsperf.trafficgen.vsgen.frames import (
     FCS_BYTES,
     FrameSpec,
     build_frame,

@@ -7,9 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from vsperf.vsgen.histogram import BUCKETS, TIERS, bucket_of, bucket_range, merge, percentile_key, percentiles
+from vsperf.trafficgen.vsgen.histogram import (
+    BUCKETS,
+    TIERS,
+    bucket_of,
+    bucket_range,
+    merge,
+    percentile_key,
+    percentiles,
+)
 
-SHARED_H = Path(__file__).resolve().parents[2] / "tools" / "vsgen" / "vsgen_shared.h"
+SHARED_H = Path(__file__).resolve().parents[2] / "vsperf" / "trafficgen" / "vsgen" / "csrc" / "vsgen_shared.h"
 
 
 def _c_constants() -> dict[str, int]:

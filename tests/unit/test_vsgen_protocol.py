@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from vsperf.vsgen.protocol import (
+from vsperf.trafficgen.vsgen.protocol import (
     EngineProtocolError,
     RunRequest,
     dir_command,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from test_vsgen_protocol import result_event
 
-from vsperf.vsgen.histogram import PortLatency, bucket_of
-from vsperf.vsgen.protocol import Tick, parse_result
-from vsperf.vsgen.results import (
+from vsperf.trafficgen.vsgen.histogram import PortLatency, bucket_of
+from vsperf.trafficgen.vsgen.protocol import Tick, parse_result
+from vsperf.trafficgen.vsgen.results import (
     FLAG_DUPLICATES,
     FLAG_REORDERED,
     latency_stats,

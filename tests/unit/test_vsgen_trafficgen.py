@@ -12,20 +12,20 @@ import pytest
 from test_vsgen_engine import fake_engine
 
 from vsperf.context import RunContext
+from vsperf.deployment import GenPort
 from vsperf.errors import ConfigError, TrafficGenError
 from vsperf.executor import LocalExecutor
 from vsperf.lab.streams import directions
 from vsperf.search.measurer import FLAG_UNDER_DELIVERY
 from vsperf.traffic import Traffic, Vlan
-from vsperf.trafficgen.base import GenPort
-from vsperf.trafficgen.vsgen import (
+from vsperf.trafficgen.vsgen.backend import (
     VsgenTrafficGenerator,
     frame_spec,
     kernel_version,
     path_setting,
     transmit_cpus,
 )
-from vsperf.vsgen.engine import EngineError
+from vsperf.trafficgen.vsgen.engine import EngineError
 
 PORTS = (
     GenPort("ns0", "g0", "02:00:00:00:00:01", "198.18.0.1"),

@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from vsperf.context import RunContext
-from vsperf.deployment import ComponentInfo
+from vsperf.deployment import ComponentInfo, GenPort
 from vsperf.registry import Registry
-from vsperf.trafficgen.base import GenPort
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from vsperf.collectors.base import Collector, CollectorTarget, Statistics
 from vsperf.context import RunContext
+from vsperf.deployment import GenPort
 from vsperf.errors import CommandError, PrerequisiteError
-from vsperf.trafficgen.base import GenPort
 
 GROUP = "Interface counters"
 # Column -> (direction, kernel counter) in stats64 of `ip -j -s link`.

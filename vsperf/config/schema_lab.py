@@ -1,7 +1,7 @@
 """Local lab settings: the switch, the VNFs and the software generator's ports (VSPERF's names
 where it had them). Defaults: conf/02_vswitch.yaml and conf/03_vnf.yaml.
 
-The DPDK entries (OVS-DPDK, testpmd as switch or VNF) are read by vsperf.lab.dpdk_conf.
+The DPDK entries (OVS-DPDK, testpmd as switch or VNF) are read by vsperf.dpdk.conf.
 """
 
 from __future__ import annotations

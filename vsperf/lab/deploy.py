@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vsperf.context import RunContext
-from vsperf.deployment import ComponentInfo, Deployment
+from vsperf.deployment import ComponentInfo, Deployment, GenPort
 from vsperf.errors import CommandError, ConfigError, DeploymentError, UserError
 from vsperf.lab import netdev
 from vsperf.lab.env import LabEnv
@@ -38,7 +38,6 @@ from vsperf.lab.topology import (
 )
 from vsperf.registry import Registries
 from vsperf.traffic import Traffic
-from vsperf.trafficgen.base import GenPort
 from vsperf.vnf.base import Vnf
 from vsperf.vswitch.base import ForwardingPlan, SwitchPort, VSwitch
 

@@ -9,7 +9,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from vsperf.context import RunContext
 from vsperf.errors import ConfigError, PrerequisiteError
+from vsperf.executor import LocalExecutor
 from vsperf.lab.deploy import resolve_vnf
 from vsperf.lab.state import DEFAULT_STATE_ROOT
 from vsperf.lab.topology import check_streams, parse_deployment
@@ -77,7 +79,5 @@ def _check_state_dir(root: Path) -> None:
 
 def _probe_context() -> Any:
     """A context for prerequisite checks: they may run read-only commands, never create."""
-    from vsperf.context import RunContext
-    from vsperf.executor import LocalExecutor
 
     return RunContext("check", Path("/nonexistent"), Path("/nonexistent"), LocalExecutor())

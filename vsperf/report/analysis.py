@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from vsperf.criteria import evaluate_run
 from vsperf.report.anomalies import FLAG_MEANINGS, anomalies_of
 from vsperf.report.markup import format_value
 from vsperf.results.model import RunResults, TestResult
 from vsperf.search.measurer import FLAG_UNDER_DELIVERY
+from vsperf.verdicts.criteria import evaluate_run
 
 __all__ = ["FLAG_MEANINGS", "anomalies_of", "conclusions", "is_simulated", "rationale"]
 

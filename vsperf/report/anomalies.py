@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vsperf.criteria import evaluate_test
 from vsperf.report.markup import format_value
 from vsperf.results.model import FrameSizeResult, RunResults, TestResult
 from vsperf.search.measurer import FLAG_RX_EXCEEDS_TX, FLAG_UNDER_DELIVERY, TrialResult
+from vsperf.verdicts.criteria import evaluate_test
 
 FLAG_MEANINGS = {
     FLAG_UNDER_DELIVERY: (
@@ -32,8 +32,8 @@ FLAG_MEANINGS = {
 DEFAULT_SPREAD_THRESHOLD_PERCENT = 5.0  # as conf/04_report.yaml
 MAX_WARNINGS_LISTED = 10
 
-# overall.log lines (vsperf.logsetup's file format), the line that starts a test
-# (vsperf.progress.Progress.test_started) and the runner's line that ends it.
+# overall.log lines (vsperf.ui.logsetup's file format), the line that starts a test
+# (vsperf.ui.progress.Progress.test_started) and the runner's line that ends it.
 _LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (?P<level>[A-Z]+)\s+(?P<logger>\S+): (?P<msg>.*)$")
 _TEST_START = re.compile(r"^test \S+ \(\S+\): \d+ frame size")
 _TEST_END = re.compile(r"^test \S+ (finished|failed)")  # vsperf.runner, after the test's teardown
@@ -67,7 +67,7 @@ def parse_log_warnings(text: str) -> LoggedWarnings:
         if match is None:
             continue  # a traceback or a message's continuation line
         logger, message = match["logger"], match["msg"].strip()
-        if logger == "vsperf.progress" and _TEST_START.match(message):
+        if logger == "vsperf.ui.progress" and _TEST_START.match(message):
             current = []
             by_test.append(current)
             continue

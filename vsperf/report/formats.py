@@ -19,6 +19,8 @@ from pathlib import Path
 from vsperf.errors import ConfigError, PrerequisiteError
 from vsperf.paths import data_dir
 from vsperf.report.anomalies import read_log_warnings
+from vsperf.report.markdown import rst_to_markdown
+from vsperf.report.plots import write_plots
 from vsperf.report.rst import REPORT_BASENAME, render_rst
 from vsperf.results.atomic import write_text_atomic
 from vsperf.results.load import load_results, results_file
@@ -114,8 +116,6 @@ def render_report(
     drawn = {}
     if plots:
         try:
-            from vsperf.report.plots import write_plots
-
             drawn = write_plots(run, out_dir)
         except ImportError as exc:
             if strict:
@@ -126,8 +126,6 @@ def render_report(
     write_text_atomic(rst_path, rst_text)
     written = [rst_path]
     if "md" in wanted:
-        from vsperf.report.markdown import rst_to_markdown
-
         path = out_dir / f"{REPORT_BASENAME}.md"
         write_text_atomic(path, rst_to_markdown(rst_text))
         written.append(path)

@@ -15,7 +15,6 @@ from typing import Any, ClassVar
 
 import jinja2
 
-from vsperf.criteria import evaluate_test
 from vsperf.deployment import ComponentInfo
 from vsperf.errors import ConfigError
 from vsperf.paths import data_dir
@@ -36,6 +35,7 @@ from vsperf.results.model import (
     traffic_protocol,
 )
 from vsperf.search.measurer import TrialResult
+from vsperf.verdicts.criteria import evaluate_test
 
 REPORT_BASENAME = "report"  # results_dir/report.rst (later formats: report.md, report.html, ...)
 TEMPLATE = "report.rst.j2"

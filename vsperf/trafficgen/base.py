@@ -4,25 +4,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from vsperf.context import RunContext
+from vsperf.deployment import GenPort
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
-
-
-@dataclass(frozen=True)
-class GenPort:
-    """A traffic generator port: an interface inside a network namespace of the run."""
-
-    netns: str | None  # None: the interface lives in the root namespace
-    ifname: str
-    mac: str
-    ipv4: str  # in 198.18.0.0/15
-    peer_mac: str = "ff:ff:ff:ff:ff:ff"  # destination MAC frames from this port should carry
-    peer_ipv4: str = ""  # destination IPv4 frames from this port should carry
-    rx_vlan_id: int | None = None  # VLAN id the switch pushes on frames to this port (None: none)
 
 
 class TrafficGenerator(ABC):

@@ -14,18 +14,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from vsperf.context import RunContext
-from vsperf.errors import ConfigError, DeploymentError, PrerequisiteError
-from vsperf.lab import netdev
-from vsperf.lab.dpdk import (
+from vsperf.dpdk.conf import DpdkLabConf
+from vsperf.dpdk.eal import (
     dpdk_version,
     require_port_driver,
     require_testpmd,
     veth_vdev,
 )
-from vsperf.lab.dpdk_conf import DpdkLabConf
+from vsperf.dpdk.testpmd import TestpmdProcess
+from vsperf.errors import ConfigError, DeploymentError, PrerequisiteError
+from vsperf.lab import netdev
 from vsperf.lab.env import LabEnv
 from vsperf.lab.state import Resource
-from vsperf.lab.testpmd import TestpmdProcess
 from vsperf.vnf.base import Vnf
 from vsperf.vswitch.base import PortKind, SwitchPort
 

@@ -20,17 +20,17 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from vsperf.context import RunContext
-from vsperf.errors import DeploymentError
-from vsperf.lab.dpdk import (
+from vsperf.dpdk.conf import DpdkLabConf
+from vsperf.dpdk.eal import (
     UNIX_PATH_MAX_CHARS,
     TestpmdConfig,
     dpdk_version,
     require_testpmd,
     virtio_user_vdev,
 )
-from vsperf.lab.dpdk_conf import DpdkLabConf
+from vsperf.dpdk.testpmd import PortCounters, TestpmdProcess
+from vsperf.errors import DeploymentError
 from vsperf.lab.env import LabEnv
-from vsperf.lab.testpmd import PortCounters, TestpmdProcess
 from vsperf.vnf.base import Vnf
 from vsperf.vswitch.base import PortKind, SwitchPort
 

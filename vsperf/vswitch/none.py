@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from vsperf.context import RunContext
-from vsperf.errors import ConfigError, DeploymentError
-from vsperf.lab.dpdk import (
+from vsperf.dpdk.conf import DpdkLabConf
+from vsperf.dpdk.eal import (
     TestpmdConfig,
     check_veth_mtu,
     dpdk_version,
@@ -26,9 +26,9 @@ from vsperf.lab.dpdk import (
     require_testpmd,
     veth_vdev,
 )
-from vsperf.lab.dpdk_conf import DpdkLabConf
+from vsperf.dpdk.testpmd import PortCounters, TestpmdProcess
+from vsperf.errors import ConfigError, DeploymentError
 from vsperf.lab.env import LabEnv
-from vsperf.lab.testpmd import PortCounters, TestpmdProcess
 from vsperf.vswitch.base import ForwardingPlan, PortKind, SwitchPort, VSwitch
 
 LABEL = "testpmd"

@@ -4,7 +4,7 @@ The DPDK build of ovs-vswitchd (`openvswitch-switch-dpdk`) runs directly, never 
 system's update-alternatives, with the private ovsdb of `OvsVSwitch` and:
 
 - other_config `dpdk-init=true`, `dpdk-extra="--no-huge -m N --legacy-mem --file-prefix=P
-  --no-pci"` (see vsperf.lab.dpdk), `pmd-cpu-mask` from VSWITCH_PMD_CPU_MASK, and whatever
+  --no-pci"` (see vsperf.dpdk.eal), `pmd-cpu-mask` from VSWITCH_PMD_CPU_MASK, and whatever
   VSWITCHD_DPDK_CONFIG adds or overrides (dpdk-lcore-mask by default);
 - veth ports as `type=dpdk options:dpdk-devargs=net_af_xdp<i>,iface=<veth>` (or
   net_af_packet with DPDK_PORT_DRIVER=af_packet);
@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from vsperf.context import RunContext
-from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
-from vsperf.lab.dpdk import (
+from vsperf.dpdk.conf import DpdkLabConf
+from vsperf.dpdk.eal import (
     check_veth_mtu,
     dpdk_version,
     ovs_dpdk_extra,
@@ -40,7 +40,7 @@ from vsperf.lab.dpdk import (
     runtime_dir,
     veth_vdev,
 )
-from vsperf.lab.dpdk_conf import DpdkLabConf
+from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
 from vsperf.lab.env import LabEnv
 from vsperf.lab.names import LabNames
 from vsperf.vswitch.base import ForwardingPlan, PortKind, SwitchPort

@@ -6,7 +6,7 @@ import logging
 
 from vsperf.search.measurer import TrialResult
 
-log = logging.getLogger("vsperf.progress")
+log = logging.getLogger("vsperf.ui.progress")
 
 
 def _rate(fps: float) -> str:

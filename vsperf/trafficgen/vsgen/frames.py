@@ -2,7 +2,7 @@
 
 A test frame is Ethernet, an optional 802.1Q tag, IPv4 (no options, identification = the
 engine session's run tag), UDP (checksum 0, allowed over IPv4) and right after the UDP header
-a 14-byte signature the engine writes into every frame (see tools/vsgen/vsgen_shared.h):
+a 14-byte signature the engine writes into every frame (see csrc/vsgen_shared.h):
 
     trial tag u16 | direction u8 | stream u24 | sequence u32 | transmit time u32 (ns, low bits)
 

@@ -5,7 +5,7 @@ of frames at a rate (`trafgen --dev IF --conf FILE -n COUNT -b RATEpps`); the ag
 of a trial is split evenly over the transmitting ports. Frames sent are trafgen's own count
 (frames the kernel accepted from it); the transmit time is trafgen's own measurement, so the
 achieved rate is exact and under-delivery is flagged. Frames received are counted by a tc
-program at each receiving port (vsperf.lab.rxcount) that sees only this test's IPv4/UDP
+program at each receiving port (vsperf.trafficgen.trafgen.rxcount) that sees only this test's IPv4/UDP
 frames to 198.18.0.0/15 (and checks their VLAN tag), read after the residual wait.
 """
 
@@ -20,16 +20,17 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from vsperf.context import RunContext
+from vsperf.deployment import GenPort
 from vsperf.errors import CommandError, DeploymentError, PrerequisiteError, TrafficGenError
-from vsperf.lab import bpf
 from vsperf.lab.cpus import sender_cpus
-from vsperf.lab.rxcount import NO_VLAN, RxCounter, RxCounts
-from vsperf.lab.sender import PortSender, run_senders
 from vsperf.lab.streams import Direction, directions
-from vsperf.lab.trafgen_conf import FCS_BYTES, packet_config, parse_version
 from vsperf.search.measurer import TrialResult, delivery_flags
 from vsperf.traffic import Traffic
-from vsperf.trafficgen.base import GenPort, TrafficGenerator
+from vsperf.trafficgen.base import TrafficGenerator
+from vsperf.trafficgen.trafgen import bpf
+from vsperf.trafficgen.trafgen.config import FCS_BYTES, packet_config, parse_version
+from vsperf.trafficgen.trafgen.rxcount import NO_VLAN, RxCounter, RxCounts
+from vsperf.trafficgen.trafgen.sender import PortSender, run_senders
 
 log = logging.getLogger(__name__)
 

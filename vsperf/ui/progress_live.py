@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from vsperf.progress import Progress
 from vsperf.search.measurer import TrialResult
+from vsperf.ui.progress import Progress
 
 REFRESH_S = 1.0
 CLEAR_LINE = "\r\x1b[K"
@@ -46,7 +46,7 @@ def format_rate(fps: float) -> str:
 
 
 def _is_trial_line(record: logging.LogRecord) -> bool:
-    return record.name == "vsperf.progress" and record.funcName == "trial"
+    return record.name == "vsperf.ui.progress" and record.funcName == "trial"
 
 
 class _NoTrialLines(logging.Filter):

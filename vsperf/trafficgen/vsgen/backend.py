@@ -1,12 +1,12 @@
 """vsgen: vsperf's own software traffic generator, on the namespaced ports of the local lab.
 
-One engine process (tools/vsgen, C + BPF) owns every generator port for the whole test: it
+One engine process (csrc/, C + BPF) owns every generator port for the whole test: it
 attaches an XDP receive program to each port and transmits from one thread per direction,
 inside the port's namespace, with XDP live frames (BPF_PROG_RUN, the fastest path) or
 AF_PACKET when the port's peer cannot take XDP frames or the frame is too large for them.
 Every frame carries a signature (stream, sequence number, transmit time); receive counts
 only this trial's frames, per stream, with loss, duplicates, reordering and a latency
-histogram, read after the residual wait. See docs in vsperf/vsgen/*.py.
+histogram, read after the residual wait. See the modules beside this one.
 
 Rates handed to `trial` are aggregate (split evenly over the transmitting directions); frames
 sent are the engine's exact count, the achieved rate its own clock's. Received frames
@@ -25,6 +25,7 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from vsperf.context import RunContext
+from vsperf.deployment import GenPort
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
 from vsperf.lab.cpus import sender_cpus
 from vsperf.lab.streams import Direction, directions
@@ -36,14 +37,14 @@ from vsperf.search.measurer import (
     delivery_flags,
 )
 from vsperf.traffic import Traffic
-from vsperf.trafficgen.base import GenPort, TrafficGenerator
-from vsperf.vsgen.addresses import FLOOD_DIR, LEARN_DIR, TEST_DIR, address_phases, range_base
-from vsperf.vsgen.build import EngineBinary, locate_engine
-from vsperf.vsgen.engine import Engine
-from vsperf.vsgen.events import last_loss_after_drop_s, phase_trial, phases, reset_gap
-from vsperf.vsgen.frames import FrameSpec, build_frame, vary_of
-from vsperf.vsgen.protocol import PATHS, Mode, Path, RunRequest, RunResult, Tick, dir_command, port_command
-from vsperf.vsgen.results import latency_stats, per_second_rows, second_row, sequence_flags
+from vsperf.trafficgen.base import TrafficGenerator
+from vsperf.trafficgen.vsgen.addresses import FLOOD_DIR, LEARN_DIR, TEST_DIR, address_phases, range_base
+from vsperf.trafficgen.vsgen.build import EngineBinary, locate_engine
+from vsperf.trafficgen.vsgen.engine import Engine
+from vsperf.trafficgen.vsgen.events import last_loss_after_drop_s, phase_trial, phases, reset_gap
+from vsperf.trafficgen.vsgen.frames import FrameSpec, build_frame, vary_of
+from vsperf.trafficgen.vsgen.protocol import PATHS, Mode, Path, RunRequest, RunResult, Tick, dir_command, port_command
+from vsperf.trafficgen.vsgen.results import latency_stats, per_second_rows, second_row, sequence_flags
 
 log = logging.getLogger(__name__)
 
@@ -237,7 +238,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
         reset: Callable[[], None] | None,
     ) -> ResetTrialResult:
         """Stream, call `reset` `reset_at_s` seconds in, date the silence at the receivers
-        (see `vsperf.vsgen.events`)."""
+        (see `vsperf.trafficgen.vsgen.events`)."""
         if reset is None:
             raise TrafficGenError("vsgen: a reset trial needs the DUT's restart; this deployment gives none")
         if rate_fps <= 0 or not 0 <= reset_at_s < duration_s:
@@ -270,7 +271,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
         self, traffic: Traffic, overload_fps: float, overload_s: float, recovery_fps: float, recovery_s: float
     ) -> RecoveryTrialResult:
         """Overload, then without a pause the lower rate (one engine run with a rate change);
-        the last lost frame is found by its index (see `vsperf.vsgen.events`)."""
+        the last lost frame is found by its index (see `vsperf.trafficgen.vsgen.events`)."""
         if min(overload_fps, overload_s, recovery_fps, recovery_s) <= 0:
             raise TrafficGenError(f"vsgen: a recovery trial needs positive rates and durations, got {overload_fps} "
                                   f"fps for {overload_s} s, then {recovery_fps} fps for {recovery_s} s")
@@ -296,7 +297,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
         test_rate_fps: float,
         forget: Callable[[], None] | None,
     ) -> AddressTrialResult:
-        """RFC 2889 learning, flood-check and test phases on two ports (see `vsperf.vsgen.addresses`)."""
+        """RFC 2889 learning, flood-check and test phases on two ports (see `vsperf.trafficgen.vsgen.addresses`)."""
         if addresses < 1 or learning_rate_fps <= 0 or test_rate_fps <= 0:
             raise TrafficGenError(f"vsgen: an address trial needs >= 1 address and positive rates, got "
                                   f"{addresses}, {learning_rate_fps} fps, {test_rate_fps} fps")

@@ -20,8 +20,9 @@ import os
 from dataclasses import dataclass
 
 from vsperf.errors import DeploymentError
-from vsperf.lab import bpf, netdev
-from vsperf.lab.bpf import (
+from vsperf.lab import netdev
+from vsperf.trafficgen.trafgen import bpf
+from vsperf.trafficgen.trafgen.bpf import (
     JEQ,
     JNE,
     B,

@@ -1,4 +1,4 @@
-"""Simulated recovery, reset and MAC-learning trials on the DUT model (`vsperf.dut_model`).
+"""Simulated recovery, reset and MAC-learning trials on the DUT model (`vsperf.trafficgen.dummy.model`).
 
 The `dummy` generator answers the optional measurer capabilities (RecoveryMeasurer,
 ResetMeasurer, AddressMeasurer) with these functions. Frames are sent evenly, frame k at
@@ -20,15 +20,6 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 
-from vsperf.dut_model import (
-    DutModel,
-    capacity_at_fps,
-    loss_ratio,
-    noise_factor,
-    port_line_rate_fps,
-    rate_latency,
-    simulate_rate_trial,
-)
 from vsperf.search.measurer import (
     AddressTrialResult,
     RecoveryTrialResult,
@@ -37,6 +28,15 @@ from vsperf.search.measurer import (
     delivery_flags,
 )
 from vsperf.traffic import Traffic
+from vsperf.trafficgen.dummy.model import (
+    DutModel,
+    capacity_at_fps,
+    loss_ratio,
+    noise_factor,
+    port_line_rate_fps,
+    rate_latency,
+    simulate_rate_trial,
+)
 
 _FLOAT_SLACK = 1e-9  # a frame exactly on a boundary belongs to the later interval
 

@@ -1,6 +1,6 @@
 """The line protocol of the vsgen engine: commands it reads, JSON events it writes.
 
-Commands (one line each; see tools/vsgen/main.c and run.c):
+Commands (one line each; see csrc/main.c and run.c):
     port I netns=NAME|- ifname=IF
     dir D tx=I rx=J streams=N vary=none|mac|ip|udp|smac base=V l3=14|18 frame=HEX
     run mode=rate|burst|cont dirs=D[,D] [rate=FPS] [frames=N[,N]] [path=auto|xdp|packet]
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from vsperf.errors import TrafficGenError
-from vsperf.vsgen.frames import MAX_DIRECTIONS, MAX_STREAMS, Vary
-from vsperf.vsgen.histogram import PortLatency
+from vsperf.trafficgen.vsgen.frames import MAX_DIRECTIONS, MAX_STREAMS, Vary
+from vsperf.trafficgen.vsgen.histogram import PortLatency
 
 Mode = Literal["rate", "burst", "cont"]
 Path = Literal["auto", "xdp", "packet"]

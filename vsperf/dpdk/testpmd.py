@@ -20,8 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from vsperf.errors import CommandError, DeploymentError
-from vsperf.lab.dpdk import (
+from vsperf.dpdk.eal import (
     DPDK_RUNTIME_ROOT,
     TELEMETRY_CLIENT,
     TestpmdConfig,
@@ -29,6 +28,7 @@ from vsperf.lab.dpdk import (
     runtime_dir,
     testpmd_argv,
 )
+from vsperf.errors import CommandError, DeploymentError
 from vsperf.lab.env import LabEnv
 from vsperf.lab.process import ManagedProcess
 

@@ -1,6 +1,6 @@
 """The engine's latency histogram: bucket geometry and percentiles.
 
-The buckets mirror `vsg_bucket` in tools/vsgen/vsgen_shared.h: four linear tiers, finer than
+The buckets mirror `vsg_bucket` in csrc/vsgen_shared.h: four linear tiers, finer than
 1 us for every latency below 134 ms (16 ns below 65.5 us, 64 ns below 1.05 ms, 512 ns below
 134 ms, 65.5 us up to 4.29 s, where the 32-bit transmit timestamp wraps). The engine reports
 the non-empty buckets of each receiving port; percentiles are computed here, over the merged

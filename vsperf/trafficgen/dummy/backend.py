@@ -1,12 +1,12 @@
 """The `dummy` traffic generator: a simulated DUT that answers every trial from a model.
 
 It sends nothing and needs nothing (no root, no ports): each trial is computed at once by
-`vsperf.dut_model` from the TRAFFICGEN_DUMMY_DUT setting, so a whole test run, its searches
+`vsperf.trafficgen.dummy.model` from the TRAFFICGEN_DUMMY_DUT setting, so a whole test run, its searches
 and its report can be exercised anywhere. Every result of a run with it is marked simulated
 (`SIMULATED = True`); its latencies come from the model, not from a clock.
 
 It also answers the optional capabilities (recovery, reset and RFC 2889 address trials) from
-`vsperf.dut_model_events`: the model is the DUT, so it resets and forgets addresses itself.
+`vsperf.trafficgen.dummy.events`: the model is the DUT, so it resets and forgets addresses itself.
 """
 
 from __future__ import annotations
@@ -16,12 +16,19 @@ from typing import Any, ClassVar
 
 from vsperf import __version__
 from vsperf.context import RunContext
-from vsperf.dut_model import MODEL_VERSION, DutModel, model_from_settings, simulate_burst, simulate_rate_trial
-from vsperf.dut_model_events import simulate_address_trial, simulate_recovery_trial, simulate_reset_trial
+from vsperf.deployment import GenPort
 from vsperf.errors import TrafficGenError
 from vsperf.search.measurer import AddressTrialResult, RecoveryTrialResult, ResetTrialResult, TrialResult
 from vsperf.traffic import Traffic
-from vsperf.trafficgen.base import GenPort, TrafficGenerator
+from vsperf.trafficgen.base import TrafficGenerator
+from vsperf.trafficgen.dummy.events import simulate_address_trial, simulate_recovery_trial, simulate_reset_trial
+from vsperf.trafficgen.dummy.model import (
+    MODEL_VERSION,
+    DutModel,
+    model_from_settings,
+    simulate_burst,
+    simulate_rate_trial,
+)
 
 
 class DummyTrafficGenerator(TrafficGenerator):

@@ -26,7 +26,7 @@ the searches can be exercised (and the report rendered) on any machine, with kno
   frames, the largest queue over n frames ln(n) / ln(1 / rho) frames, both capped at the buffer;
   at or above capacity the queue is full. A queued frame waits 1 / capacity seconds per frame
   ahead of it. The minimum is the base latency (a frame that found the queue empty).
-* Events (simulated in `vsperf.dut_model_events`): after an overload the DUT drops every frame for
+* Events (simulated in `vsperf.trafficgen.dummy.events`): after an overload the DUT drops every frame for
   `recovery_s` seconds (0: a tail-drop queue recovers at once); a reset stops forwarding for
   `reset_s` seconds; the MAC table holds `mac_table_size` addresses and learns at most
   `learning_rate_fps` new addresses per second (faster learning frames are learned in proportion).

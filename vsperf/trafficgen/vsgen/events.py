@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from vsperf.search.measurer import TrialResult, delivery_flags
 from vsperf.traffic import Traffic
-from vsperf.vsgen.protocol import DirResult, PortResult, RunResult
+from vsperf.trafficgen.vsgen.protocol import DirResult, PortResult, RunResult
 
 _NS = 1e9
 

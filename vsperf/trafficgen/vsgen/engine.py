@@ -24,7 +24,7 @@ from typing import IO, Any
 from vsperf.errors import CommandError, PrerequisiteError, TrafficGenError
 from vsperf.executor import Executor
 from vsperf.lab.process import ManagedProcess, process_start_time
-from vsperf.vsgen.protocol import RunRequest, RunResult, Tick, parse_event, parse_result, parse_tick
+from vsperf.trafficgen.vsgen.protocol import RunRequest, RunResult, Tick, parse_event, parse_result, parse_tick
 
 log = logging.getLogger(__name__)
 

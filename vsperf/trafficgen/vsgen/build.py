@@ -2,10 +2,10 @@
 
 Where the engine comes from, first match wins:
 1. the VSGEN_ENGINE setting (a path), when set;
-2. the binary `pip install .` built into the package (vsperf/vsgen/bin/vsgen-engine);
-3. the sources: tools/vsgen in a source checkout, or vsperf/vsgen_src in an installed
-   package; built with `make` into a cache directory keyed by a hash of the sources, so a
-   change of the sources rebuilds and two vsperf processes never share a half-written file.
+2. the binary `pip install .` built into the package (vsperf/trafficgen/vsgen/bin/vsgen-engine);
+3. the sources, package data beside this module (csrc/); built with `make` into a cache
+   directory keyed by a hash of the sources, so a change of the sources rebuilds and two vsperf
+   processes never share a half-written file.
 The build needs a C compiler, clang (BPF target), make and libbpf-dev; a missing one is a
 PrerequisiteError that names the Debian packages to install.
 """
@@ -26,7 +26,7 @@ from vsperf.executor import Executor
 ENGINE_NAME = "vsgen-engine"
 _PKG = Path(__file__).resolve().parent
 PACKAGED_BINARY = _PKG / "bin" / ENGINE_NAME
-SOURCE_DIRS = (_PKG.parent.parent / "tools" / "vsgen", _PKG.parent / "vsgen_src")
+SOURCE_DIRS = (_PKG / "csrc",)
 SOURCE_SUFFIXES = (".c", ".h", ".S")
 BUILD_PACKAGES = "make gcc clang llvm libbpf-dev linux-libc-dev"
 _LIBBPF_HEADER = Path("/usr/include/bpf/libbpf.h")

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vsperf.deployment import GenPort
 from vsperf.traffic import Traffic
-from vsperf.trafficgen.base import GenPort
-from vsperf.vsgen.frames import MAX_STREAMS, FrameSpec, Vary, build_frame
-from vsperf.vsgen.protocol import dir_command
+from vsperf.trafficgen.vsgen.frames import MAX_STREAMS, FrameSpec, Vary, build_frame
+from vsperf.trafficgen.vsgen.protocol import dir_command
 
 ADDRESS_PREFIX = 0x0276  # high 16 bits of every learned address: 02:76 (local, unicast)
 RANGE_STRIDE = 1 << 24  # addresses of one trial: low 32 bits from k * 2^24 (at most 2^24 of them)

@@ -23,12 +23,12 @@ from pathlib import Path
 
 import psutil
 
+from vsperf.deployment import GenPort
 from vsperf.errors import CommandError, TrafficGenError
 from vsperf.executor import Executor
 from vsperf.lab import netdev
 from vsperf.lab.process import ManagedProcess, spawn_process
-from vsperf.lab.trafgen_conf import parse_report
-from vsperf.trafficgen.base import GenPort
+from vsperf.trafficgen.trafgen.config import parse_report
 
 TRAFGEN = "trafgen"
 # trafgen uses its per-packet send path when a rate is given; a rate it can never reach keeps

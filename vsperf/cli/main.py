@@ -16,17 +16,26 @@ from typing import Any, NoReturn
 import click
 
 from vsperf import __version__
+from vsperf.backends import build_registries
 from vsperf.catalog import Catalog
-from vsperf.config import Settings, load_settings
+from vsperf.collectors.base import CollectorTarget, collector_names
+from vsperf.config import SETTINGS_SCHEMA, Settings, load_settings
 from vsperf.context import RunContext, new_run_id
-from vsperf.errors import UserError
+from vsperf.errors import ConfigError, UserError
 from vsperf.executor import LocalExecutor
-from vsperf.logsetup import setup_console
+from vsperf.lab.prereq import check_prerequisites
 from vsperf.plan import PlannedTest, plan_tests
-from vsperf.progress import Progress
-from vsperf.progress_live import LiveProgress
-from vsperf.registry import Registries, build_registries
+from vsperf.registry import Registries
+from vsperf.report.formats import FORMATS, render_report
+from vsperf.results.load import load_results
 from vsperf.runner import Runner, RunSummary
+from vsperf.ui.logsetup import setup_console
+from vsperf.ui.progress import Progress
+from vsperf.ui.progress_live import LiveProgress
+from vsperf.verdicts.compare import compare_runs, format_comparison
+from vsperf.verdicts.criteria import evaluate_run
+from vsperf.verdicts.matrix import write_matrix
+from vsperf.verdicts.xunit import XUNIT_FILE, write_xunit
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 SUBCOMMANDS = ("report", "compare")
@@ -54,8 +63,6 @@ def _print_tests(catalog: Catalog) -> None:
 
 
 def _print_settings(settings: Settings, verbose: bool) -> None:
-    from vsperf.config import SETTINGS_SCHEMA
-
     for name, value, source in settings.describe():
         click.echo(f"{name} = {value}    # {source}")
         if verbose and name in SETTINGS_SCHEMA:
@@ -80,17 +87,13 @@ def _check_prerequisites(plan: Sequence[PlannedTest], registries: Registries) ->
     for pt in plan:
         if pt.lab_deployment and ("lab", pt.vswitch, pt.vnf, pt.lab_deployment) not in seen:
             seen.add(("lab", pt.vswitch, pt.vnf, pt.lab_deployment))
-            from vsperf import lab
-
-            lab.check_prerequisites(settings=pt.settings, registries=registries, deployment=pt.lab_deployment)
+            check_prerequisites(settings=pt.settings, registries=registries, deployment=pt.lab_deployment)
         if ("gen", pt.trafficgen) not in seen:
             seen.add(("gen", pt.trafficgen))
             registries.trafficgens.get(pt.trafficgen).cls(pt.settings, probe).check_prerequisites()
         if pt.loadgen and not pt.simulated:
             loadgen = registries.loadgens.get(pt.loadgen)
             loadgen.cls(pt.test.load, pt.settings, probe).check_prerequisites()
-        from vsperf.collectors.base import CollectorTarget, collector_names
-
         for name in collector_names(pt.settings["COLLECTOR"]):
             if ("collector", name) not in seen:
                 seen.add(("collector", name))
@@ -204,13 +207,10 @@ def _run(opts: dict[str, Any]) -> int:
         summary = runner.run()
     _apply_criteria(summary)
     if opts["matrix"]:
-        from vsperf.matrix import write_matrix
-        from vsperf.results.load import load_results
 
         _, text = write_matrix(load_results(summary.results_dir), summary.results_dir, settings["MATRIX_METRIC"])
         click.echo(text)
     if opts["xunit"]:
-        from vsperf.xunit import XUNIT_FILE, write_xunit
 
         write_xunit(summary.results_dir / XUNIT_FILE, summary.tests)
     _print_summary(summary)
@@ -229,9 +229,6 @@ def _progress(plan: Sequence[PlannedTest]) -> Progress:
 def _apply_criteria(summary: RunSummary) -> None:
     """A test that missed its pass criteria (setting CRITERIA) counts as failed for the exit
     code and xUnit; results.json keeps what was measured, the report shows the verdict."""
-    from vsperf.criteria import evaluate_run
-    from vsperf.errors import ConfigError
-    from vsperf.results.load import load_results
 
     try:
         verdicts = evaluate_run(load_results(summary.results_dir))
@@ -248,8 +245,6 @@ def _apply_criteria(summary: RunSummary) -> None:
               help="Formats to write, e.g. rst,md,html,pdf (default: the run's REPORT_FORMATS).")
 def report_command(results_dir: Path, formats: str | None) -> None:
     """Re-render the Level Test Report of a past run from its result files."""
-    from vsperf.report.formats import FORMATS, render_report
-    from vsperf.results.load import load_results
 
     stored = load_results(results_dir).settings
     wanted = [f.strip() for f in formats.split(",") if f.strip()] if formats else stored.get("REPORT_FORMATS", FORMATS)
@@ -273,8 +268,6 @@ def compare_command(
     """Compare RUN_B against RUN_A: exit 1 when a key metric regressed beyond the threshold."""
     import json
 
-    from vsperf.compare import compare_runs, format_comparison
-    from vsperf.results.load import load_results
 
     if threshold is None:
         threshold = float(load_settings(conf_file, env=os.environ)["COMPARE_THRESHOLD_PERCENT"])

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from vsperf.search.measurer import LatencyStats
-from vsperf.vsgen.histogram import PortLatency, merge, percentiles
-from vsperf.vsgen.protocol import RunResult, Tick
+from vsperf.trafficgen.vsgen.histogram import PortLatency, merge, percentiles
+from vsperf.trafficgen.vsgen.protocol import RunResult, Tick
 
 FLAG_DUPLICATES = "rx_duplicated_frames"  # the same frame arrived more than once
 FLAG_REORDERED = "rx_reordered_frames"  # frames arrived after later frames of their stream

@@ -1,6 +1,6 @@
 """Just enough of the bpf(2) system call to load a small tc program and read its counters.
 
-vsperf counts received test frames with a tc ingress program (see `vsperf.lab.rxcount`). The
+vsperf counts received test frames with a tc ingress program (see `vsperf.trafficgen.trafgen.rxcount`). The
 usual tools for that (tc flower + gact, nftables) are optional kernel/Debian components that
 minimal kernels lack, while BPF with cls_bpf is present wherever the kernel can run a virtual
 switch test at all. The program is small enough to be assembled here; no compiler is needed.

@@ -1,0 +1,1 @@
+"""The command line: `vsperf` (main.py) and its subcommands."""

@@ -1,0 +1,1 @@
+"""DPDK processes shared by the vswitch and VNF backends: EAL arguments, lab settings, testpmd."""

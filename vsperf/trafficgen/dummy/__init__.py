@@ -1,0 +1,1 @@
+"""The `dummy` generator: a simulated device under test (model.py, events.py) answering each trial."""

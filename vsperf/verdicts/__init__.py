@@ -1,0 +1,1 @@
+"""Consumers of result files that decide: compare (regressions), criteria, matrix, xunit."""
