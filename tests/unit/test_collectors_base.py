@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from settings_util import make_settings
 
 from vsperf.backends import build_registries
 from vsperf.collectors.base import Collector, CollectorTarget, Statistics, build_collectors, collecting, collector_names
@@ -53,11 +54,11 @@ def test_collector_names_accepts_vsperf_spelling() -> None:
 def test_build_from_the_setting() -> None:
     registries = build_registries()
     assert [e.name for e in registries.collectors] == ["cpu", "ifstats", "pidstat"]
-    built = build_collectors({"COLLECTOR": ["Pidstat", "pidstat", "cpu"]}, registries.collectors, CTX,
+    built = build_collectors(make_settings(COLLECTOR=["Pidstat", "pidstat", "cpu"]), registries.collectors, CTX,
                              CollectorTarget())
     assert [c.NAME for c in built] == ["pidstat", "cpu"]  # the alias and the name run once
     with pytest.raises(UnknownNameError, match=r"unknown collector 'pidstats'.*did you mean 'pidstat'"):
-        build_collectors({"COLLECTOR": "pidstats"}, registries.collectors, CTX, CollectorTarget())
+        build_collectors(make_settings(COLLECTOR="pidstats"), registries.collectors, CTX, CollectorTarget())
 
 
 def test_phase_statistics_and_a_collector_that_cannot_start(caplog: pytest.LogCaptureFixture) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from settings_util import make_settings
 
 from vsperf.cli.main import main
 from vsperf.collectors.base import CollectorTarget
@@ -58,7 +59,7 @@ def _start(spawn: list[subprocess.Popen[bytes]], argv: list[str]) -> subprocess.
 
 def _collector(target: CollectorTarget, **settings: object) -> PidstatCollector:
     ctx = RunContext("t", Path("/nonexistent"), Path("/nonexistent"), LocalExecutor())
-    return PidstatCollector({"COLLECTOR_INTERVAL_S": 0.1, **settings}, ctx, target)
+    return PidstatCollector(make_settings({"COLLECTOR_INTERVAL_S": 0.1, **settings}), ctx, target)
 
 
 def _status(pid: int) -> dict[str, int]:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from settings_util import make_settings
 
 from vsperf.context import RunContext
 from vsperf.errors import ConfigError, TrafficGenError
@@ -44,7 +45,7 @@ LINE_64 = T64.line_rate_fps  # 29,761,904.76 fps (two 10 GbE ports)
 
 def make_gen(dut: Mapping[str, Any] | None = None, tmp: Path = Path("/nonexistent")) -> DummyTrafficGenerator:
     ctx = RunContext(run_id="t", results_dir=tmp, work_dir=tmp, executor=LocalExecutor())
-    settings = {} if dut is None else {"TRAFFICGEN_DUMMY_DUT": dut}
+    settings = make_settings() if dut is None else make_settings(TRAFFICGEN_DUMMY_DUT=dut)
     return DummyTrafficGenerator(settings, ctx)
 
 

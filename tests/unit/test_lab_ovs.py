@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from settings_util import make_settings
 
 from vsperf.context import RunContext
 from vsperf.errors import DeploymentError
@@ -15,7 +16,7 @@ VNF = (SwitchPort("vnf0.0", "veth", "vnf", ifname="v0"), SwitchPort("vnf0.1", "v
 
 
 def _ovs(**settings: object) -> OvsVSwitch:
-    return OvsVSwitch(settings, RunContext("abc123", Path("/tmp"), Path("/tmp"), LocalExecutor()))
+    return OvsVSwitch(make_settings(settings), RunContext("abc123", Path("/tmp"), Path("/tmp"), LocalExecutor()))
 
 
 def test_p2p_flows_are_vsperfs() -> None:
@@ -66,7 +67,7 @@ def test_details_and_names() -> None:
     assert ovs.details() == {"datapath": "netdev (userspace)", "port_type": "system"}
     assert ovs.iface_name(PHY[1], 1) == "p1"
     assert ovs.iface_name(SwitchPort("vnf0.0", "vhostuser", "vnf", socket_path="/s"), 2) == "brx2"
-    assert _ovs().other_config() == {}
+    assert _ovs().other_config() == {"pmd-cpu-mask": make_settings()["VSWITCH_PMD_CPU_MASK"]}
     assert _ovs(VSWITCH_PMD_CPU_MASK="0x2").other_config() == {"pmd-cpu-mask": "0x2"}
 
 

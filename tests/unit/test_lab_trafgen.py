@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from settings_util import make_settings
 
 from vsperf.context import RunContext
 from vsperf.deployment import GenPort
@@ -17,7 +18,7 @@ from vsperf.trafficgen.trafgen.rxcount import NO_VLAN
 
 def _gen(**settings: Any) -> TrafgenTrafficGenerator:
     ctx = RunContext("abc123", Path("/tmp"), Path("/tmp"), LocalExecutor())
-    return TrafgenTrafficGenerator(settings, ctx)
+    return TrafgenTrafficGenerator(make_settings(settings), ctx)
 
 
 def test_explicit_cpus_repeat_over_ports() -> None:
@@ -34,8 +35,8 @@ def test_senders_avoid_pmd_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_masks() -> None:
-    assert pmd_cpus({"VSWITCH": "ovs", "VSWITCH_PMD_CPU_MASK": "0x6"}) == {1, 2}
-    assert pmd_cpus({"VSWITCH_PMD_CPU_MASK": ""}) == set() and pmd_cpus({"VSWITCH_PMD_CPU_MASK": "zz"}) == set()
+    assert pmd_cpus(make_settings(VSWITCH="ovs", VSWITCH_PMD_CPU_MASK="0x6")) == {1, 2}
+    assert pmd_cpus(make_settings(VSWITCH="linux-bridge", VSWITCH_PMD_CPU_MASK="0x6")) == set()
 
 
 def test_expected_vlan() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import psutil
 import pytest
+from settings_util import make_settings
 from test_vsgen_engine import fake_engine
 
 from vsperf.context import RunContext
@@ -37,7 +38,7 @@ PORTS = (
 def gen(tmp_path: Path) -> Iterator[VsgenTrafficGenerator]:
     ctx = RunContext("t1", tmp_path, tmp_path, LocalExecutor())
     settings: dict[str, Any] = {"VSGEN_ENGINE": str(fake_engine(tmp_path)), "TRAFFICGEN_RESIDUAL_WAIT_S": 0.0}
-    generator = VsgenTrafficGenerator(settings, ctx)
+    generator = VsgenTrafficGenerator(make_settings(settings), ctx)
     yield generator
     generator.stop()
 
@@ -49,17 +50,17 @@ def test_kernel_version() -> None:
 
 
 def test_transmit_cpus() -> None:
-    assert transmit_cpus({"VSGEN_CPUS": [3, 1]}, [0, 1, 2, 3]) == [3, 1]
-    assert transmit_cpus({"VSWITCH": "ovs", "VSWITCH_PMD_CPU_MASK": "0x2"}, [0, 1]) == [0]
-    assert transmit_cpus({"VSWITCH": "linux-bridge", "VSWITCH_PMD_CPU_MASK": "0x2"}, [1, 0]) == [0, 1]
-    assert transmit_cpus({"VSWITCH_PMD_CPU_MASK": "0x3"}, [0, 1]) == [0, 1]  # never none at all
+    assert transmit_cpus(make_settings(VSGEN_CPUS=[3, 1]), [0, 1, 2, 3]) == [3, 1]
+    assert transmit_cpus(make_settings(VSWITCH="ovs", VSWITCH_PMD_CPU_MASK="0x2"), [0, 1]) == [0]
+    assert transmit_cpus(make_settings(VSWITCH="linux-bridge", VSWITCH_PMD_CPU_MASK="0x2"), [1, 0]) == [0, 1]
+    assert transmit_cpus(make_settings(VSWITCH_PMD_CPU_MASK="0x3"), [0, 1]) == [0, 1]  # never none at all
 
 
 def test_path_setting() -> None:
-    assert path_setting({}) == "auto"
-    assert path_setting({"VSGEN_PATH": "packet"}) == "packet"
+    assert path_setting(make_settings()) == "auto"
+    assert path_setting(make_settings(VSGEN_PATH="packet")) == "packet"
     with pytest.raises(ConfigError, match="VSGEN_PATH"):
-        path_setting({"VSGEN_PATH": "dpdk"})
+        make_settings(VSGEN_PATH="dpdk")
 
 
 def test_frame_spec_takes_the_vlan_and_the_direction() -> None:

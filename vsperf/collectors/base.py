@@ -100,7 +100,7 @@ def build_collectors(
     twice, or by two aliases, runs once). Raises UnknownNameError for a name not registered."""
     seen: set[str] = set()
     collectors: list[Collector] = []
-    for name in collector_names(settings.get("COLLECTOR")):
+    for name in collector_names(settings["COLLECTOR"]):
         canonical = registry.resolve(name)
         if canonical in seen:
             continue

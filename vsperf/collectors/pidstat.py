@@ -188,9 +188,9 @@ class PidstatCollector(Collector):
     ALIASES = ("Pidstat",)
 
     def __init__(self, settings: Mapping[str, Any], ctx: RunContext, target: CollectorTarget) -> None:
-        names = tuple(str(n) for n in settings.get("COLLECTOR_PROCESSES") or ())
+        names = tuple(str(n) for n in settings["COLLECTOR_PROCESSES"])
         super().__init__(settings, ctx, CollectorTarget(target.pids, target.process_names + names, target.ports))
-        self.interval_s = float(settings.get("COLLECTOR_INTERVAL_S") or 1.0)
+        self.interval_s = float(settings["COLLECTOR_INTERVAL_S"])
         self._tracked: list[_Tracked] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()

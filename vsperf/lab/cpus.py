@@ -22,10 +22,10 @@ def parse_cpu_mask(mask: str) -> list[int]:
 def pmd_cpus(settings: Mapping[str, Any]) -> set[int]:
     """CPUs the switch busy-polls (VSWITCH_PMD_CPU_MASK); none for the kernel bridge, which
     forwards in the sender's context, or for an empty or malformed mask."""
-    if settings.get("VSWITCH") == "linux-bridge":
+    if settings["VSWITCH"] == "linux-bridge":
         return set()
     try:
-        return set(parse_cpu_mask(str(settings.get("VSWITCH_PMD_CPU_MASK", ""))))
+        return set(parse_cpu_mask(str(settings["VSWITCH_PMD_CPU_MASK"])))
     except ValueError:
         return set()
 
@@ -36,7 +36,7 @@ def sender_cpus(settings: Mapping[str, Any], chosen_key: str, available: Sequenc
     The setting `chosen_key` (e.g. VSGEN_CPUS) when set; else the `available` CPUs minus those
     the switch busy-polls, or all of them when that would leave none.
     """
-    chosen = settings.get(chosen_key)
+    chosen = settings[chosen_key]
     if chosen:
         return [int(c) for c in chosen]
     cpus = sorted(available)

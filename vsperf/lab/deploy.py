@@ -250,7 +250,7 @@ class LabDeployment(Deployment):
 
 def resolve_vnf(settings: Mapping[str, Any], registries: Registries, vswitch_cls: type[VSwitch]) -> type[Vnf]:
     """The VNF class for setting VNF ("auto": the switch's DEFAULT_VNF), checked for compatibility."""
-    name = str(settings.get("VNF", "auto"))
+    name = str(settings["VNF"])
     if name == "auto":
         name = vswitch_cls.DEFAULT_VNF
     cls: type[Vnf] = registries.vnfs.get(name).cls
@@ -275,7 +275,7 @@ def build_deployment(
     """See `vsperf.lab.build_deployment`."""
     topology = parse_deployment(name)
     modification = check_frame_modification(frame_modification)
-    vswitch_cls: type[VSwitch] = registries.vswitches.get(str(settings.get("VSWITCH", "ovs"))).cls
+    vswitch_cls: type[VSwitch] = registries.vswitches.get(str(settings["VSWITCH"])).cls
     if topology.layout == "parallel" and not vswitch_cls.SUPPORTS_MATCH:
         raise ConfigError(f"deployment {topology.name} needs a switch that matches on headers; "
                           f"{vswitch_cls.NAME} cannot (use --vswitch ovs)")
@@ -283,7 +283,7 @@ def build_deployment(
     vswitch = vswitch_cls(settings, ctx)
     vlan_id: int | None = None
     if modification == "vlan":
-        vlan_id = int(settings.get("VSWITCH_VLAN_ID", 100))
+        vlan_id = int(settings["VSWITCH_VLAN_ID"])
         check_vlan = getattr(vswitch, "check_vlan_support", None)
         if callable(check_vlan):
             check_vlan()

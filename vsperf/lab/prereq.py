@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import shutil
 import sys
@@ -9,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from vsperf.config.schema_core import BENCHMARK_NETWORK
 from vsperf.context import RunContext
 from vsperf.errors import ConfigError, PrerequisiteError
 from vsperf.executor import LocalExecutor
@@ -35,6 +37,7 @@ def check_prerequisites(*, settings: Mapping[str, Any], registries: Registries, 
     if os.geteuid() != 0:
         raise PrerequisiteError("vsperf needs root for the local lab: run as root, or use --trafficgen dummy")
     topology = parse_deployment(deployment)
+    check_lab_addresses(settings["TRAFFIC"])
     for tool, package in _TOOLS.items():
         if shutil.which(tool) is None:
             raise PrerequisiteError(f"{tool} is missing: apt-get install {package}")
@@ -47,7 +50,7 @@ def check_prerequisites(*, settings: Mapping[str, Any], registries: Registries, 
 
     if not topology.has_switch:
         return
-    vswitch_cls = registries.vswitches.get(str(settings.get("VSWITCH", "ovs"))).cls
+    vswitch_cls = registries.vswitches.get(str(settings["VSWITCH"])).cls
     probe_ctx = _probe_context()
     vswitch_cls(settings, probe_ctx).check_prerequisites()
     if topology.layout == "parallel" and not vswitch_cls.SUPPORTS_MATCH:
@@ -55,7 +58,7 @@ def check_prerequisites(*, settings: Mapping[str, Any], registries: Registries, 
             f"deployment {topology.name} splits streams between VNFs by header fields, which "
             f"{vswitch_cls.NAME} cannot do: use --vswitch ovs"
         )
-    traffic = settings.get("TRAFFIC") or {}
+    traffic = settings["TRAFFIC"]
     try:
         check_streams(topology, int(traffic.get("multistream", 0)))
     except ConfigError as exc:
@@ -66,6 +69,17 @@ def check_prerequisites(*, settings: Mapping[str, Any], registries: Registries, 
         except ConfigError as exc:
             raise PrerequisiteError(str(exc)) from exc
         vnf_cls(settings, probe_ctx).check_prerequisites()
+
+
+def check_lab_addresses(traffic: Mapping[str, Any]) -> None:
+    """The local lab sends only to the RFC 2544 benchmarking range (a real testbed may use others)."""
+    network = ipaddress.IPv4Network(BENCHMARK_NETWORK)
+    for key in ("srcip", "dstip"):
+        address = str(traffic["l3"][key])
+        if ipaddress.IPv4Address(address) not in network:
+            raise ConfigError(
+                f"TRAFFIC l3 {key} {address} is outside {network}: the local lab sends only there; "
+                f"set TRAFFIC l3 srcip/dstip inside it (e.g. 198.18.0.1, 198.18.1.1) or use a testbed")
 
 
 def _check_state_dir(root: Path) -> None:

@@ -38,7 +38,7 @@ _L2_OVERHEAD_BYTES = 18  # Ethernet header + FCS
 
 def loopback_for(settings: Mapping[str, Any], index: int) -> str:
     """GUEST_LOOPBACK of VNF `index` (a list repeats; a plain string applies to every VNF)."""
-    raw = settings.get("GUEST_LOOPBACK", ["linux_bridge"])
+    raw = settings["GUEST_LOOPBACK"]
     values: Sequence[str] = [raw] if isinstance(raw, str) else list(raw)
     if not values:
         values = ["linux_bridge"]
@@ -70,7 +70,7 @@ class NetnsVnf(Vnf):
         self._mtu = 1500
 
     def check_prerequisites(self) -> None:
-        raw = self.settings.get("GUEST_LOOPBACK", ["linux_bridge"])
+        raw = self.settings["GUEST_LOOPBACK"]
         values = [raw] if isinstance(raw, str) else list(raw)
         for index in range(max(1, len(values))):
             try:
@@ -125,7 +125,7 @@ class NetnsVnf(Vnf):
             file_prefix=f"{lab.names.tag}v{self._index}",
             cpu=conf.guest_cpu,
             vdevs=tuple(veth_vdev("af_packet", i, name) for i, name in enumerate(self._inner)),
-            fwd_mode=conf.guest_fwd_mode,
+            fwd_mode=conf.guest_fwd_mode_for(self._index),
             extra_args=conf.guest_args,
             max_pkt_len_bytes=self._mtu + _L2_OVERHEAD_BYTES,
         )

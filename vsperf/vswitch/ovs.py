@@ -84,11 +84,11 @@ class OvsVSwitch(VSwitch):
 
     def vswitchd_binary(self) -> str:
         """The ovs-vswitchd executable."""
-        return str(self.settings.get("OVS_VSWITCHD", "ovs-vswitchd"))
+        return str(self.settings["OVS_VSWITCHD"])
 
     def other_config(self) -> dict[str, str]:
         """Open_vSwitch other_config set before ovs-vswitchd starts."""
-        mask = self.settings.get("VSWITCH_PMD_CPU_MASK")
+        mask = self.settings["VSWITCH_PMD_CPU_MASK"]
         return {"pmd-cpu-mask": str(mask)} if mask else {}
 
     def interface_config(self, port: SwitchPort, index: int) -> tuple[str, dict[str, str]]:
@@ -102,8 +102,8 @@ class OvsVSwitch(VSwitch):
 
     def _port_type(self) -> tuple[str, str]:
         """(port type, xdp mode) actually used for the plan's MTU."""
-        port_type = str(self.settings.get("VSWITCH_OVS_PORT_TYPE", "afxdp"))
-        mode = str(self.settings.get("VSWITCH_OVS_AFXDP_MODE", "native"))
+        port_type = str(self.settings["VSWITCH_OVS_PORT_TYPE"])
+        mode = str(self.settings["VSWITCH_OVS_AFXDP_MODE"])
         if port_type == "afxdp" and self._mtu > _AFXDP_MAX_MTU:
             # OVS's AF_XDP umem frames are one page: larger frames never arrive.
             return "system", ""
@@ -167,7 +167,7 @@ class OvsVSwitch(VSwitch):
                 f"Open vSwitch is missing ({', '.join(missing) or OVS_SCHEMA}): "
                 "apt-get install openvswitch-switch"
             )
-        port_type = self.settings.get("VSWITCH_OVS_PORT_TYPE", "afxdp")
+        port_type = self.settings["VSWITCH_OVS_PORT_TYPE"]
         if port_type not in PORT_TYPES:
             raise PrerequisiteError(f"VSWITCH_OVS_PORT_TYPE must be one of {', '.join(PORT_TYPES)}")
 
@@ -186,7 +186,7 @@ class OvsVSwitch(VSwitch):
         info["port_type"] = port_type
         if mode:
             info["xdp_mode"] = mode
-        if port_type != self.settings.get("VSWITCH_OVS_PORT_TYPE", "afxdp"):
+        if port_type != self.settings["VSWITCH_OVS_PORT_TYPE"]:
             info["note"] = f"AF_XDP ports cannot carry MTU {self._mtu}: AF_PACKET (system) ports used"
         return info
 
@@ -230,7 +230,7 @@ class OvsVSwitch(VSwitch):
         self._bridge = bridge
         self._mtu = plan.mtu_bytes
         port_type, _ = self._port_type()
-        if port_type != self.settings.get("VSWITCH_OVS_PORT_TYPE", "afxdp"):
+        if port_type != self.settings["VSWITCH_OVS_PORT_TYPE"]:
             log.warning("MTU %d is too large for AF_XDP ports: ovs uses AF_PACKET (system) ports", self._mtu)
         args = ["add-br", bridge, "--", "set", "bridge", bridge, "datapath_type=netdev", "fail_mode=secure"]
         for index, port in enumerate(plan.ports):
@@ -249,7 +249,7 @@ class OvsVSwitch(VSwitch):
         bridge = self._bridge or ""
         flows_file = self.rundir / "flows.txt"
         flows = plan_flows(plan)
-        if str(self.settings.get("VSWITCH_FLOW_MODE", "ports")) == "normal":
+        if str(self.settings["VSWITCH_FLOW_MODE"]) == "normal":
             # A learning switch: forwards by destination MAC, floods unknown ones (RFC 2889).
             flows = [NORMAL_FLOW]
         flows_file.write_text("\n".join(flows) + "\n", encoding="utf-8")

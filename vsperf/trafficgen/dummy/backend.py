@@ -40,7 +40,7 @@ class DummyTrafficGenerator(TrafficGenerator):
 
     def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
         super().__init__(settings, ctx)
-        self.model: DutModel = model_from_settings(settings.get("TRAFFICGEN_DUMMY_DUT"))
+        self.model: DutModel = model_from_settings(settings["TRAFFICGEN_DUMMY_DUT"])
         # Counts trials so each draws its own capacity noise: the same seed and the same
         # sequence of trials give the same answers.
         self._trial_index = 0

@@ -181,7 +181,7 @@ class TrafgenTrafficGenerator(TrafficGenerator):
             for sender in senders:
                 sender.stop()
             raise
-        time.sleep(float(self.settings.get("TRAFFICGEN_RESIDUAL_WAIT_S", 2.0)))
+        time.sleep(float(self.settings["TRAFFICGEN_RESIDUAL_WAIT_S"]))
         deltas = [c.read() - b for c, b in zip(counters, before, strict=True)]
         tx = sum(r.wire_frames for r in results)
         rx = sum(d.test_frames(c.expected_vlan_id) for d, c in zip(deltas, counters, strict=True))

@@ -49,7 +49,6 @@ from vsperf.trafficgen.vsgen.results import latency_stats, per_second_rows, seco
 log = logging.getLogger(__name__)
 
 MIN_KERNEL = (5, 18)  # XDP live frames (BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES), xdp.frags
-DEFAULT_RESIDUAL_WAIT_S = 2.0
 
 
 def kernel_version(release: str) -> tuple[int, int]:
@@ -71,7 +70,7 @@ def transmit_cpus(settings: Mapping[str, Any], available: Sequence[int]) -> list
 
 def path_setting(settings: Mapping[str, Any]) -> Path:
     """The VSGEN_PATH setting: how the engine transmits (auto: XDP live frames when it works)."""
-    value = str(settings.get("VSGEN_PATH", "auto"))
+    value = str(settings["VSGEN_PATH"])
     for path in PATHS:
         if value == path:
             return path
@@ -127,7 +126,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
 
     def _locate(self) -> EngineBinary:
         if self._binary is None:
-            self._binary = locate_engine(self.ctx.executor, str(self.settings.get("VSGEN_ENGINE", "") or ""))
+            self._binary = locate_engine(self.ctx.executor, str(self.settings["VSGEN_ENGINE"]))
         return self._binary
 
     def version(self) -> str:
@@ -361,8 +360,8 @@ class VsgenTrafficGenerator(TrafficGenerator):
         try:
             return RunRequest(
                 mode=mode, dirs=ids, rate_fps=rate, frames=frames, path=path_setting(self.settings),
-                residual_s=float(self.settings.get("TRAFFICGEN_RESIDUAL_WAIT_S", DEFAULT_RESIDUAL_WAIT_S)),
-                detail_streams=int(self.settings.get("VSGEN_STREAM_DETAIL", 64)),
+                residual_s=float(self.settings["TRAFFICGEN_RESIDUAL_WAIT_S"]),
+                detail_streams=int(self.settings["VSGEN_STREAM_DETAIL"]),
                 cpus=tuple(cpus[i % len(cpus)] for i in range(len(ids))) if cpus else (),
             )
         except ValueError as exc:
