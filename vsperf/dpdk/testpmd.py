@@ -90,6 +90,15 @@ def parse_nic_stats(text: str) -> dict[int, PortCounters]:
     return found
 
 
+def parse_link_up(text: str) -> bool:
+    """True when the answer to the telemetry command `/ethdev/link_status,<port>` says UP."""
+    for line in reversed(text.splitlines()):
+        if line.lstrip().startswith("{"):
+            data = json.loads(line).get("/ethdev/link_status")
+            return isinstance(data, dict) and data.get("status") == "UP"
+    return False
+
+
 def parse_telemetry_stats(text: str, port: int) -> PortCounters:
     """Counters from the JSON answer to the telemetry command `/ethdev/stats,<port>`."""
     lines = [line for line in text.splitlines() if line.lstrip().startswith("{")]
@@ -166,6 +175,35 @@ class TestpmdProcess:
                 )
             time.sleep(0.05)
         log.info("%s forwarding (pid %d, %s)", self.label, self.proc.pid, self.cfg.fwd_mode)
+
+    def wait_links_up(self, timeout_s: float = 10.0) -> None:
+        """Return once DPDK reports every port's link up (telemetry `/ethdev/link_status`).
+
+        testpmd prints that it forwards as soon as its lcores start; a port whose link is still
+        down then drops what arrives. Callers whose ports are up by themselves (veths, not
+        vhost-user servers waiting for the switch) wait here before any traffic is sent.
+        """
+        deadline = time.monotonic() + timeout_s
+        pending = list(range(len(self.cfg.eal.vdevs)))
+        while pending:
+            self.check_alive()
+            pending = [port for port in pending if not self._link_up(port)]
+            if pending and time.monotonic() > deadline:
+                raise DeploymentError(
+                    f"{self.label}: link of port(s) {', '.join(map(str, pending))} still down after {timeout_s:g} s"
+                )
+            if pending:
+                time.sleep(0.05)
+
+    def _link_up(self, port: int) -> bool:
+        try:
+            out = self.lab.ctx.executor.run(
+                [TELEMETRY_CLIENT, "-f", self.file_prefix], input_text=f"/ethdev/link_status,{port}\n",
+                timeout_s=10.0,
+            ).stdout
+        except CommandError:
+            return False
+        return parse_link_up(out)
 
     def check_alive(self) -> None:
         """DeploymentError("<label> (pid N) died: ...") when testpmd has exited."""

@@ -115,14 +115,17 @@ class Engine:
         return f"vsgen engine exited ({code}): {tail or 'no message'}"
 
     def _read(self, stream: IO[bytes]) -> None:
-        for raw in stream:
-            line = raw.decode("utf-8", errors="replace").strip()
-            if not line:
-                continue
-            try:
-                self._events.put(parse_event(line))
-            except TrafficGenError as exc:
-                log.warning("%s", exc)
+        try:
+            for raw in stream:
+                line = raw.decode("utf-8", errors="replace").strip()
+                if not line:
+                    continue
+                try:
+                    self._events.put(parse_event(line))
+                except TrafficGenError as exc:
+                    log.warning("%s", exc)
+        except (ValueError, OSError):
+            pass  # the stream was closed under us (teardown after a signal): that is its end too
         self._events.put(_EOF)
 
     def close(self) -> None:
@@ -136,15 +139,16 @@ class Engine:
             with contextlib.suppress(OSError):
                 self._ctl.close()
             self._ctl = None
-        if proc is not None:
-            if proc.wait(_QUIT_TIMEOUT_S) is None:
-                log.warning("vsgen engine (pid %d) did not quit; stopping it", proc.pid)
-                proc.stop(timeout_s=_QUIT_TIMEOUT_S)
-            if proc.popen is not None and proc.popen.stdout is not None:
-                proc.popen.stdout.close()
+        if proc is not None and proc.wait(_QUIT_TIMEOUT_S) is None:
+            log.warning("vsgen engine (pid %d) did not quit; stopping it", proc.pid)
+            proc.stop(timeout_s=_QUIT_TIMEOUT_S)
+        # The engine has exited, so its output ends: let the reader see that end before the
+        # stream is closed (closing it under the reader would raise in the reader's thread).
         if self._reader is not None:
             self._reader.join(timeout=_QUIT_TIMEOUT_S)
             self._reader = None
+        if proc is not None and proc.popen is not None and proc.popen.stdout is not None:
+            proc.popen.stdout.close()
         if self._fifo is not None:
             self._fifo.unlink(missing_ok=True)
             self._fifo = None
