@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from vsperf.report.markup import format_value
-from vsperf.results.model import FrameSizeResult, RunResults, TestResult
+from vsperf.results.model import FrameSizeResult, RunResults, TestResult, as_number
 from vsperf.search.measurer import FLAG_RX_EXCEEDS_TX, FLAG_UNDER_DELIVERY, TrialResult
 from vsperf.verdicts.criteria import evaluate_test
 
@@ -144,10 +144,6 @@ def _verification_findings(test: TestResult, result: FrameSizeResult, settings: 
     return findings
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def _spread_findings(result: FrameSizeResult, threshold_percent: float) -> list[str]:
     findings = []
     repetitions = result.details.get("repetitions")
@@ -156,7 +152,8 @@ def _spread_findings(result: FrameSizeResult, threshold_percent: float) -> list[
         if not key.endswith("_min"):
             continue
         base = key.removesuffix("_min")
-        least, most, mean = _number(low), _number(result.metrics.get(f"{base}_max")), _number(result.metrics.get(base))
+        least, most = as_number(low), as_number(result.metrics.get(f"{base}_max"))
+        mean = as_number(result.metrics.get(base))
         if least is None or most is None or mean is None or mean <= 0:
             continue
         spread = 100.0 * (most - least) / mean

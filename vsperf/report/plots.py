@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vsperf.benchmarks.plots import benchmark_figure
 from vsperf.report.anomalies import allowed_loss_percent
-from vsperf.results.model import FrameSizeResult, RunResults, TestResult
+from vsperf.results.model import FrameSizeResult, RunResults, TestResult, as_number
 from vsperf.search.measurer import TrialResult
 from vsperf.units import ETHERNET_OVERHEAD_BYTES, MIN_FRAME_BYTES
 
@@ -51,14 +52,10 @@ class Plot:
     packet_size: int | None = None  # a plot of one frame size, or None for the whole test
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def _series(test: TestResult, key: str) -> list[tuple[int, float]]:
     out = []
     for result in test.results:
-        value = _number(result.metrics.get(key))
+        value = as_number(result.metrics.get(key))
         if value is not None:
             out.append((result.packet_size, value))
     return sorted(out)
@@ -70,7 +67,7 @@ def aggregate_link_bps(run: RunResults, test: TestResult) -> float | None:
         for trial in result.trials:
             if trial.line_rate_fps > 0:
                 return trial.line_rate_fps * (trial.frame_size_bytes + ETHERNET_OVERHEAD_BYTES) * 8
-    speed = _number(test.parameters.get("TRAFFICGEN_PORT_SPEED_GBPS", run.settings.get("TRAFFICGEN_PORT_SPEED_GBPS")))
+    speed = as_number(test.parameters.get("TRAFFICGEN_PORT_SPEED_GBPS", run.settings.get("TRAFFICGEN_PORT_SPEED_GBPS")))
     if speed is None:
         return None
     return speed * 1e9 * (2 if test.bidir else 1)
@@ -230,7 +227,7 @@ def _trajectory_panel(ax: Axes, run: RunResults, test: TestResult, result: Frame
             marker, color = "x", COLORS["fail"]
         size = 9 if trial.purpose.startswith("verification") else 6
         ax.plot([position], [y(trial)], linestyle="none", marker=marker, color=color, markersize=size)
-    answer = _number(result.metrics.get("b2b_frames" if bursts else "tx_rate_percent"))
+    answer = as_number(result.metrics.get("b2b_frames" if bursts else "tx_rate_percent"))
     if answer is not None:
         ax.axhline(answer, linestyle=":", color=COLORS["measured"])
     if bursts and len(result.trials) > 1:
@@ -293,13 +290,13 @@ def per_second_figure(test: TestResult, result: FrameSizeResult) -> tuple[Figure
     rows: Sequence[Mapping[str, Any]] = trial.per_second
     time_key = next((k for k in ("time_s", "t", "second") if all(k in r for r in rows)), None)
     xs = [float(r[time_key]) for r in rows] if time_key else [float(i) for i in range(1, len(rows) + 1)]
-    keys = sorted({k for r in rows for k, v in r.items() if k != time_key and _number(v) is not None})
+    keys = sorted({k for r in rows for k, v in r.items() if k != time_key and as_number(v) is not None})
     if not keys:
         return None
     fig = _new_figure(3.0)
     ax = fig.subplots()
     for key in keys:
-        ax.plot(xs, [_number(r.get(key)) or 0.0 for r in rows], ".-", label=key)
+        ax.plot(xs, [as_number(r.get(key)) or 0.0 for r in rows], ".-", label=key)
     ax.ticklabel_format(axis="y", style="plain", useOffset=False)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("per second")
@@ -341,6 +338,9 @@ def plots_for_test(run: RunResults, test: TestResult, results_dir: Path) -> list
             fig, position = drawn
             keep(fig, f"persecond_{result.packet_size}",
                  f"Per-second rates of trial {position} at {result.packet_size} B.", result.packet_size)
+        benchmark = benchmark_figure(test.name, result.packet_size, result.details)
+        if benchmark is not None:  # the seeds' benchmarks (udp_msg_loss, iperf3_*)
+            keep(benchmark[0], f"benchmark_{result.packet_size}", benchmark[1], result.packet_size)
     return plots
 
 

@@ -294,6 +294,11 @@ class RunResults:
         )
 
 
+def as_number(value: Any) -> float | None:
+    """A result value as a float, or None when it is not a number (text, None, a bool)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def metric_columns(results: tuple[FrameSizeResult, ...] | list[FrameSizeResult]) -> list[str]:
     """Metric keys any of `results` has: VSPERF's order first, then others as first seen."""
     present: dict[str, None] = {}

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from vsperf.errors import ConfigError
-from vsperf.results.model import RunResults, TestResult
+from vsperf.results.model import RunResults, TestResult, as_number
 
 DEFAULT_THRESHOLD_PERCENT = 5.0  # as conf/04_report.yaml
 
@@ -91,10 +91,6 @@ class Comparison:
         }
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def compare_values(rule: MetricRule, before: float | None, after: float | None, threshold: float) -> tuple[
     float | None, bool, bool
 ]:
@@ -168,7 +164,7 @@ def compare_runs(
                 continue
             for key in keys:
                 rule = RULES[key]
-                before, after = _number(result_a.metrics.get(key)), _number(result_b.metrics.get(key))
+                before, after = as_number(result_a.metrics.get(key)), as_number(result_b.metrics.get(key))
                 if before is None and after is None:
                     continue
                 change, worse, better = compare_values(rule, before, after, threshold_percent)

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vsperf.results.model import RunResults, TestResult
+from vsperf.results.model import RunResults, TestResult, as_number
 
 ALL_TESTS = "*"
 
@@ -98,12 +98,6 @@ class Verdict:
         return "pass criteria not met: " + "; ".join(c.describe() for c in self.failures)
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
-
-
 def criteria_for(test: TestResult, settings: Mapping[str, Any]) -> list[Criterion]:
     """The criteria that apply to `test`: its own Parameters' CRITERIA, else the run's."""
     source = test.parameters.get("CRITERIA")
@@ -119,7 +113,7 @@ def criteria_for(test: TestResult, settings: Mapping[str, Any]) -> list[Criterio
         for metric, bounds in metrics.items():
             if not isinstance(bounds, Mapping):
                 continue
-            low, high = _number(bounds.get("min")), _number(bounds.get("max"))
+            low, high = as_number(bounds.get("min")), as_number(bounds.get("max"))
             if low is not None or high is not None:
                 found.append(Criterion(scope, str(metric), low, high))
     return found
@@ -133,7 +127,7 @@ def evaluate_test(test: TestResult, settings: Mapping[str, Any]) -> Verdict | No
     checks: list[Check] = []
     for criterion in criteria:
         measured = [
-            (r.packet_size, _number(r.metrics.get(criterion.metric)))
+            (r.packet_size, as_number(r.metrics.get(criterion.metric)))
             for r in test.results
             if criterion.metric in r.metrics
         ]

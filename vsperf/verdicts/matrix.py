@@ -16,7 +16,7 @@ from typing import Any
 
 from vsperf.report.markup import Rst, format_value, grid_table
 from vsperf.results.atomic import write_text_atomic
-from vsperf.results.model import RunResults
+from vsperf.results.model import RunResults, as_number
 
 MATRIX_FILE = "matrix.rst"
 DEFAULT_METRIC = "throughput_rx_fps"  # as conf/04_report.yaml
@@ -33,17 +33,13 @@ class MatrixRow:
     changes_percent: dict[int, float | None]  # frame size -> % change against the first test
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def performance_matrix(run: RunResults, metric: str = DEFAULT_METRIC) -> tuple[list[int], list[MatrixRow]]:
     """(frame sizes, one row per test); the first row is the reference (its changes are 0)."""
     sizes = sorted({r.packet_size for t in run.tests for r in t.results})
     rows: list[MatrixRow] = []
     reference: dict[int, float | None] = {}
     for position, test in enumerate(run.tests):
-        values = {s: None for s in sizes} | {r.packet_size: _number(r.metrics.get(metric)) for r in test.results}
+        values = {s: None for s in sizes} | {r.packet_size: as_number(r.metrics.get(metric)) for r in test.results}
         if position == 0:
             reference = values
         changes: dict[int, float | None] = {}
