@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vsperf.config.types import Bool, Constraint, Int, ListOf, MapOf, Setting, Str
+from vsperf.config.types import Bool, Constraint, Int, ListOf, MapOf, OneOf, Setting, Str
+from vsperf.dpdk.eal import FWD_MODES, PORT_DRIVERS
 
 _CPU = Int(min=0, unit="CPU number")
-_FWD_MODE = Str(choices=("io", "mac", "macswap"))
+_FWD_MODE = Str(choices=FWD_MODES)
 
 SETTINGS: dict[str, Setting] = {
     # --- switch -----------------------------------------------------------------------------
@@ -51,7 +52,7 @@ SETTINGS: dict[str, Setting] = {
         Str(min_len=1),
         "The DPDK build of ovs-vswitchd (run directly; update-alternatives is never switched)."),
     "DPDK_PORT_DRIVER": Setting(
-        Str(choices=("af_xdp", "af_packet")),
+        Str(choices=PORT_DRIVERS),
         "DPDK driver attaching veth ports (ovs-dpdk and none): af_xdp (fast) or af_packet (fallback)."),
     "VSWITCH_VHOSTUSER_SERVER_MODE": Setting(
         Bool(),
@@ -77,13 +78,18 @@ SETTINGS: dict[str, Setting] = {
         Str(min_len=1),
         "VNF of pvp/pvvp/pvpv deployments (vsperf --list-vnfs); auto: netns for ovs and linux-bridge, "
         "testpmd-vhost for ovs-dpdk."),
+    "LAB_PARALLEL_STREAM_TYPE": Setting(
+        Str(choices=("L2", "L3", "L4"), ignore_case=True),
+        "The local lab splits a pvpvN deployment's traffic between its N VNFs by stream: a test "
+        "sending fewer than N streams (VSPERF's pvpv tests send one) gets N streams of this type."),
     "GUEST_LOOPBACK": Setting(
         ListOf(Str(choices=("linux_bridge", "testpmd", "l2fwd", "buildin", "clean")), min_len=1),
         "Loopback inside each VNF, one value per VNF (the list repeats): linux_bridge or testpmd for "
         "the netns VNF (VSPERF's l2fwd, buildin and clean need a VM and are refused)."),
     "GUEST_TESTPMD_FWD_MODE": Setting(
-        _FWD_MODE,
-        "Forwarding mode of testpmd inside VNFs (testpmd-vhost, and the netns VNF's testpmd loopback)."),
+        OneOf(_FWD_MODE, ListOf(_FWD_MODE, min_len=1)),
+        "Forwarding mode of testpmd inside VNFs (testpmd-vhost, and the netns VNF's testpmd loopback); "
+        "a list (VSPERF's form, e.g. ['csum']) gives one per VNF and repeats."),
     "GUEST_TESTPMD_CPU": Setting(
         _CPU,
         "CPU the forwarding lcore of a VNF's testpmd busy-polls (its main lcore shares it and sleeps)."),

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from vsperf.config.types import Int, ListOf, Setting, Str
+from vsperf.trafficgen.vsgen.protocol import PATHS
 
 SETTINGS: dict[str, Setting] = {
     "VSGEN_ENGINE": Setting(
         Str(),
         "Path of the vsgen engine binary; empty: the one built with vsperf (or built on first use)."),
     "VSGEN_PATH": Setting(
-        Str(choices=("auto", "xdp", "packet")),
+        Str(choices=PATHS),
         "How vsgen transmits: xdp (XDP live frames, fastest), packet (AF_PACKET), or auto (xdp where "
         "the port's peer accepts it, else packet; the report says which)."),
     "VSGEN_CPUS": Setting(

@@ -30,7 +30,6 @@ log = logging.getLogger(__name__)
 
 OVS_SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
 OVS_TOOLS = ("ovsdb-tool", "ovsdb-server", "ovs-vsctl", "ovs-ofctl", "ovs-appctl")
-PORT_TYPES = ("afxdp", "system")
 _STOP_TIMEOUT_S = 10.0
 NORMAL_FLOW = "idle_timeout=0,priority=0,actions=NORMAL"  # VSWITCH_FLOW_MODE normal
 _RESTART_PORTS_TIMEOUT_S = 20.0  # a restarted ovs-vswitchd re-attaches its ports
@@ -167,9 +166,6 @@ class OvsVSwitch(VSwitch):
                 f"Open vSwitch is missing ({', '.join(missing) or OVS_SCHEMA}): "
                 "apt-get install openvswitch-switch"
             )
-        port_type = self.settings["VSWITCH_OVS_PORT_TYPE"]
-        if port_type not in PORT_TYPES:
-            raise PrerequisiteError(f"VSWITCH_OVS_PORT_TYPE must be one of {', '.join(PORT_TYPES)}")
 
     def version(self) -> str:
         if self._version is None:
