@@ -9,9 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 from vsperf.config import Settings, load_settings
+from vsperf.trafficgen.dummy.model import DutModel, model_from_settings
 
 
 def make_settings(overrides: dict[str, Any] | None = None, **kwargs: Any) -> Settings:
     """The shipped defaults with `overrides` (and keyword overrides) layered on top, validated."""
     values = {**(overrides or {}), **kwargs}
     return load_settings(env={}).merged(values, "test")
+
+
+def dut_model(**overrides: Any) -> DutModel:
+    """The dummy generator's simulated DUT: conf's TRAFFICGEN_DUMMY_DUT with `overrides`
+    (capacity_fps may also be given as the model's ((frame size, fps), ...) points)."""
+    if isinstance(overrides.get("capacity_fps"), tuple):
+        overrides["capacity_fps"] = dict(overrides["capacity_fps"])
+    return model_from_settings(make_settings(TRAFFICGEN_DUMMY_DUT=overrides)["TRAFFICGEN_DUMMY_DUT"])

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from settings_util import make_settings
+from settings_util import dut_model, make_settings
 
 from vsperf.context import RunContext
 from vsperf.errors import ConfigError, TrafficGenError
@@ -23,14 +23,12 @@ from vsperf.traffic import Traffic, TrafficType
 from vsperf.trafficgen.base import TrafficGenerator
 from vsperf.trafficgen.dummy.backend import DummyTrafficGenerator
 from vsperf.trafficgen.dummy.model import (
-    DutModel,
     back2back_truth_frames,
     burst_lost_frames,
     capacity_at_fps,
     loss_ratio,
     lossless_burst_frames,
     max_rate_for_loss_fps,
-    model_from_settings,
     noise_factor,
     port_line_rate_fps,
     rate_latency,
@@ -53,17 +51,17 @@ def make_gen(dut: Mapping[str, Any] | None = None, tmp: Path = Path("/nonexisten
 
 
 def test_capacity_interpolates_and_clamps() -> None:
-    model = DutModel(capacity_fps=((64, 10e6), (512, 2e6), (1518, 1e6)))
+    model = dut_model(capacity_fps=((64, 10e6), (512, 2e6), (1518, 1e6)))
     assert capacity_at_fps(model, 64) == 10e6
     assert capacity_at_fps(model, 288) == pytest.approx(6e6)  # halfway between 64 and 512
     assert capacity_at_fps(model, 1015) == pytest.approx(1.5e6)
     assert capacity_at_fps(model, 40) == 10e6  # clamped below
     assert capacity_at_fps(model, 9000) == 1e6  # clamped above
-    assert capacity_at_fps(DutModel(capacity_fps=3e6), 1280) == 3e6
+    assert capacity_at_fps(dut_model(capacity_fps=3e6), 1280) == 3e6
 
 
 def test_cliff_and_gradual_loss() -> None:
-    cliff, gradual = DutModel(), DutModel(loss_model="gradual")
+    cliff, gradual = dut_model(), dut_model(loss_model="gradual")
     assert loss_ratio(cliff, 1e6, 1e6) == 0.0 == loss_ratio(gradual, 1e6, 1e6)
     assert loss_ratio(cliff, 2e6, 1e6) == pytest.approx(0.5)  # forwards exactly the capacity
     assert loss_ratio(gradual, 2e6, 1e6) == pytest.approx(0.25)
@@ -74,7 +72,7 @@ def test_cliff_and_gradual_loss() -> None:
 
 
 def test_rate_trial_counters_and_line_rate_cap() -> None:
-    model = DutModel(capacity_fps=LINE_64 * 0.5)
+    model = dut_model(capacity_fps=LINE_64 * 0.5)
     ok = simulate_rate_trial(model, T64, LINE_64 * 0.5, 10.0, 1)
     assert ok.loss_frames == 0 and not ok.flags
     assert ok.tx_frames == round(LINE_64 * 5)
@@ -86,25 +84,25 @@ def test_rate_trial_counters_and_line_rate_cap() -> None:
 
 
 def test_port_speed_overrides_traffic_link() -> None:
-    model = DutModel(capacity_fps=1e9, port_speed_gbps=1.0)
+    model = dut_model(capacity_fps=1e9, port_speed_gbps=1.0)
     assert port_line_rate_fps(model, T64) == pytest.approx(LINE_64 / 10)
-    assert port_line_rate_fps(DutModel(), T64) == pytest.approx(LINE_64)
+    assert port_line_rate_fps(dut_model(), T64) == pytest.approx(LINE_64)
     trial = simulate_rate_trial(model, T64, LINE_64 / 2, 1.0, 1)
     assert trial.under_delivered and trial.actual_tx_rate_fps == pytest.approx(LINE_64 / 10)
 
 
 def test_noise_is_seeded_and_bounded() -> None:
-    model = DutModel(noise=0.05, seed=7)
+    model = dut_model(noise=0.05, seed=7)
     factors = [noise_factor(model, i) for i in range(1, 200)]
-    assert factors == [noise_factor(DutModel(noise=0.05, seed=7), i) for i in range(1, 200)]
-    assert factors != [noise_factor(DutModel(noise=0.05, seed=8), i) for i in range(1, 200)]
+    assert factors == [noise_factor(dut_model(noise=0.05, seed=7), i) for i in range(1, 200)]
+    assert factors != [noise_factor(dut_model(noise=0.05, seed=8), i) for i in range(1, 200)]
     assert all(0.95 <= f <= 1.05 for f in factors)
     assert max(factors) - min(factors) > 0.08  # actually spread over the band
-    assert noise_factor(DutModel(), 3) == 1.0
+    assert noise_factor(dut_model(), 3) == 1.0
 
 
 def test_burst_lossless_threshold() -> None:
-    model = DutModel(capacity_fps=LINE_64 * 0.75, buffer_frames=1000)
+    model = dut_model(capacity_fps=LINE_64 * 0.75, buffer_frames=1000)
     limit = lossless_burst_frames(model, LINE_64 * 0.75, LINE_64)
     assert limit == pytest.approx(4000)
     assert back2back_truth_frames(model, T64) == pytest.approx(4000)
@@ -115,7 +113,7 @@ def test_burst_lossless_threshold() -> None:
 
 
 def test_latency_grows_with_load() -> None:
-    model = DutModel(capacity_fps=1e6, buffer_frames=1000, base_latency_ns=5000)
+    model = dut_model(capacity_fps=1e6, buffer_frames=1000, base_latency_ns=5000)
     light, heavy, over = (rate_latency(model, r, 1e6, 10**6) for r in (1e5, 0.99e6, 2e6))
     assert light.min_ns == 5000
     assert light.avg_ns < heavy.avg_ns < over.avg_ns
@@ -124,43 +122,38 @@ def test_latency_grows_with_load() -> None:
 
 
 def test_truth_helpers() -> None:
-    model = DutModel(capacity_fps=LINE_64 * 0.4, loss_model="gradual")
+    model = dut_model(capacity_fps=LINE_64 * 0.4, loss_model="gradual")
     assert throughput_truth_fps(model, T64) == pytest.approx(LINE_64 * 0.4)
     assert throughput_truth_fps(model, T64, 0.5) == pytest.approx(LINE_64 * 0.4 / (1 - math.sqrt(0.005)))
-    assert throughput_truth_fps(DutModel(capacity_fps=1e12), T64) == pytest.approx(LINE_64)
+    assert throughput_truth_fps(dut_model(capacity_fps=1e12), T64) == pytest.approx(LINE_64)
 
 
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({"capacity": 1}, "unknown key"),
-        ({"capacity_fps": "fast"}, "capacity_fps must be a number"),
-        ({"capacity_fps": -5}, "capacity_fps must be positive"),
-        ({"capacity_fps": {64: "x"}}, "capacity_fps maps"),
-        ({"loss_model": "wall"}, "loss_model"),
-        ({"noise": 1.5}, "noise"),
-        ({"buffer_frames": 1.5}, "buffer_frames must be an integer"),
-        ({"port_speed_gbps": 0}, "port_speed_gbps"),
+        ({"capacity": 1}, r"TRAFFICGEN_DUMMY_DUT.*capacity.*capacity_fps"),
+        ({"capacity_fps": "fast"}, r"TRAFFICGEN_DUMMY_DUT\.capacity_fps"),
+        ({"capacity_fps": -5}, r"TRAFFICGEN_DUMMY_DUT\.capacity_fps"),
+        ({"capacity_fps": {64: "x"}}, r"TRAFFICGEN_DUMMY_DUT\.capacity_fps"),
+        ({"loss_model": "wall"}, r"TRAFFICGEN_DUMMY_DUT\.loss_model"),
+        ({"noise": 1.5}, r"TRAFFICGEN_DUMMY_DUT\.noise"),
+        ({"buffer_frames": 1.5}, r"TRAFFICGEN_DUMMY_DUT\.buffer_frames"),
+        ({"port_speed_gbps": 0}, r"TRAFFICGEN_DUMMY_DUT\.port_speed_gbps"),
     ],
 )
 def test_model_settings_errors(data: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        model_from_settings(data)
+        dut_model(**data)
 
 
 def test_model_from_settings() -> None:
-    model = model_from_settings(
-        {
-            "capacity_fps": {"1518": 1e6, 64: 9e6},
-            "buffer_frames": 512,
-            "port_speed_gbps": 25,
-            "noise": 0.01,
-            "seed": 3,
-            "loss_model": "gradual",
-        }
-    )
-    assert model == DutModel(((64, 9e6), (1518, 1e6)), 512, 25.0, 0.01, 3, "gradual")
-    assert model_from_settings(None) == DutModel()
+    model = dut_model(capacity_fps={1518: 1e6, 64: 9e6}, buffer_frames=512, port_speed_gbps=25, noise=0.01,
+                      seed=3, loss_model="gradual")
+    assert (model.capacity_fps, model.buffer_frames, model.port_speed_gbps, model.noise, model.seed,
+            model.loss_model) == (((64, 9e6), (1518, 1e6)), 512, 25.0, 0.01, 3, "gradual")
+    defaults = make_settings()["TRAFFICGEN_DUMMY_DUT"]  # the rest comes from conf/, the one place
+    assert (model.base_latency_ns, model.reset_s, model.mac_table_size) == (
+        defaults["base_latency_ns"], defaults["reset_s"], defaults["mac_table_size"])
 
 
 # ---- the generator ----

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from settings_util import dut_model, make_settings
 
 from vsperf.context import RunContext
 from vsperf.errors import ConfigError, TrafficGenError
@@ -18,11 +19,10 @@ from vsperf.trafficgen.dummy.events import (
     simulate_recovery_trial,
     simulate_reset_trial,
 )
-from vsperf.trafficgen.dummy.model import DutModel, model_from_settings
 
 T64 = Traffic(frame_size_bytes=64)
 LINE = T64.line_rate_fps
-MODEL = DutModel(capacity_fps=0.4 * LINE, recovery_s=0.5, reset_s=2.0, mac_table_size=1000,
+MODEL = dut_model(capacity_fps=0.4 * LINE, recovery_s=0.5, reset_s=2.0, mac_table_size=1000,
                  learning_rate_fps=10_000.0)
 
 
@@ -60,16 +60,16 @@ def test_addresses_learned_up_to_the_table_and_the_learning_rate() -> None:
 
 
 def test_model_settings_for_the_events() -> None:
-    model = model_from_settings({"recovery_s": 1, "reset_s": 0.5, "mac_table_size": 10, "learning_rate_fps": 5})
+    model = dut_model(recovery_s=1, reset_s=0.5, mac_table_size=10, learning_rate_fps=5)
     assert (model.recovery_s, model.reset_s, model.mac_table_size, model.learning_rate_fps) == (1.0, 0.5, 10, 5.0)
     with pytest.raises(ConfigError, match="learning_rate_fps"):
-        model_from_settings({"learning_rate_fps": 0})
+        dut_model(learning_rate_fps=0)
 
 
 def gen(dut: dict[str, object]) -> DummyTrafficGenerator:
     ctx = RunContext(run_id="t", results_dir=Path("/nonexistent"), work_dir=Path("/nonexistent"),
                      executor=LocalExecutor())
-    return DummyTrafficGenerator({"TRAFFICGEN_DUMMY_DUT": dut}, ctx)
+    return DummyTrafficGenerator(make_settings(TRAFFICGEN_DUMMY_DUT=dut), ctx)
 
 
 @pytest.mark.parametrize(

@@ -50,44 +50,26 @@ LossModel = Literal["cliff", "gradual"]
 CapacityPoints = tuple[tuple[int, float], ...]
 
 MODEL_VERSION = 1
-DEFAULT_CAPACITY_FPS = 12_000_000.0  # about 40 % of bidirectional 10 GbE at 64 B, line rate from 256 B
-DEFAULT_BUFFER_FRAMES = 16_384
-DEFAULT_BASE_LATENCY_NS = 10_000.0
-DEFAULT_MAC_TABLE_SIZE = 8192
-DEFAULT_LEARNING_RATE_FPS = 1_000_000.0
-DEFAULT_RESET_S = 2.0
-SETTING_KEYS = (
-    "capacity_fps",
-    "buffer_frames",
-    "port_speed_gbps",
-    "noise",
-    "seed",
-    "loss_model",
-    "base_latency_ns",
-    "recovery_s",
-    "reset_s",
-    "mac_table_size",
-    "learning_rate_fps",
-)
 
 
 @dataclass(frozen=True)
 class DutModel:
-    """Parameters of a simulated DUT (the TRAFFICGEN_DUMMY_DUT setting)."""
+    """Parameters of a simulated DUT: the TRAFFICGEN_DUMMY_DUT setting (defaults in conf/, see
+    `model_from_settings`)."""
 
     # Aggregate forwarding capacity, frames/s: one number for every frame size, or
     # ((frame_size_bytes, fps), ...) sorted by size, interpolated linearly and clamped outside.
-    capacity_fps: float | CapacityPoints = DEFAULT_CAPACITY_FPS
-    buffer_frames: int = DEFAULT_BUFFER_FRAMES  # aggregate queue depth, frames
-    port_speed_gbps: float | None = None  # speed of each port, Gb/s; None: the traffic's link speed
-    noise: float = 0.0  # relative per-trial variation of the capacity, 0 <= noise < 1
-    seed: int = 0  # seed of the per-trial noise
-    loss_model: LossModel = "cliff"  # behaviour above capacity (see the module docstring)
-    base_latency_ns: float = DEFAULT_BASE_LATENCY_NS  # latency of a frame that finds the queue empty
-    recovery_s: float = 0.0  # after an overload, seconds during which every frame is dropped
-    reset_s: float = DEFAULT_RESET_S  # seconds a reset stops forwarding
-    mac_table_size: int = DEFAULT_MAC_TABLE_SIZE  # MAC addresses the switch can hold
-    learning_rate_fps: float = DEFAULT_LEARNING_RATE_FPS  # new source addresses learned per second
+    capacity_fps: float | CapacityPoints
+    buffer_frames: int  # aggregate queue depth, frames
+    port_speed_gbps: float | None  # speed of each port, Gb/s; None: the traffic's link speed
+    noise: float  # relative per-trial variation of the capacity, 0 <= noise < 1
+    seed: int  # seed of the per-trial noise
+    loss_model: LossModel  # behaviour above capacity (see the module docstring)
+    base_latency_ns: float  # latency of a frame that finds the queue empty
+    recovery_s: float  # after an overload, seconds during which every frame is dropped
+    reset_s: float  # seconds a reset stops forwarding
+    mac_table_size: int  # MAC addresses the switch can hold
+    learning_rate_fps: float  # new source addresses learned per second
 
     def __post_init__(self) -> None:
         if isinstance(self.capacity_fps, tuple):
@@ -273,69 +255,25 @@ def back2back_truth_frames(model: DutModel, traffic: Traffic) -> float:
     return lossless_burst_frames(model, capacity, port_line_rate_fps(model, traffic))
 
 
-def _number(data: Mapping[str, Any], key: str, default: float | None) -> float | None:
-    value = data.get(key, default)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError(f"TRAFFICGEN_DUMMY_DUT: {key} must be a number, got {value!r}")
-    return float(value)
-
-
-def _integer(data: Mapping[str, Any], key: str, default: int) -> int:
-    value = data.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
-        raise ConfigError(f"TRAFFICGEN_DUMMY_DUT: {key} must be an integer, got {value!r}")
-    return int(value)
-
-
-def _capacity(value: Any) -> float | CapacityPoints:
-    if isinstance(value, Mapping):
-        points: list[tuple[int, float]] = []
-        for size, fps in value.items():
-            try:
-                points.append((int(size), float(fps)))
-            except (TypeError, ValueError) as exc:
-                raise ConfigError(
-                    f"TRAFFICGEN_DUMMY_DUT: capacity_fps maps frame sizes to rates, got {size!r}: {fps!r}"
-                ) from exc
-        return tuple(sorted(points))
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError(
-            f"TRAFFICGEN_DUMMY_DUT: capacity_fps must be a number or a map frame size -> fps, got {value!r}"
-        )
-    return float(value)
-
-
-def model_from_settings(data: Mapping[str, Any] | None) -> DutModel:
-    """Build the model from the TRAFFICGEN_DUMMY_DUT setting (missing keys take the defaults)."""
-    data = data or {}
-    if not isinstance(data, Mapping):
-        raise ConfigError(f"TRAFFICGEN_DUMMY_DUT must be a map, got {data!r}")
-    unknown = sorted(set(data) - set(SETTING_KEYS))
-    if unknown:
-        raise ConfigError(
-            f"TRAFFICGEN_DUMMY_DUT: unknown key(s) {', '.join(map(str, unknown))}; "
-            f"valid keys: {', '.join(SETTING_KEYS)}"
-        )
-    loss_model = data.get("loss_model", "cliff")
-    if loss_model not in ("cliff", "gradual"):
-        raise ConfigError(
-            f"TRAFFICGEN_DUMMY_DUT: loss_model must be 'cliff' or 'gradual', got {loss_model!r}"
-        )
+def model_from_settings(data: Mapping[str, Any]) -> DutModel:
+    """The model of the TRAFFICGEN_DUMMY_DUT setting (validated and complete: see conf/)."""
+    capacity = data["capacity_fps"]
     try:
         return DutModel(
-            capacity_fps=_capacity(data.get("capacity_fps", DEFAULT_CAPACITY_FPS)),
-            buffer_frames=_integer(data, "buffer_frames", DEFAULT_BUFFER_FRAMES),
-            port_speed_gbps=_number(data, "port_speed_gbps", None),
-            noise=_number(data, "noise", 0.0) or 0.0,
-            seed=_integer(data, "seed", 0),
-            loss_model=loss_model,
-            base_latency_ns=_number(data, "base_latency_ns", DEFAULT_BASE_LATENCY_NS) or 0.0,
-            recovery_s=_number(data, "recovery_s", 0.0) or 0.0,
-            reset_s=_number(data, "reset_s", DEFAULT_RESET_S) or 0.0,
-            mac_table_size=_integer(data, "mac_table_size", DEFAULT_MAC_TABLE_SIZE),
-            learning_rate_fps=_number(data, "learning_rate_fps", DEFAULT_LEARNING_RATE_FPS) or 0.0,
+            capacity_fps=(
+                tuple(sorted((int(size), float(fps)) for size, fps in capacity.items()))
+                if isinstance(capacity, Mapping) else float(capacity)
+            ),
+            buffer_frames=int(data["buffer_frames"]),
+            port_speed_gbps=None if data["port_speed_gbps"] is None else float(data["port_speed_gbps"]),
+            noise=float(data["noise"]),
+            seed=int(data["seed"]),
+            loss_model=data["loss_model"],
+            base_latency_ns=float(data["base_latency_ns"]),
+            recovery_s=float(data["recovery_s"]),
+            reset_s=float(data["reset_s"]),
+            mac_table_size=int(data["mac_table_size"]),
+            learning_rate_fps=float(data["learning_rate_fps"]),
         )
     except ValueError as exc:
         raise ConfigError(f"TRAFFICGEN_DUMMY_DUT: {exc}") from exc
