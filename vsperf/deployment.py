@@ -7,8 +7,11 @@ traffic generator simulates the device under test, and `NoDeployment` for `--mod
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from vsperf.context import RunContext
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,33 @@ class ComponentInfo:
     name: str  # registry name, e.g. "ovs"
     version: str
     details: dict[str, str] = field(default_factory=dict)
+
+
+class Component(ABC):
+    """What switches and VNFs share: a name in a registry, settings, prerequisites, a report entry."""
+
+    NAME: ClassVar[str]
+    ALIASES: ClassVar[tuple[str, ...]] = ()
+    ROLE: ClassVar[str]  # the report's role of the component: "vswitch", "vnf"
+
+    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
+        self.settings = settings
+        self.ctx = ctx
+
+    def check_prerequisites(self) -> None:  # noqa: B027 - optional hook
+        """Raise PrerequisiteError naming what to install or do; nothing may be created yet."""
+
+    @abstractmethod
+    def version(self) -> str:
+        """Version of the component (switch, loopback application or kernel), for the report."""
+
+    def details(self) -> dict[str, str]:
+        """Extra facts for the report (port type, datapath, loopback application, ...)."""
+        return {}
+
+    def components(self) -> list[ComponentInfo]:
+        """What this component deployed, for the report."""
+        return [ComponentInfo(self.ROLE, self.NAME, self.version(), self.details())]
 
 
 class Deployment(ABC):
@@ -59,6 +89,12 @@ class Deployment(ABC):
     def dut_pids(self) -> dict[str, int]:
         """Processes of the device under test by name, for the process statistics collector."""
         return {}
+
+    def dut_ports(self) -> tuple[tuple[str | None, str], ...]:
+        """The DUT's interfaces facing the generator ports, in port order, as (netns, ifname):
+        their own counters are the DUT's view of the traffic (seeds/003's "Rx on DUT"); empty when
+        they cannot be read from here."""
+        return ()
 
     def check_alive(self) -> None:  # noqa: B027 - optional hook
         """Raise DeploymentError when a component of the deployment has died."""

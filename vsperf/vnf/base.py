@@ -13,42 +13,21 @@ One instance per VNF of the topology (pvvp2 creates two). Call order, driven by 
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from abc import abstractmethod
+from typing import ClassVar
 
-from vsperf.context import RunContext
-from vsperf.deployment import ComponentInfo
+from vsperf.deployment import Component
 from vsperf.lab.env import LabEnv
 from vsperf.vswitch.base import PortKind, SwitchPort
 
 
-class Vnf(ABC):
+class Vnf(Component):
     """A VNF backend: forwards every frame arriving on one of its two ports out of the other."""
 
-    NAME: ClassVar[str]
-    ALIASES: ClassVar[tuple[str, ...]] = ()
+    ROLE = "vnf"
     # The kind of the ports `create` returns; the vswitch must list it in PORT_KINDS.
     PORT_KIND: ClassVar[PortKind] = "veth"
 
-    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
-        self.settings = settings
-        self.ctx = ctx
-
-    def check_prerequisites(self) -> None:  # noqa: B027 - optional hook
-        """Raise PrerequisiteError naming what to install or do; nothing may be created yet."""
-
-    @abstractmethod
-    def version(self) -> str:
-        """Version of the loopback application (or kernel), for the report."""
-
-    def details(self) -> dict[str, str]:
-        """Extra facts for the report (loopback application, ...)."""
-        return {}
-
-    def components(self) -> list[ComponentInfo]:
-        """What this VNF deployed, for the report."""
-        return [ComponentInfo("vnf", self.NAME, self.version(), self.details())]
 
     @abstractmethod
     def create(self, lab: LabEnv, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
@@ -75,5 +54,5 @@ class Vnf(ABC):
         """Processes of the VNF by name (e.g. {"testpmd vnf0": 1234})."""
         return {}
 
-    def check_alive(self) -> None:  # noqa: B027 - optional hook
+    def check_alive(self) -> None:
         """Raise DeploymentError("<process> (pid N) died") when a process of the VNF exited."""

@@ -18,13 +18,11 @@ Optional DUT actions (RFC 2544 reset, RFC 2889 address tests), between configure
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from abc import abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
-from vsperf.context import RunContext
-from vsperf.deployment import ComponentInfo
+from vsperf.deployment import Component
 from vsperf.errors import DeploymentError
 from vsperf.lab.env import LabEnv
 
@@ -105,11 +103,10 @@ class ForwardingPlan:
         return [p.name for p in self.ports].index(name) + 1
 
 
-class VSwitch(ABC):
+class VSwitch(Component):
     """A virtual switch backend."""
 
-    NAME: ClassVar[str]
-    ALIASES: ClassVar[tuple[str, ...]] = ()
+    ROLE = "vswitch"
     # Port kinds `configure` accepts; a VNF whose PORT_KIND is not here cannot be used with it.
     PORT_KINDS: ClassVar[frozenset[PortKind]] = frozenset({"veth"})
     # The VNF backend used when the VNF setting is "auto".
@@ -117,24 +114,6 @@ class VSwitch(ABC):
     # False for switches that cannot split traffic by header fields (rules with a `match`).
     SUPPORTS_MATCH: ClassVar[bool] = True
 
-    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
-        self.settings = settings
-        self.ctx = ctx
-
-    def check_prerequisites(self) -> None:  # noqa: B027 - optional hook
-        """Raise PrerequisiteError naming what to install or do; nothing may be created yet."""
-
-    @abstractmethod
-    def version(self) -> str:
-        """Version of the switch, for the report."""
-
-    def details(self) -> dict[str, str]:
-        """Extra facts for the report (port type, datapath, ...)."""
-        return {}
-
-    def components(self) -> list[ComponentInfo]:
-        """What this switch deployed, for the report."""
-        return [ComponentInfo("vswitch", self.NAME, self.version(), self.details())]
 
     @abstractmethod
     def start(self, lab: LabEnv) -> None:
@@ -151,7 +130,7 @@ class VSwitch(ABC):
     def stop(self) -> None:
         """Remove everything `start` and `configure` made; safe after a partial start, and twice."""
 
-    def wait_ready(self) -> None:  # noqa: B027 - optional hook
+    def wait_ready(self) -> None:
         """Return once every port forwards; called after the VNFs started, before any traffic.
         Switches whose ports come up asynchronously (vhost-user) wait here."""
 
@@ -159,7 +138,7 @@ class VSwitch(ABC):
         """Processes of the switch by name (e.g. {"ovs-vswitchd": 1234})."""
         return {}
 
-    def check_alive(self) -> None:  # noqa: B027 - optional hook
+    def check_alive(self) -> None:
         """Raise DeploymentError("<daemon> (pid N) died") when a daemon of the switch exited."""
 
     def restart(self) -> None:
