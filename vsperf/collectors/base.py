@@ -14,7 +14,7 @@ phase and `statistics()` describes the last one.
 from __future__ import annotations
 
 import logging
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from vsperf.context import RunContext
 from vsperf.deployment import ComponentInfo, GenPort
+from vsperf.lifecycle import Started
 from vsperf.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,7 @@ class CollectorTarget:
     ports: tuple[GenPort, ...] = ()  # the traffic generator's ports (interface in a namespace)
 
 
-class Collector(ABC):
+class Collector(Started):
     """A statistics collector backend, registered by NAME (see `vsperf --list-collectors`)."""
 
     NAME: ClassVar[str]
@@ -49,7 +50,7 @@ class Collector(ABC):
         self.ctx = ctx
         self.target = target
 
-    def check_prerequisites(self) -> None:  # noqa: B027 - optional hook
+    def check_prerequisites(self) -> None:
         """Raise PrerequisiteError naming what to install; called before anything is created."""
 
     @abstractmethod
@@ -71,17 +72,6 @@ class Collector(ABC):
     def component(self) -> ComponentInfo:
         """What the report's Test Environment says about the collector."""
         return ComponentInfo("collector", self.NAME, self.version(), {})
-
-    def __enter__(self) -> Collector:
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def collector_names(setting: str | Sequence[str] | None) -> list[str]:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from vsperf.context import RunContext
 from vsperf.deployment import ComponentInfo
+from vsperf.lifecycle import Started
 
 
-class LoadGenerator(ABC):
+class LoadGenerator(Started):
     """Starts a load in `__enter__` (before traffic) and stops it in `__exit__` (after)."""
 
     NAME: ClassVar[str]
@@ -21,7 +22,7 @@ class LoadGenerator(ABC):
         self.settings = settings
         self.ctx = ctx
 
-    def check_prerequisites(self) -> None:  # noqa: B027 - optional hook
+    def check_prerequisites(self) -> None:
         """Raise PrerequisiteError naming what to install."""
 
     @abstractmethod
@@ -36,14 +37,3 @@ class LoadGenerator(ABC):
 
     def pids(self) -> dict[str, int]:
         return {}
-
-    def __enter__(self) -> LoadGenerator:
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
