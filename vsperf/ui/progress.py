@@ -9,7 +9,8 @@ from vsperf.search.measurer import TrialResult
 log = logging.getLogger("vsperf.ui.progress")
 
 
-def _rate(fps: float) -> str:
+def format_rate(fps: float) -> str:
+    """Frames per second in k/M units."""
     if fps >= 1e6:
         return f"{fps / 1e6:.3f} Mfps"
     if fps >= 1e3:
@@ -37,13 +38,13 @@ class Progress:
         self.trials += 1
         pct = 100.0 * trial.requested_rate_fps / trial.line_rate_fps if trial.line_rate_fps else 0.0
         what = f"burst of {trial.tx_frames} frames" if trial.kind == "burst" else (
-            f"{_rate(trial.requested_rate_fps)} ({pct:.2f} % of line rate) for {trial.duration_s:g} s"
+            f"{format_rate(trial.requested_rate_fps)} ({pct:.2f} % of line rate) for {trial.duration_s:g} s"
         )
         flags = f" [{', '.join(trial.flags)}]" if trial.flags else ""
         log.info(
             "%s %d B trial %d (%s): %s -> rx %s, loss %.4f %%%s",
             self.test, self.frame_size, self.trials, trial.purpose or "search", what,
-            _rate(trial.rx_rate_fps), trial.loss_percent, flags,
+            format_rate(trial.rx_rate_fps), trial.loss_percent, flags,
         )
 
     def frame_size_done(self, size: int, key: str, value: object) -> None:

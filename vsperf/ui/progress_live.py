@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from vsperf.search.measurer import TrialResult
-from vsperf.ui.progress import Progress
+from vsperf.ui.progress import Progress, format_rate
 
 REFRESH_S = 1.0
 CLEAR_LINE = "\r\x1b[K"
@@ -34,15 +34,6 @@ def format_duration(seconds: float) -> str:
     if seconds < 3600:
         return f"{seconds // 60}m{seconds % 60:02d}s"
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-
-
-def format_rate(fps: float) -> str:
-    """Frames per second in k/M units."""
-    if fps >= 1e6:
-        return f"{fps / 1e6:.3f} Mfps"
-    if fps >= 1e3:
-        return f"{fps / 1e3:.1f} kfps"
-    return f"{fps:.0f} fps"
 
 
 def _is_trial_line(record: logging.LogRecord) -> bool:
