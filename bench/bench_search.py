@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from vsperf.config import load_settings
 from vsperf.context import RunContext
 from vsperf.executor import LocalExecutor
 from vsperf.search.dispatch import run_traffic
@@ -38,8 +39,9 @@ SCENARIOS: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
 
 
 def generator(ctx: RunContext, dut: Mapping[str, Any]) -> DummyTrafficGenerator:
-    model = {"capacity_fps": CAPACITY_FPS, "buffer_frames": BUFFER_FRAMES, **dut}
-    return DummyTrafficGenerator({"TRAFFICGEN_DUMMY_DUT": model}, ctx)
+    shipped = load_settings(env={})
+    model = {**shipped["TRAFFICGEN_DUMMY_DUT"], "capacity_fps": CAPACITY_FPS, "buffer_frames": BUFFER_FRAMES, **dut}
+    return DummyTrafficGenerator(shipped.merged({"TRAFFICGEN_DUMMY_DUT": model}, "bench"), ctx)
 
 
 def throughput_table(ctx: RunContext) -> None:
@@ -52,7 +54,7 @@ def throughput_table(ctx: RunContext) -> None:
             traffic = Traffic(frame_size_bytes=size)
             settings = {**SEARCH_SETTINGS, **extra}
             truth = throughput_truth_fps(gen.model, traffic, float(settings.get("TRAFFICGEN_LOSSRATE", 0.0)))
-            out = run_traffic(gen, traffic, settings)
+            out = run_traffic(gen, traffic, load_settings(env={}).merged(settings, "bench"))
             found = out.metrics["tx_rate_fps"]
             assert isinstance(found, float)
             error = 100.0 * (found - truth) / truth
@@ -73,7 +75,7 @@ def back2back_table(ctx: RunContext) -> None:
             traffic = Traffic(traffic_type="rfc2544_back2back", frame_size_bytes=size)
             truth = back2back_truth_frames(gen.model, traffic)
             settings = {"TRAFFICGEN_DURATION": 2, "TRAFFICGEN_B2B_GRANULARITY_FRAMES": granularity}
-            out = run_traffic(gen, traffic, settings)
+            out = run_traffic(gen, traffic, load_settings(env={}).merged(settings, "bench"))
             found = out.metrics["b2b_frames"]
             assert isinstance(found, int)
             error = f"{found - truth:12.1f}" if truth != float("inf") else f"{'(no limit)':>12}"

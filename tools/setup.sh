@@ -14,10 +14,13 @@ extras=""
 # vsgen's engine is C + BPF: make, gcc, clang, libbpf-dev, linux-libc-dev. nftables, tcpreplay and
 # iperf3 serve the generator's integration tests and bench/bench_generators.py. Pango, HarfBuzz and
 # fonts let WeasyPrint write the PDF report; poppler-utils turns its pages into PNGs for checks.
+# openssh-server and openssh-client: the testbed tests' throwaway SSH hosts (sshd, ssh-keygen).
+# qemu-system-x86, qemu-utils: the QEMU guests (VNFs qemu-vhost-user, qemu-virtio-net); busybox-static
+# goes into `vsperf guest-image build`'s initramfs (cpio reads it back in the image's tests).
 PACKAGES=(python3-venv python3-pip iproute2 ethtool kmod openvswitch-switch openvswitch-switch-dpdk
           dpdk-dev netsniff-ng sysstat stress-ng make gcc clang libbpf-dev linux-libc-dev nftables
           tcpreplay iperf3 poppler-utils libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0
-          fonts-dejavu-core)
+          fonts-dejavu-core openssh-server openssh-client qemu-system-x86 qemu-utils busybox-static cpio)
 missing=()
 for pkg in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -14,10 +14,15 @@ from vsperf.loadgen.stressng import StressNgLoad
 from vsperf.registry import Registries, Registry, load_entry_points
 from vsperf.trafficgen.base import TrafficGenerator
 from vsperf.trafficgen.dummy.backend import DummyTrafficGenerator
+from vsperf.trafficgen.otg.backend import OtgTrafficGenerator
+from vsperf.trafficgen.pktgen.backend import PktgenTrafficGenerator
 from vsperf.trafficgen.trafgen.backend import TrafgenTrafficGenerator
 from vsperf.trafficgen.vsgen.backend import VsgenTrafficGenerator
 from vsperf.vnf.base import Vnf
 from vsperf.vnf.netns import NetnsVnf
+from vsperf.vnf.qemu.vhost_user import QemuVhostUserVnf
+from vsperf.vnf.qemu.virtio_net import QemuVirtioNetVnf
+from vsperf.vnf.qemu.vnf import QemuPciPassthroughVnf
 from vsperf.vnf.testpmd_vhost import TestpmdVhostVnf
 from vsperf.vswitch.base import VSwitch
 from vsperf.vswitch.linux_bridge import LinuxBridgeVSwitch
@@ -30,12 +35,17 @@ BUILTIN: tuple[tuple[str, type[Any]], ...] = (
     ("trafficgens", DummyTrafficGenerator),
     ("trafficgens", TrafgenTrafficGenerator),
     ("trafficgens", VsgenTrafficGenerator),
+    ("trafficgens", OtgTrafficGenerator),
+    ("trafficgens", PktgenTrafficGenerator),
     ("vswitches", OvsVSwitch),
     ("vswitches", OvsDpdkVSwitch),
     ("vswitches", LinuxBridgeVSwitch),
     ("vswitches", NoVSwitch),
     ("vnfs", NetnsVnf),
     ("vnfs", TestpmdVhostVnf),
+    ("vnfs", QemuVhostUserVnf),
+    ("vnfs", QemuVirtioNetVnf),
+    ("vnfs", QemuPciPassthroughVnf),
     ("loadgens", StressNgLoad),
     ("collectors", PidstatCollector),
     ("collectors", CpuCollector),

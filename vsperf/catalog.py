@@ -1,12 +1,18 @@
 """The test-case catalog: VSPERF's test cases as YAML, validated, and selected by name.
 
 A test-case file holds a list of mappings with VSPERF's keys. Files ship in testcases/;
-users add theirs with the TEST_CASE_FILES setting (files or folders of *.yaml).
+users add theirs with the TEST_CASE_FILES setting (files or folders of *.yaml), or as VSPERF
+did, with PERFORMANCE_TESTS in a conf file (YAML or VSPERF's Python form): the same keys, validated
+the same way. VSPERF's test keywords vSwitch, VNF, Trafficgen and Collector become the test's
+VSWITCH, VNF, TRAFFICGEN and COLLECTOR settings. A test vsperf cannot run here (a VPP switch,
+tunnels, op2p, TestSteps, frame modifications other than vlan) is listed, left out of a run of
+every test, and refused with one line when named.
 """
 
 from __future__ import annotations
 
 import difflib
+import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -14,14 +20,21 @@ from pathlib import Path
 from typing import Any
 
 from vsperf.config.params import load_yaml
-from vsperf.errors import ConfigError, UnknownNameError
+from vsperf.config.vsperf_compat import backend_name, missing_backend
+from vsperf.errors import ConfigError, PrerequisiteError, UnknownNameError
 from vsperf.paths import data_dir
 
+log = logging.getLogger(__name__)
+
 DEPLOYMENT_RE = re.compile(r"^(p2p|pvp|pvvp\d*|pvpv\d*|clean)$")
+# VSPERF's deployments vsperf does not have yet: why.
+UNSUPPORTED_DEPLOYMENTS = {"op2p": "overlay (tunnel) deployment op2p is not supported by vsperf yet"}
 NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 FRAME_MODIFICATIONS = ("vlan",)
+VSPERF_FRAME_MODIFICATIONS = ("mpls", "mac", "dscp", "ttl", "ip_addr", "ip_port")
 LOAD_KEYS: dict[str, type | tuple[type, ...]] = {
     "tool": str, "load": (int, float), "reserved": int, "pattern": str, "load_memory": (int, float),
+    "options": str,
 }
 LOAD_PATTERNS = ("c", "m", "cm", "i")
 
@@ -29,11 +42,19 @@ LOAD_PATTERNS = ("c", "m", "cm", "i")
 TEST_KEYS: dict[str, tuple[bool, type | tuple[type, ...], str]] = {
     "Name": (True, str, "the test's name, as typed on the command line"),
     "Deployment": (True, str, "p2p, pvp, pvvp[N], pvpv[N] or clean"),
-    "Description": (True, str, "the LTD identifier or a one-line description"),
+    "Description": (False, str, "the LTD identifier or a one-line description"),
     "Parameters": (False, dict, "settings the test overrides"),
     "Frame Modification": (False, str, "vlan: the switch pushes a VLAN tag"),
     "Load": (False, dict, "CPU or memory load during traffic (tool, load, reserved, pattern, load_memory)"),
+    "vSwitch": (False, str, "the switch of this test (VSWITCH), over --vswitch"),
+    "VNF": (False, str, "the VNF of this test (VNF), over --vnf"),
+    "Trafficgen": (False, str, "the traffic generator of this test (TRAFFICGEN), over --trafficgen"),
+    "Collector": (False, str, "the collector of this test (COLLECTOR)"),
+    "Tunnel Type": (False, str, "VSPERF's overlay tests (vxlan, gre, geneve): not supported yet"),
+    "TestSteps": (False, list, "VSPERF's step-driven tests: not supported yet"),
 }
+# VSPERF's test keywords -> the setting they set for the test.
+KEYWORD_SETTINGS = {"vSwitch": "VSWITCH", "VNF": "VNF", "Trafficgen": "TRAFFICGEN", "Collector": "COLLECTOR"}
 
 
 @dataclass(frozen=True)
@@ -47,6 +68,16 @@ class TestCase:
     frame_modification: str | None = None
     load: Mapping[str, Any] | None = None
     source: str = ""  # the file it came from
+    # why vsperf cannot run this test here ("" when it can), and whether that is a missing
+    # prerequisite (PrerequisiteError) rather than an unsupported feature (ConfigError)
+    unavailable: str = ""
+    unavailable_prerequisite: bool = False
+
+    def check_available(self) -> None:
+        """Raise the one-line error saying why this test cannot run, if it cannot."""
+        if self.unavailable:
+            error = PrerequisiteError if self.unavailable_prerequisite else ConfigError
+            raise error(f"test {self.name}: {self.unavailable}")
 
     @property
     def traffic_type(self) -> str:
@@ -64,6 +95,31 @@ def _type_name(t: type | tuple[type, ...]) -> str:
     names = {"str": "a string", "dict": "a mapping", "int": "an integer", "float": "a number"}
     types = t if isinstance(t, tuple) else (t,)
     return " or ".join(names.get(x.__name__, x.__name__) for x in types)
+
+
+def _keyword_parameters(entry: Mapping[str, Any], where: str) -> tuple[dict[str, Any], str, bool]:
+    """Parameters with VSPERF's keywords applied, and why the test cannot run ('' if it can)."""
+    parameters = dict(entry.get("Parameters") or {})
+    for keyword, setting in KEYWORD_SETTINGS.items():
+        if keyword in entry:
+            parameters[setting] = entry[keyword]
+    for setting in ("VSWITCH", "VNF", "TRAFFICGEN", "LOADGEN"):
+        if setting not in parameters:
+            continue
+        missing = missing_backend(setting, parameters[setting])
+        if missing is not None:
+            return parameters, f"needs {missing}", isinstance(missing, PrerequisiteError)
+        parameters[setting] = backend_name(setting, parameters[setting], where)
+    if "Tunnel Type" in entry:
+        return parameters, f"Tunnel Type {entry['Tunnel Type']!r}: tunnel tests are not supported by vsperf yet", False
+    if "TestSteps" in entry:
+        return parameters, "step-driven tests (TestSteps) are not supported by vsperf yet", False
+    if entry["Deployment"] in UNSUPPORTED_DEPLOYMENTS:
+        return parameters, UNSUPPORTED_DEPLOYMENTS[entry["Deployment"]], False
+    mod = entry.get("Frame Modification")
+    if mod in VSPERF_FRAME_MODIFICATIONS:
+        return parameters, f"Frame Modification {mod!r} is not supported by vsperf yet (only vlan)", False
+    return parameters, "", False
 
 
 def _validate(entry: Any, where: str) -> TestCase:
@@ -84,24 +140,27 @@ def _validate(entry: Any, where: str) -> TestCase:
     if not NAME_RE.match(name):
         raise ConfigError(f"{where}: Name {name!r} may only hold letters, digits, '_', '-' and '.'")
     deployment = entry["Deployment"]
-    if not DEPLOYMENT_RE.match(deployment):
+    if not DEPLOYMENT_RE.match(deployment) and deployment not in UNSUPPORTED_DEPLOYMENTS:
         raise ConfigError(
             f"{where}: unknown Deployment {deployment!r}; valid: p2p, pvp, pvvp[N], pvpv[N], clean"
         )
     mod = entry.get("Frame Modification")
-    if mod is not None and mod not in FRAME_MODIFICATIONS:
+    if mod is not None and mod not in FRAME_MODIFICATIONS + VSPERF_FRAME_MODIFICATIONS:
         raise ConfigError(f"{where}: unknown Frame Modification {mod!r}; valid: {', '.join(FRAME_MODIFICATIONS)}")
     load = entry.get("Load")
     if load is not None:
         _validate_load(load, where)
+    parameters, unavailable, prerequisite = _keyword_parameters(entry, where)
     return TestCase(
         name=name,
         deployment=deployment,
-        description=entry["Description"].strip(),
-        parameters=entry.get("Parameters") or {},
+        description=str(entry.get("Description", "")).strip(),
+        parameters=parameters,
         frame_modification=mod,
         load=load,
         source=where.split(":")[0],
+        unavailable=unavailable,
+        unavailable_prerequisite=prerequisite,
     )
 
 
@@ -115,6 +174,9 @@ def _validate_load(load: Mapping[str, Any], where: str) -> None:
         raise ConfigError(f"{where}: Load.load is a percentage between 0 and 100, got {load['load']!r}")
     if load.get("pattern", "c") not in LOAD_PATTERNS:
         raise ConfigError(f"{where}: Load.pattern must be one of {', '.join(LOAD_PATTERNS)}, got {load['pattern']!r}")
+    if str(load.get("options", "")).strip():
+        raise ConfigError(f"{where}: Load.options (extra load generator options) is not supported by vsperf; "
+                          f"remove it")
 
 
 def load_file(path: Path) -> list[TestCase]:
@@ -129,10 +191,15 @@ def load_file(path: Path) -> list[TestCase]:
         return []
     if not isinstance(data, list):
         raise ConfigError(f"test-case file {path}: expected a list of test cases, got {type(data).__name__}")
+    return load_entries(data, f"{path}")
+
+
+def load_entries(entries: Sequence[Any], origin: str) -> list[TestCase]:
+    """Validate test-case mappings (a file's list, or PERFORMANCE_TESTS) coming from `origin`."""
     tests: list[TestCase] = []
-    for i, entry in enumerate(data, start=1):
+    for i, entry in enumerate(entries, start=1):
         label = entry.get("Name") if isinstance(entry, dict) else None
-        where = f"{path}: test #{i}" + (f" ({label})" if label else "")
+        where = f"{origin}: test #{i}" + (f" ({label})" if label else "")
         tests.append(_validate(entry, where))
     return tests
 
@@ -154,39 +221,66 @@ class Catalog:
     """Every known test case by name, in file order."""
 
     tests: tuple[TestCase, ...]
+    # the tests a run without test names runs (PERFORMANCE_TESTS when given); empty: every test
+    default_names: tuple[str, ...] = ()
 
     @classmethod
-    def load(cls, extra: Sequence[str | Path] = ()) -> Catalog:
-        """The shipped test cases plus the user's files; a later file may redefine a test."""
+    def load(cls, extra: Sequence[str | Path] = (), performance_tests: Sequence[Any] = (),
+             performance_tests_origin: str = "PERFORMANCE_TESTS") -> Catalog:
+        """The shipped test cases, the user's files, then `performance_tests` (VSPERF's
+        PERFORMANCE_TESTS, from `performance_tests_origin`); a later one may redefine a test."""
         by_name: dict[str, TestCase] = {}
         for path in _files([data_dir("testcases"), *(Path(p).expanduser() for p in extra)]):
             for test in load_file(path):
                 by_name[test.name] = test
-        return cls(tuple(by_name.values()))
+        custom = load_entries(performance_tests, performance_tests_origin)
+        for test in custom:
+            by_name.pop(test.name, None)  # a redefined test moves to its new place
+            by_name[test.name] = test
+        return cls(tuple(by_name.values()), tuple(t.name for t in custom))
 
     def names(self) -> list[str]:
+        """Every test's name, in catalog order."""
         return [t.name for t in self.tests]
 
     def get(self, name: str) -> TestCase:
+        """The test called `name` (UnknownNameError naming the closest one)."""
         for test in self.tests:
             if test.name == name:
                 return test
         raise UnknownNameError(f"unknown test {name!r}{_closest(name, self.names())}; `vsperf --list` shows them")
 
     def select(self, names: Sequence[str] = (), filters: str | None = None) -> list[TestCase]:
-        """Tests named on the command line, then VSPERF's `-t "substr,!exclude"` filter.
+        """Tests named on the command line, then VSPERF's `-t "substr,!exclude"` filter
+        (substrings matched ignoring case, as VSPERF does).
 
-        With neither, every test of the catalog runs (as VSPERF does).
+        With neither, every test of the catalog runs (as VSPERF does), or only PERFORMANCE_TESTS'
+        when a conf file gave them. A named test that cannot run here raises its one-line error;
+        such tests are left out of the others, with a warning.
         """
-        chosen = [self.get(n) for n in names] if names else list(self.tests)
+        pool = [self.get(n) for n in self.default_names] if self.default_names else list(self.tests)
+        chosen = [self.get(n) for n in names] if names else pool
         if filters:
-            include = [f.strip() for f in filters.split(",") if f.strip() and not f.strip().startswith("!")]
-            exclude = [f.strip()[1:] for f in filters.split(",") if f.strip().startswith("!")]
+            words = [f.strip().lower() for f in filters.split(",")]
+            include = [w for w in words if w and not w.startswith("!")]
+            exclude = [w[1:] for w in words if w.startswith("!") and w[1:]]
+
+            def matches(test: TestCase, subs: list[str]) -> bool:
+                return any(s in test.name.lower() for s in subs)
             if include and not names:
-                chosen = [t for t in chosen if any(s in t.name for s in include)]
+                chosen = [t for t in chosen if matches(t, include)]
             elif include:
-                chosen += [t for t in self.tests if any(s in t.name for s in include) and t not in chosen]
-            chosen = [t for t in chosen if not any(s and s in t.name for s in exclude)]
+                chosen += [t for t in pool if matches(t, include) and t not in chosen]
+            chosen = [t for t in chosen if not matches(t, exclude)]
             if not chosen:
                 raise UnknownNameError(f"no test matches --tests {filters!r}; `vsperf --list` shows them")
-        return chosen
+        for name in names:
+            self.get(name).check_available()
+        runnable = [t for t in chosen if not t.unavailable]
+        left_out = [t.name for t in chosen if t.unavailable]
+        if left_out and not runnable:
+            chosen[0].check_available()
+        if left_out:
+            log.warning("left out %d test(s) vsperf cannot run here: %s (vsperf --list says why)",
+                        len(left_out), ", ".join(left_out))
+        return runnable

@@ -1,27 +1,93 @@
 """Every external command vsperf runs goes through an Executor and into the command log.
 
-Argument lists only, never a shell string. `LocalExecutor` runs on this machine; a remote
-(SSH) executor implements the same interface later.
+Argument lists only, never a shell string. `LocalExecutor` runs on this machine;
+`vsperf.remote.ssh.SshExecutor` runs on another host over SSH with the same contract.
+Background commands return a `Process`: a handle with the host's PID, signalled by that PID.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import shlex
+import shutil
 import subprocess
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import IO, Protocol
+from pathlib import Path, PurePosixPath
+from typing import IO, Any, Protocol, runtime_checkable
 
 from vsperf.errors import CommandError
 
 log = logging.getLogger(__name__)
 
 
+@runtime_checkable
+class Process(Protocol):
+    """A background process started by an executor, on the executor's host.
+
+    The subset of `subprocess.Popen` that a remote process can honour too: `wait` raises
+    `subprocess.TimeoutExpired` on timeout, and signals go to the process's group (it was
+    started as a session leader), so that what it forked stops with it.
+    """
+
+    pid: int  # on its own host (for a remote process: the remote PID)
+    host: str  # `local`, or the testbed's name for the host
+    stdin: IO[bytes] | None  # a stream when spawned with stdin=subprocess.PIPE (close it: end of input)
+    stdout: IO[bytes] | None  # a stream when spawned with stdout=subprocess.PIPE
+    stderr: IO[bytes] | None  # a stream when spawned with stderr=subprocess.PIPE
+    returncode: int | None  # set once it has ended (negative: killed by that signal)
+
+    def poll(self) -> int | None:
+        """Exit code once it has ended, else None."""
+        ...
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for the end; raise `subprocess.TimeoutExpired` after `timeout` seconds."""
+        ...
+
+    def communicate(self, input: bytes | None = None, timeout: float | None = None) -> tuple[Any, Any]:
+        """Read its piped stdout and stderr to the end and wait for it (as Popen does)."""
+        ...
+
+    def send_signal(self, sig: int) -> None:
+        """Send `sig` to its process group; a process that has ended is left alone."""
+        ...
+
+    def terminate(self) -> None:
+        """SIGTERM (see `send_signal`)."""
+        ...
+
+    def kill(self) -> None:
+        """SIGKILL (see `send_signal`)."""
+        ...
+
+
+class LocalProcess(subprocess.Popen[bytes]):
+    """A child process of vsperf on this machine, started in a session of its own."""
+
+    host = "local"
+
+    def send_signal(self, sig: int) -> None:
+        # poll() reaps a child that exited, so its PID cannot have been reused when we signal.
+        if self.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if os.getpgid(self.pid) == self.pid:
+                os.killpg(self.pid, sig)
+            else:
+                os.kill(self.pid, sig)
+
+
 class Executor(Protocol):
-    """Runs commands, optionally inside a network namespace."""
+    """Runs commands on one host, optionally inside a network namespace."""
+
+    @property
+    def host(self) -> str:
+        """`local`, or the testbed's name for the remote host."""
+        ...
 
     def run(
         self,
@@ -44,8 +110,22 @@ class Executor(Protocol):
         env: Mapping[str, str] | None = None,
         stdout: IO[bytes] | int | None = subprocess.DEVNULL,
         stderr: IO[bytes] | int | None = subprocess.DEVNULL,
-    ) -> subprocess.Popen[bytes]:
-        """Start a background process; the caller owns it and must stop it by its PID."""
+        stdin: int | None = None,
+    ) -> Process:
+        """Start a background process; the caller owns it and must stop it by its PID.
+
+        `stdout`/`stderr`: DEVNULL, PIPE, STDOUT (stderr only) or a local binary file.
+        `stdin`: PIPE for a writable `Process.stdin` (a control channel); otherwise a local
+        process inherits vsperf's (None) or reads DEVNULL, a remote one reads /dev/null.
+        """
+        ...
+
+    def put(self, local: Path, remote: PurePosixPath | str, *, mode: int | None = None) -> None:
+        """Copy a file of this machine to the host (permissions `mode` when given)."""
+        ...
+
+    def get(self, remote: PurePosixPath | str, local: Path) -> None:
+        """Copy a file of the host to this machine."""
         ...
 
 
@@ -76,14 +156,14 @@ class CommandLog:
 class LocalExecutor:
     """Runs commands on this machine and logs them to the per-run command log."""
 
+    host = "local"
+
     def __init__(self, command_log: CommandLog | None = None) -> None:
         self.command_log = command_log or CommandLog(None)
 
     def _env(self, env: Mapping[str, str] | None) -> dict[str, str] | None:
         if env is None:
             return None
-        import os
-
         merged = dict(os.environ)
         merged.update(env)
         return merged
@@ -126,14 +206,27 @@ class LocalExecutor:
         env: Mapping[str, str] | None = None,
         stdout: IO[bytes] | int | None = subprocess.DEVNULL,
         stderr: IO[bytes] | int | None = subprocess.DEVNULL,
-    ) -> subprocess.Popen[bytes]:
+        stdin: int | None = None,
+    ) -> LocalProcess:
         full = netns_argv(argv, netns)
         self.command_log.record(full, env, note="[background] ")
         try:
             # A new session keeps Ctrl-C on the terminal away from helpers: vsperf stops
             # them itself, in order, during teardown.
-            return subprocess.Popen(
-                full, stdout=stdout, stderr=stderr, env=self._env(env), start_new_session=True
+            return LocalProcess(
+                full, stdin=stdin, stdout=stdout, stderr=stderr, env=self._env(env), start_new_session=True
             )
         except FileNotFoundError as exc:
             raise CommandError(full, 127, f"{full[0]}: not found") from exc
+
+    def put(self, local: Path, remote: PurePosixPath | str, *, mode: int | None = None) -> None:
+        """Copy `local` to the path `remote` of this same machine."""
+        if Path(remote) != local:
+            shutil.copyfile(local, remote)
+        if mode is not None:
+            os.chmod(remote, mode)
+
+    def get(self, remote: PurePosixPath | str, local: Path) -> None:
+        """Copy the path `remote` of this same machine to `local`."""
+        if Path(remote) != local:
+            shutil.copyfile(remote, local)

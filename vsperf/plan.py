@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from vsperf.benchmarks import check_benchmark
 from vsperf.catalog import TestCase
 from vsperf.config import Settings
+from vsperf.lab.topology import parse_deployment
 from vsperf.registry import Registries
 
 
@@ -26,6 +28,8 @@ class PlannedTest:
     simulated: bool  # the generator simulates the DUT: nothing is deployed
     traffic_only: bool  # --mode trafficgen: nothing is deployed, traffic only
     loadgen: str | None = None  # load generator of a test with a Load
+    hold: str = ""  # --mode trafficgen-off ("off": deploy, hold, no traffic) / -pause ("pause": hold, then traffic)
+    test_params: str | None = None  # this run's element of a --test-params sweep (None: no sweep)
 
     @property
     def lab_deployment(self) -> str | None:
@@ -41,13 +45,21 @@ class PlannedTest:
 
 
 def plan_tests(
-    tests: Sequence[TestCase], settings: Settings, registries: Registries, *, traffic_only: bool = False
+    tests: Sequence[TestCase], settings: Settings, registries: Registries, *, traffic_only: bool = False,
+    hold: str = "", test_params: str | None = None,
 ) -> list[PlannedTest]:
-    """Validate each test's settings and backend names; raise ConfigError on the first problem."""
+    """Validate each test's settings and backend names; raise ConfigError on the first problem.
+
+    `hold` and `test_params` are recorded on every planned test (see PlannedTest).
+    """
     planned = []
     for test in tests:
         test_settings = settings.merged(test.parameters, f"test case {test.name}")
         gen = registries.trafficgens.get(test_settings["TRAFFICGEN"])
+        simulated = bool(getattr(gen.cls, "SIMULATED", False))
+        if not simulated and not traffic_only and not test_settings["TESTBED"]:  # the local lab's need
+            test_settings = _lab_parallel_streams(test, test_settings)
+        check_benchmark(test_settings["TRAFFIC"]["traffic_type"], test_settings)  # the seeds' benchmarks
         vswitch = registries.vswitches.resolve(test_settings["VSWITCH"])
         vnf = str(test_settings["VNF"])
         if vnf != "auto":
@@ -66,9 +78,23 @@ def plan_tests(
                 trafficgen=gen.name,
                 vswitch=vswitch,
                 vnf=vnf,
-                simulated=bool(getattr(gen.cls, "SIMULATED", False)),
+                simulated=simulated,
                 traffic_only=traffic_only,
                 loadgen=loadgen,
+                hold=hold,
+                test_params=test_params,
             )
         )
     return planned
+
+
+def _lab_parallel_streams(test: TestCase, settings: Settings) -> Settings:
+    """pvpvN on the local lab needs N streams to split between its VNFs: a lab setting, not the
+    test's definition (VSPERF's pvpv tests send one stream)."""
+    topology = parse_deployment(test.deployment)
+    traffic = settings["TRAFFIC"]
+    if topology.layout != "parallel" or traffic["multistream"] >= topology.vnfs:
+        return settings
+    extra = {"TRAFFIC": {"multistream": topology.vnfs, "stream_type": settings["LAB_PARALLEL_STREAM_TYPE"]}}
+    return settings.merged(extra, f"local lab: {test.deployment} needs {topology.vnfs} streams "
+                                  f"(LAB_PARALLEL_STREAM_TYPE)")

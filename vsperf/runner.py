@@ -9,12 +9,16 @@ from __future__ import annotations
 import logging
 import shutil
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from vsperf.benchmarks import HEADLINE_KEYS as BENCHMARK_HEADLINE_KEYS
+from vsperf.benchmarks import TOOLS as BENCHMARK_TOOLS
+from vsperf.benchmarks import BenchEnv, is_benchmark, runs_own_programs
+from vsperf.benchmarks.csvfiles import benchmark_csv_paths
 from vsperf.collectors.base import CollectorTarget, build_collectors, collecting
 from vsperf.config import Settings, traffic_from_settings
 from vsperf.context import RunContext, create_work_dir
@@ -23,14 +27,19 @@ from vsperf.errors import VsperfError
 from vsperf.executor import CommandLog, LocalExecutor
 from vsperf.lab.deploy import build_deployment
 from vsperf.lab.leftovers import cleanup_leftovers
+from vsperf.lab.topology import parse_deployment
 from vsperf.plan import PlannedTest
 from vsperf.registry import Registries
 from vsperf.report.formats import render_report
+from vsperf.results.vsperf_keys import with_vsperf_keys
 from vsperf.results.writer import ResultsWriter
 from vsperf.search.dispatch import run_traffic
 from vsperf.search.measurer import DutControl
 from vsperf.signals import Terminated, stop_signals_raise
 from vsperf.sysinfo import collect_environment, port_details
+from vsperf.testbed.deploy import TestbedDeployment, open_run_session
+from vsperf.testbed.hostinfo import testbed_environment
+from vsperf.testbed.session import TestbedSession
 from vsperf.trafficgen.base import TrafficGenerator
 from vsperf.ui.logsetup import add_file_log
 from vsperf.ui.progress import Progress
@@ -80,6 +89,7 @@ HEADLINE_KEYS = {
     "rfc2889_forwarding": "max_forwarding_rate_fps",
     "rfc2889_caching": "caching_capacity_addresses",
     "rfc2889_learning": "address_learning_rate_fps",
+    **BENCHMARK_HEADLINE_KEYS,
 }
 
 # Throughput found earlier in the run, per (deployment, vswitch, vnf, frame size): tests that
@@ -87,9 +97,13 @@ HEADLINE_KEYS = {
 ThroughputKey = tuple[str, str, str, int]
 
 
-def _make_deployment(pt: PlannedTest, registries: Registries, ctx: RunContext, size: int) -> Deployment:
+def _make_deployment(pt: PlannedTest, registries: Registries, ctx: RunContext, size: int,
+                     testbed: TestbedSession | None = None) -> Deployment:
     if pt.lab_deployment is None:
         return NoDeployment(pt.test.deployment) if pt.traffic_only else SimulatedDeployment(pt.test.deployment)
+    if testbed is not None:  # the testbed's hosts, not the local lab (vsperf.testbed.deploy)
+        return TestbedDeployment(pt.test.deployment, testbed, run_id=ctx.run_id,
+                                 traffic=traffic_from_settings(pt.settings, size))
     return build_deployment(
         pt.lab_deployment,
         settings=pt.settings,
@@ -133,6 +147,17 @@ def _load(
         yield [loadgen.component()], loadgen.pids()
 
 
+def guest_loopback(pt: PlannedTest) -> str | None:
+    """VSPERF's guest_loopback result key: GUEST_LOOPBACK of each VNF of the test (None: no VNF);
+    past the list's end, its first entry (VSPERF's rule)."""
+    vnfs = parse_deployment(pt.test.deployment).vnfs
+    raw = pt.settings["GUEST_LOOPBACK"]
+    values = [raw] if isinstance(raw, str) else list(raw)
+    if not vnfs or not values:
+        return None
+    return " ".join(str(values[i] if i < len(values) else values[0]) for i in range(vnfs))
+
+
 class Runner:
     """Runs a plan and writes everything under one results directory."""
 
@@ -146,8 +171,12 @@ class Runner:
         run_id: str,
         command_line: list[str],
         progress: Progress,
+        hold: Callable[[str], None] | None = None,
     ) -> None:
+        """`hold(message)` waits for the user in --mode trafficgen-off/-pause (the CLI's, never
+        input() here); without it those modes do not wait."""
         self.plan = list(plan)
+        self.hold = hold
         self.registries = registries
         self.settings = settings
         self.results_dir = results_dir
@@ -155,6 +184,15 @@ class Runner:
         self.command_line = command_line
         self.progress = progress
         self.throughputs: dict[ThroughputKey, float] = {}
+        self.testbed: TestbedSession | None = None  # the run's testbed hosts, when it deploys on one
+
+    def _environment(self, executor: LocalExecutor) -> dict[str, Any]:
+        """This machine's facts, and each testbed host's when the run has a testbed."""
+        environment = collect_environment(executor)
+        if self.settings["TESTBED"]:
+            environment["testbed_hosts"] = testbed_environment(
+                Path(self.settings["TESTBED"]), run_id=self.run_id, command_log=executor.command_log)
+        return environment
 
     def run(self) -> RunSummary:
         self.results_dir.mkdir(parents=True, exist_ok=True)
@@ -168,12 +206,14 @@ class Runner:
             if any(pt.deploys_lab for pt in self.plan):
                 for leftover in cleanup_leftovers(executor):
                     log.warning("removed leftover of a killed run: %s", leftover)
+            self.testbed = open_run_session(self.settings, self.plan, run_id=self.run_id,
+                                            command_log=executor.command_log)
             writer = ResultsWriter(
                 self.results_dir,
                 run_id=self.run_id,
                 command_line=self.command_line,
                 simulated=all(pt.simulated for pt in self.plan),
-                environment=collect_environment(executor),
+                environment=self._environment(executor),
                 settings=self.settings.as_dict(),
                 settings_sources=self.settings.sources(),
             )
@@ -188,6 +228,9 @@ class Runner:
             writer.finish_run("interrupted" if summary.interrupted else "finished")
             summary.report_files = self._report()
         finally:
+            if self.testbed is not None:
+                self.testbed.close()
+                self.testbed = None
             shutil.rmtree(work_dir, ignore_errors=True)
             logging.getLogger().removeHandler(handler)
             handler.close()
@@ -212,7 +255,8 @@ class Runner:
             traffic_type=traffic0.traffic_type,
             bidir=traffic0.bidir,
             frame_modification=test.frame_modification,
-            parameters=dict(test.parameters),
+            # a --test-params sweep records each element under VSPERF's name for them
+            parameters={**test.parameters, **({"TEST_PARAMS": pt.test_params} if pt.test_params else {})},
             components=[],
         )
         outcome = TestOutcome(test.name, test.deployment, "passed")
@@ -237,6 +281,17 @@ class Runner:
             outcome.duration_s = time.monotonic() - started
         return outcome
 
+    def _hold(self, pt: PlannedTest, deployment: Deployment) -> None:
+        """--mode trafficgen-off/-pause: say where the generator ports are and wait for the user."""
+        ports = "; ".join(f"{p.ifname} in netns {p.netns or '-'} ({p.mac}, {p.ipv4})"
+                          for p in deployment.gen_ports) or "none (the DUT is simulated)"
+        then = "then tear it down" if pt.hold == "off" else "then send the test's traffic"
+        message = (f"{pt.test.name}: {pt.test.deployment} is deployed; generator ports: {ports}. "
+                   f"vsperf waits, {then}.")
+        log.info("%s", message)
+        if self.hold is not None:
+            self.hold(message)
+
     def _measure(
         self,
         pt: PlannedTest,
@@ -247,15 +302,23 @@ class Runner:
         outcome: TestOutcome,
     ) -> None:
         test = pt.test
-        headline_key = HEADLINE_KEYS.get(traffic_from_settings(pt.settings, sizes[0]).traffic_type, "")
+        traffic_type = traffic_from_settings(pt.settings, sizes[0]).traffic_type
+        headline_key = HEADLINE_KEYS.get(traffic_type, "")
+        # Some of the seeds' benchmarks run their own programs on the ports: the generator stays off them.
+        benchmark, own_programs = is_benchmark(traffic_type), runs_own_programs(traffic_type)
         gen_entry = self.registries.trafficgens.get(pt.trafficgen)
         with ExitStack() as stack:
-            deployment = stack.enter_context(_make_deployment(pt, self.registries, ctx, max(sizes)))
-            generator: TrafficGenerator = gen_entry.cls(pt.settings, ctx)
+            deployment = stack.enter_context(_make_deployment(pt, self.registries, ctx, max(sizes), self.testbed))
+            on_testbed = isinstance(deployment, TestbedDeployment)
+            # On a testbed the generator runs on its host, through that host's executor.
+            gen_ctx = replace(ctx, executor=self.testbed.trafficgen) if on_testbed and self.testbed else ctx
+            generator: TrafficGenerator = gen_entry.cls(pt.settings, gen_ctx)
             stack.enter_context(generator)
-            generator.start(deployment.gen_ports)
+            if not own_programs:
+                generator.start(deployment.gen_ports)
             components = [
-                ComponentInfo("trafficgen", pt.trafficgen, generator.version(), {}),
+                ComponentInfo("trafficgen", traffic_type, BENCHMARK_TOOLS[traffic_type], {}) if own_programs
+                else ComponentInfo("trafficgen", pt.trafficgen, generator.version(), {}),
                 *deployment.components(),
             ]
             if not any(c.role in ("nic", "port") for c in components):
@@ -263,9 +326,14 @@ class Runner:
             load_components, load_pids = stack.enter_context(_load(pt, self.registries, ctx))
             components += load_components
             target = CollectorTarget({**deployment.dut_pids(), **load_pids}, ports=tuple(deployment.gen_ports))
-            collectors = build_collectors(pt.settings, self.registries.collectors, ctx, target)
+            # Collectors read this machine's processes and interfaces: not the testbed hosts' (yet).
+            collectors = [] if on_testbed else build_collectors(pt.settings, self.registries.collectors, ctx, target)
             components += [c.component() for c in collectors]
             writer.set_components(index, components)
+            if pt.hold:
+                self._hold(pt, deployment)
+                if pt.hold == "off":
+                    return  # trafficgen-off: the user sent their own traffic; nothing measured
 
             # A deployment that can restart its switch and flush learned addresses lets
             # rfc2544_reset and the RFC 2889 address tests act on the device under test.
@@ -281,8 +349,14 @@ class Runner:
                 known: ThroughputKey = (test.deployment, pt.vswitch, pt.vnf, size)
                 with collecting(collectors) as phase:
                     result = run_traffic(generator, traffic, pt.settings, on_trial=on_trial,
-                                         throughput_fps=self.throughputs.get(known), dut=dut_control)
+                                         throughput_fps=self.throughputs.get(known), dut=dut_control,
+                                         bench=BenchEnv(ctx.executor, ctx.work_dir, tuple(deployment.gen_ports),
+                                                        dut_ports=deployment.dut_ports()) if benchmark else None)
+                if not benchmark:  # VSPERF's result keys beside vsperf's (vsperf.results.vsperf_keys)
+                    result = with_vsperf_keys(result, traffic, guest_loopback(pt))
                 writer.add_frame_size(index, size, result, statistics=phase.statistics)
+                if benchmark:  # its tables (sweep points, udp_msg_loss rows, iperf3 per second) as CSV too
+                    benchmark_csv_paths(self.results_dir, next(t for t in writer.results.tests if t.index == index))
                 found = result.metrics.get("throughput_rx_fps")
                 if traffic.traffic_type == "rfc2544_throughput" and isinstance(found, int | float) and found > 0:
                     self.throughputs[known] = float(found)

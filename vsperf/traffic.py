@@ -20,6 +20,12 @@ TrafficType = Literal[
     "rfc2889_forwarding",
     "rfc2889_caching",
     "rfc2889_learning",
+    # the seeds' other benchmarks (vsperf.benchmarks): their own programs, not the generator
+    "udp_msg_loss",
+    "iperf3_tcp",
+    "iperf3_udp",
+    "sweep_bw",
+    "sweep_latency",
 ]
 StreamType = Literal["L2", "L3", "L4"]
 

@@ -66,7 +66,7 @@ def test_list_settings_says_where_each_value_came_from(tmp_path: Path) -> None:
     conf = tmp_path / "my.yaml"
     conf.write_text("TRAFFICGEN_DURATION: 7\n")
     proc = vsperf("--list-settings", "--conf-file", str(conf), "--test-params", "TRAFFICGEN_LOSSRATE=0.5",
-                  "--trafficgen", "dummy", env={"TRAFFICGEN_RFC2544_TESTS": "3"})
+                  "--trafficgen", "dummy", "--load-env", env={"TRAFFICGEN_RFC2544_TESTS": "3"})
     assert proc.returncode == 0, proc.stderr
     lines = {line.split(" = ")[0]: line for line in proc.stdout.splitlines() if " = " in line}
     assert str(conf) in lines["TRAFFICGEN_DURATION"] and "7" in lines["TRAFFICGEN_DURATION"]
@@ -132,7 +132,7 @@ def test_report_rerenders_a_past_run(tmp_path: Path) -> None:
          ["TRAFFICGEN_DURATON", "TRAFFICGEN_DURATION"]),
         (["phy2phy_tput", "--trafficgen", "dummy", "--test-params", "TRAFFICGEN_DURATION=ten"],
          ["TRAFFICGEN_DURATION", "ten"]),
-        (["phy2phy_tput", "--trafficgen", "dummy", "--test-params", "TRAFFIC={'bidir': 'True'}"],
+        (["phy2phy_tput", "--trafficgen", "dummy", "--test-params", "TRAFFIC={'bidir': 'on'}"],
          ["bidir"]),
         (["phy2phy_tpt", "--trafficgen", "dummy"], ["phy2phy_tpt", "phy2phy_tput"]),
         (["phy2phy_tput", "--trafficgen", "ixia-magic"], ["ixia-magic", "dummy"]),

@@ -11,6 +11,7 @@ from vsperf.config.params import (
     parse_test_params,
     parse_value,
     render_value,
+    split_param_sets,
     split_test_params,
 )
 from vsperf.errors import ConfigError
@@ -94,7 +95,7 @@ def test_empty_parts_are_ignored() -> None:
 @pytest.mark.parametrize(
     ("text", "needles"),
     [
-        ("TRAFFICGEN_DURATION=5;BOGUS", ["--test-params", "'BOGUS' is not KEY=VALUE"]),
+        ("TRAFFICGEN_DURATION=5;BOGUS X", ["--test-params", "'BOGUS X' is not KEY=VALUE or KEY"]),
         ("=5", ["no setting name"]),
         ("A=1;A=2", ["A is given twice"]),
         ("A=[1,2;B=3", ["unclosed bracket"]),
@@ -143,3 +144,20 @@ def test_render_round_trips(value: Any) -> None:
     assert "\n" not in text
     assert parse_value(text, "test") == value
     assert parse_test_params(f"X={text};Y=1") == {"X": value, "Y": 1}
+
+
+def test_bare_key_means_true_as_in_vsperf() -> None:
+    assert parse_test_params("TRAFFICGEN_RFC2544_VERIFY;TRAFFICGEN_DURATION=5") == {
+        "TRAFFICGEN_RFC2544_VERIFY": True, "TRAFFICGEN_DURATION": 5}
+
+
+def test_param_sets_of_a_vsperf_sweep() -> None:
+    assert split_param_sets([]) == []
+    assert split_param_sets(["A=1;B=2"]) == ["A=1;B=2"]
+    assert split_param_sets(["A=1", "A=2"]) == ["A=1", "A=2"]  # --test-params given twice
+    # VSPERF's list form: one string holding a Python list of strings
+    assert split_param_sets(["['TRAFFICGEN_DURATION=10;TRAFFICGEN_PKT_SIZES=(128,)', 'TRAFFICGEN_DURATION=5']"]) == [
+        "TRAFFICGEN_DURATION=10;TRAFFICGEN_PKT_SIZES=(128,)", "TRAFFICGEN_DURATION=5"]
+    assert split_param_sets(["[64, 128]"]) == ["[64, 128]"]  # not a list of strings: left as it is
+    with pytest.raises(ConfigError, match="empty list"):
+        split_param_sets(["[]"])

@@ -60,12 +60,14 @@ def test_float_accepts_int_never_bool_and_checks_bounds() -> None:
     assert Float(min=0, max=100).validate(100, "K") == 100.0
 
 
-def test_bool_refuses_strings_with_a_hint() -> None:
+def test_bool_reads_vsperf_words_and_refuses_other_strings_with_a_hint() -> None:
     assert Bool().validate(False, "K") is False
-    message = error(Bool(), "True", "TRAFFIC.bidir")
-    assert message == (
-        "TRAFFIC.bidir: expected true or false, got str 'True': write true or false without quotes")
-    assert "without quotes" in error(Bool(), "No")
+    # VSPERF's spellings, any case: 'bidir': 'True', 'pre_installed_flows': 'No'
+    assert [Bool().validate(w, "K") for w in ("True", "false", "YES", " no ")] == [True, False, True, False]
+    message = error(Bool(), "on", "TRAFFIC.bidir")
+    assert message == "TRAFFIC.bidir: expected true or false, got str 'on': write true or false"
+    assert error(Bool(), "1").endswith("write true or false")
+    assert error(Bool(), "maybe") == "KEY: expected true or false, got str 'maybe'"
     assert error(Bool(), 1) == "KEY: expected true or false, got int 1"
 
 

@@ -35,7 +35,7 @@ def test_lists_and_maps_become_immutable_strings() -> None:
         ("VSWITCH_PMD_CPU_MASK", "0x0", "VSWITCH_PMD_CPU_MASK: CPU mask '0x0' selects no CPU"),
         ("VSWITCH_PMD_CPU_MASK", "two", "VSWITCH_PMD_CPU_MASK: CPU mask 'two' is not a hexadecimal"),
         ("DPDK_PORT_DRIVER", "pcap", "DPDK_PORT_DRIVER: expected one of af_xdp, af_packet"),
-        ("GUEST_TESTPMD_FWD_MODE", "csum", "GUEST_TESTPMD_FWD_MODE: expected one of io, mac, macswap"),
+        ("GUEST_TESTPMD_FWD_MODE", "rxonly", "GUEST_TESTPMD_FWD_MODE: expected one of io, mac, macswap, csum"),
         ("TESTPMD_FWD_MODE", "rxonly", "TESTPMD_FWD_MODE: expected one of"),
         ("TESTPMD_MEMORY_MB", 0, "TESTPMD_MEMORY_MB: expected a positive integer"),
         ("TESTPMD_DESCRIPTORS", True, "TESTPMD_DESCRIPTORS: expected a positive integer"),
@@ -47,6 +47,14 @@ def test_invalid_values_name_the_setting(name: str, value: Any, message: str) ->
     with pytest.raises(ConfigError) as err:
         DpdkLabConf.from_settings(dpdk_settings(**{name: value}))
     assert str(err.value).startswith(message)
+
+
+def test_guest_fwd_mode_list_gives_one_mode_per_vnf() -> None:
+    # VSPERF's form: GUEST_TESTPMD_FWD_MODE = ['csum'], one per VM; past its end, the first entry
+    conf = DpdkLabConf.from_settings(dpdk_settings(GUEST_TESTPMD_FWD_MODE=["mac", "csum"]))
+    assert [conf.guest_fwd_mode_for(i) for i in range(3)] == ["mac", "csum", "mac"]
+    assert DpdkLabConf.from_settings(dpdk_settings(GUEST_TESTPMD_FWD_MODE="io")).guest_fwd_mode_for(5) == "io"
+    assert DpdkLabConf.from_settings(dpdk_settings(TESTPMD_FWD_MODE="csum")).testpmd_fwd_mode == "csum"
 
 
 def test_missing_settings_are_listed() -> None:

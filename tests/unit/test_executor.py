@@ -1,9 +1,12 @@
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from vsperf.errors import CommandError
-from vsperf.executor import CommandLog, LocalExecutor, netns_argv
+from vsperf.executor import CommandLog, LocalExecutor, LocalProcess, Process, netns_argv
 
 
 def test_commands_are_logged_replayably(tmp_path: Path) -> None:
@@ -39,3 +42,38 @@ def test_spawn_is_logged_and_returns_a_process(tmp_path: Path) -> None:
     proc = LocalExecutor(CommandLog(log)).spawn(["sleep", "0.1"])
     assert proc.wait(timeout=5) == 0
     assert "[background] sleep 0.1" in log.read_text()
+
+
+def _running(pid: int) -> bool:
+    """True while `pid` runs (a zombie waiting for its new parent to reap it does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_spawn_returns_the_process_interface_and_signals_its_group(tmp_path: Path) -> None:
+    ex = LocalExecutor()
+    assert ex.host == "local"
+    proc = ex.spawn(["sh", "-c", "sleep 30 & sleep 30 & wait"])
+    assert isinstance(proc, Process) and isinstance(proc, LocalProcess) and proc.host == "local"
+    with pytest.raises(subprocess.TimeoutExpired):
+        proc.wait(timeout=0.1)
+    time.sleep(0.2)
+    kids = [int(p) for p in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
+    assert len(kids) == 2
+    proc.terminate()
+    assert proc.wait(timeout=5) == -signal.SIGTERM
+    time.sleep(0.2)
+    assert not any(_running(k) for k in kids)
+    proc.kill()  # ended: a no-op
+
+
+def test_put_get_copy_on_this_machine(tmp_path: Path) -> None:
+    ex = LocalExecutor()
+    src = tmp_path / "a"
+    src.write_text("x")
+    ex.put(src, str(tmp_path / "b"), mode=0o700)
+    assert (tmp_path / "b").read_text() == "x" and (tmp_path / "b").stat().st_mode & 0o777 == 0o700
+    ex.get(str(tmp_path / "b"), tmp_path / "c")
+    assert (tmp_path / "c").read_text() == "x"

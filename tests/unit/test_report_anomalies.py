@@ -102,6 +102,18 @@ def test_lines_after_a_test_finished_belong_to_no_test() -> None:
     assert logged.outside_tests == ("No anchor #top",)
 
 
+def test_logs_of_runs_from_before_the_restructure_are_read() -> None:
+    # vsperf report DIR re-renders past runs: their progress lines came from "vsperf.progress".
+    text = (
+        "2026-01-01 10:00:01,000 INFO    vsperf.progress: test a (p2p): 1 frame size(s)\n"
+        "2026-01-01 10:00:02,000 WARNING vsperf.runner: a: Load not applied: the DUT is simulated\n"
+        "2026-01-01 10:00:03,000 INFO    vsperf.runner: test a finished\n"
+    )
+    logged = parse_log_warnings(text)
+    assert logged.by_test == (("a: Load not applied: the DUT is simulated",),)
+    assert logged.outside_tests == ()
+
+
 def test_findings_name_test_results_only(tmp_path: Path) -> None:
     run = _run(tmp_path)
     test: TestResult = run.tests[0]

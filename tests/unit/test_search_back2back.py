@@ -6,6 +6,7 @@ import math
 
 import pytest
 from dutsim import SimDut, lossless_burst
+from search_shipped import shipped
 
 from vsperf.search.back2back import longest_burst_frames, probe_frames, rfc2544_back2back
 from vsperf.search.config import Back2BackConfig
@@ -26,23 +27,25 @@ def test_b2b_equals_lossless_burst_within_granularity(
     out = rfc2544_back2back(
         SimDut(capacity, buffer_frames=buffer_frames),
         TRAFFIC,
-        Back2BackConfig(duration_s=2.0, granularity_frames=granularity),
+        shipped(Back2BackConfig, duration_s=2.0, granularity_frames=granularity),
     )
     found = out.metrics["b2b_frames"]
     assert isinstance(found, int)
     assert truth - granularity < found <= truth
     assert out.metrics["b2b_frame_loss_percent"] == 0.0
     assert out.trials[0].purpose == "probe"
-    assert out.details["search"]["max_frames"] == longest_burst_frames(TRAFFIC, Back2BackConfig(duration_s=2.0))
+    longest = longest_burst_frames(TRAFFIC, shipped(Back2BackConfig, duration_s=2.0, granularity_frames=1))
+    assert out.details["search"]["max_frames"] == longest
     assert out.anomalies == ()
 
 
 def test_longest_burst_is_line_rate_times_duration() -> None:
-    assert longest_burst_frames(TRAFFIC, Back2BackConfig(duration_s=2.0)) == math.floor(LINE * 2)
+    two_seconds = shipped(Back2BackConfig, duration_s=2.0, granularity_frames=1)
+    assert longest_burst_frames(TRAFFIC, two_seconds) == math.floor(LINE * 2)
 
 
 def test_dut_at_line_rate_absorbs_everything() -> None:
-    out = rfc2544_back2back(SimDut(LINE * 1.5), TRAFFIC, Back2BackConfig(duration_s=1.0))
+    out = rfc2544_back2back(SimDut(LINE * 1.5), TRAFFIC, shipped(Back2BackConfig, duration_s=1.0, granularity_frames=1))
     assert [t.purpose for t in out.trials] == ["probe", "search"]  # the probe, then the longest burst
     assert out.metrics["b2b_frames"] == math.floor(LINE)
     assert any("lower bound" in a for a in out.anomalies)
@@ -52,7 +55,7 @@ def test_repetitions_average_min_max() -> None:
     capacities = [LINE * 0.4, LINE * 0.5]  # alternating per burst
     dut = SimDut(LINE * 0.4, buffer_frames=1000, capacities=capacities)
     out = rfc2544_back2back(
-        dut, TRAFFIC, Back2BackConfig(duration_s=1.0, granularity_frames=1, repetitions=3)
+        dut, TRAFFIC, shipped(Back2BackConfig, duration_s=1.0, granularity_frames=1, repetitions=3)
     )
     reps = [r["b2b_frames"] for r in out.details["repetitions"]]
     assert len(reps) == 3
@@ -85,7 +88,7 @@ class ChangingDut:
 
 
 def test_repetitions_report_average_of_different_answers() -> None:
-    cfg = Back2BackConfig(duration_s=0.01, repetitions=3)
+    cfg = shipped(Back2BackConfig, duration_s=0.01, granularity_frames=1, repetitions=3)
     dut = ChangingDut([1000, 2000, 4000], longest_burst_frames(TRAFFIC, cfg))
     out = rfc2544_back2back(dut, TRAFFIC, cfg)
     assert [r["b2b_frames"] for r in out.details["repetitions"]] == [1000, 2000, 4000]
@@ -94,7 +97,7 @@ def test_repetitions_report_average_of_different_answers() -> None:
 
 
 def test_bisection_halves_the_interval() -> None:
-    cfg = Back2BackConfig(duration_s=1.0, granularity_frames=1)
+    cfg = shipped(Back2BackConfig, duration_s=1.0, granularity_frames=1)
     longest = longest_burst_frames(TRAFFIC, cfg)
     out = rfc2544_back2back(ChangingDut([12345], longest), TRAFFIC, cfg)
     probe = probe_frames(TRAFFIC, cfg)
@@ -106,7 +109,7 @@ def test_bisection_halves_the_interval() -> None:
 def test_rfc9004_buffer_time() -> None:
     capacity = LINE * 0.4
     dut = SimDut(capacity, buffer_frames=4096)
-    cfg = Back2BackConfig(duration_s=1.0)
+    cfg = shipped(Back2BackConfig, duration_s=1.0, granularity_frames=1)
     plain = rfc2544_back2back(dut, TRAFFIC, cfg)
     frames = plain.metrics["b2b_frames"]
     assert isinstance(frames, int)
@@ -119,7 +122,8 @@ def test_rfc9004_buffer_time() -> None:
 
 
 def test_nothing_lossless() -> None:
-    out = rfc2544_back2back(SimDut(0.0, buffer_frames=0), TRAFFIC, Back2BackConfig(duration_s=0.001))
+    cfg = shipped(Back2BackConfig, duration_s=0.001, granularity_frames=1)
+    out = rfc2544_back2back(SimDut(0.0, buffer_frames=0), TRAFFIC, cfg)
     assert out.metrics["b2b_frames"] == 0
     frame_loss = out.metrics["b2b_frame_loss_percent"]
     assert isinstance(frame_loss, float)
@@ -131,7 +135,7 @@ def test_slow_generator_bursts_last_the_duration_not_longer() -> None:
     # A generator bursting at 1 % of line rate would need 100 s to send 1 s of line rate.
     gen_fps = LINE * 0.01
     dut = SimDut(LINE * 0.5, buffer_frames=1000, generator_max_fps=gen_fps)
-    cfg = Back2BackConfig(duration_s=1.0, granularity_frames=100)
+    cfg = shipped(Back2BackConfig, duration_s=1.0, granularity_frames=100)
     out = rfc2544_back2back(dut, TRAFFIC, cfg)
     assert out.details["search"]["max_frames"] <= math.floor(gen_fps * cfg.duration_s)
     search = [t for t in out.trials if t.purpose != "probe"]
@@ -141,14 +145,15 @@ def test_slow_generator_bursts_last_the_duration_not_longer() -> None:
 
 def test_bursts_below_line_rate_flagged() -> None:
     dut = SimDut(LINE * 0.4, buffer_frames=1000, generator_max_fps=LINE * 0.8)
-    out = rfc2544_back2back(dut, TRAFFIC, Back2BackConfig(duration_s=0.01))
+    out = rfc2544_back2back(dut, TRAFFIC, shipped(Back2BackConfig, duration_s=0.01, granularity_frames=1))
     assert any("below line rate" in a for a in out.anomalies)
 
 
 def test_metrics_trials_and_details() -> None:
     seen: list[TrialResult] = []
     dut = SimDut(LINE * 0.4, buffer_frames=2000)
-    out = rfc2544_back2back(dut, TRAFFIC, Back2BackConfig(duration_s=1.0, repetitions=2), seen.append)
+    cfg = shipped(Back2BackConfig, duration_s=1.0, granularity_frames=1, repetitions=2)
+    out = rfc2544_back2back(dut, TRAFFIC, cfg, seen.append)
     for key in (
         "b2b_frames",
         "b2b_frames_min",

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from search_shipped import shipped
+from settings_util import make_settings
 
 from vsperf.errors import ConfigError
 from vsperf.search.config import (
-    SEARCH_SETTING_DEFAULTS,
     Back2BackConfig,
     BurstConfig,
     ContinuousConfig,
@@ -14,22 +15,33 @@ from vsperf.search.config import (
     back2back_config_from_settings,
     burst_config_from_settings,
     continuous_config_from_settings,
+    setting,
     throughput_config_from_settings,
 )
 from vsperf.traffic import Traffic
 
 
-def test_defaults_from_empty_settings() -> None:
-    cfg = throughput_config_from_settings({})
-    assert cfg == ThroughputSearchConfig(
-        duration_s=SEARCH_SETTING_DEFAULTS["TRAFFICGEN_DURATION"],
-        resolution_percent=SEARCH_SETTING_DEFAULTS["TRAFFICGEN_RFC2544_RESOLUTION_PERCENT"],
-    )
-    assert back2back_config_from_settings({}) == Back2BackConfig()
+def raw(**values: object) -> dict[str, object]:
+    """The shipped settings with `values` on top, unchecked (to reach the search config's own checks)."""
+    return {**make_settings(), **values}
+
+
+def test_defaults_come_from_the_shipped_conf() -> None:
+    shipped = make_settings()
+    cfg = throughput_config_from_settings(shipped)
+    assert cfg.duration_s == shipped["TRAFFICGEN_DURATION"]
+    assert cfg.resolution_percent == shipped["TRAFFICGEN_RFC2544_RESOLUTION_PERCENT"]
+    assert back2back_config_from_settings(shipped).granularity_frames == 100  # conf's value, not a second default
+
+
+def test_a_missing_setting_is_named() -> None:
+    assert setting(make_settings(), "TRAFFICGEN_LOSSRATE") == 0.0  # conf's default
+    with pytest.raises(ConfigError, match="TRAFFICGEN_LOSSRATE is not set"):
+        throughput_config_from_settings({"TRAFFICGEN_DURATION": 30.0})  # no fallback defaults
 
 
 def test_throughput_settings_are_read_by_vsperf_names() -> None:
-    cfg = throughput_config_from_settings(
+    cfg = throughput_config_from_settings(make_settings(
         {
             "TRAFFICGEN_DURATION": 60,
             "TRAFFICGEN_LOSSRATE": 0.5,
@@ -41,24 +53,22 @@ def test_throughput_settings_are_read_by_vsperf_names() -> None:
             "TRAFFICGEN_RFC2544_VERIFY": True,
             "TRAFFICGEN_RFC2544_VERIFY_DURATION_S": 120,
         }
-    )
+    ))
     assert cfg == ThroughputSearchConfig(60.0, 0.5, 5.0, 95.5, 0.5, 3, 5.0, True, 120.0)
 
 
 def test_back2back_settings() -> None:
-    cfg = back2back_config_from_settings(
+    cfg = back2back_config_from_settings(make_settings(
         {"TRAFFICGEN_DURATION": 2, "TRAFFICGEN_B2B_GRANULARITY_FRAMES": 100, "TRAFFICGEN_RFC2544_TESTS": 50}
-    )
-    assert cfg == Back2BackConfig(duration_s=2.0, granularity_frames=100, repetitions=50)
+    ))
+    assert cfg == shipped(Back2BackConfig, duration_s=2.0, granularity_frames=100, repetitions=50)
 
 
-def test_continuous_and_burst_from_traffic_or_settings() -> None:
+def test_continuous_and_burst_from_traffic() -> None:
     traffic = Traffic(frame_rate_percent=25.0, burst_frames=777)
-    assert continuous_config_from_settings({"TRAFFICGEN_DURATION": 7}, traffic) == ContinuousConfig(7.0, 25.0)
-    assert continuous_config_from_settings({"TRAFFIC": {"frame_rate": 40}}).rate_percent == 40.0
-    assert continuous_config_from_settings({"TRAFFIC": traffic}).rate_percent == 25.0
-    assert burst_config_from_settings({}, traffic) == BurstConfig(777)
-    assert burst_config_from_settings({"TRAFFIC": {"burst_size": 64}}) == BurstConfig(64)
+    assert continuous_config_from_settings(make_settings(TRAFFICGEN_DURATION=7), traffic) == ContinuousConfig(
+        7.0, 25.0)
+    assert burst_config_from_settings(traffic) == BurstConfig(777)
 
 
 @pytest.mark.parametrize(
@@ -83,21 +93,19 @@ def test_continuous_and_burst_from_traffic_or_settings() -> None:
 )
 def test_throughput_errors_name_the_setting(settings: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        throughput_config_from_settings(settings)
+        throughput_config_from_settings(raw(**settings))
 
 
 def test_other_errors_name_the_setting() -> None:
     with pytest.raises(ConfigError, match="TRAFFICGEN_B2B_GRANULARITY_FRAMES"):
-        back2back_config_from_settings({"TRAFFICGEN_B2B_GRANULARITY_FRAMES": 0})
+        back2back_config_from_settings(raw(TRAFFICGEN_B2B_GRANULARITY_FRAMES=0))
     with pytest.raises(ConfigError, match="frame_rate"):
         ContinuousConfig(duration_s=1.0, rate_percent=150.0)
-    with pytest.raises(ConfigError, match="frame_rate must be a number"):
-        continuous_config_from_settings({"TRAFFIC": {"frame_rate": "fast"}})
     with pytest.raises(ConfigError, match="burst_size"):
-        burst_config_from_settings({"TRAFFIC": {"burst_size": 1.5}})
+        BurstConfig(frames=0)
 
 
 def test_configs_are_frozen() -> None:
-    cfg = ThroughputSearchConfig()
+    cfg = throughput_config_from_settings(make_settings())
     with pytest.raises(AttributeError):
         cfg.duration_s = 1.0  # type: ignore[misc]

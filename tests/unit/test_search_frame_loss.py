@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from dutsim import SimDut
+from search_shipped import shipped
+from settings_util import make_settings
 
 from vsperf.errors import ConfigError
 from vsperf.search.frame_loss import FrameLossConfig, frame_loss_config_from_settings, rfc2544_frame_loss
@@ -14,7 +16,7 @@ LINE = T64.line_rate_fps
 
 
 def test_steps_down_until_two_lossless_trials() -> None:
-    out = rfc2544_frame_loss(SimDut(0.55 * LINE), T64, FrameLossConfig(duration_s=10))
+    out = rfc2544_frame_loss(SimDut(0.55 * LINE), T64, shipped(FrameLossConfig, duration_s=10))
     curve = out.details["curve"]
     assert [round(p["requested_percent"]) for p in curve] == [100, 90, 80, 70, 60, 50, 40]
     assert [round(p["frame_loss_percent"], 2) for p in curve][:2] == [45.0, round(100 * (1 - 0.55 / 0.9), 2)]
@@ -27,18 +29,19 @@ def test_steps_down_until_two_lossless_trials() -> None:
 
 
 def test_finer_steps_and_a_line_rate_dut() -> None:
-    out = rfc2544_frame_loss(SimDut(2 * LINE), T64, FrameLossConfig(duration_s=1, step_percent=5))
+    out = rfc2544_frame_loss(SimDut(2 * LINE), T64, shipped(FrameLossConfig, duration_s=1, step_percent=5))
     assert [p["requested_percent"] for p in out.details["curve"]] == [100, 95]
 
 
 def test_curve_that_never_gets_two_lossless_trials_says_so() -> None:
-    out = rfc2544_frame_loss(SimDut(0.15 * LINE), T64, FrameLossConfig(duration_s=1))
+    out = rfc2544_frame_loss(SimDut(0.15 * LINE), T64, shipped(FrameLossConfig, duration_s=1))
     assert out.details["curve"][-1]["requested_percent"] == pytest.approx(10.0)
     assert any("without two successive trials" in a for a in out.anomalies)
 
 
 def test_generator_short_of_line_rate_continues_below_what_it_sent() -> None:
-    out = rfc2544_frame_loss(SimDut(0.4 * LINE, generator_max_fps=0.73 * LINE), T64, FrameLossConfig(duration_s=1))
+    dut = SimDut(0.4 * LINE, generator_max_fps=0.73 * LINE)
+    out = rfc2544_frame_loss(dut, T64, shipped(FrameLossConfig, duration_s=1))
     curve = out.details["curve"]
     assert curve[0]["offered_percent"] == pytest.approx(73.0)
     assert [round(p["requested_percent"]) for p in curve[1:3]] == [70, 60]
@@ -47,6 +50,6 @@ def test_generator_short_of_line_rate_continues_below_what_it_sent() -> None:
 
 
 def test_rfc2544_step_limit() -> None:
-    assert frame_loss_config_from_settings({}).step_percent == 10.0
+    assert frame_loss_config_from_settings(make_settings({})).step_percent == 10.0
     with pytest.raises(ConfigError, match="at most 10"):
-        FrameLossConfig(step_percent=20)
+        shipped(FrameLossConfig, step_percent=20)

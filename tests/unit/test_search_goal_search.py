@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 from dutsim import SimDut
+from settings_util import make_settings
 
-from vsperf.search import mlr_run
-from vsperf.search.config_more import GoalSearchConfig, goal_search_config_from_settings
+from vsperf.search import goal_search
+from vsperf.search.goal_config import GoalSearchConfig, goal_search_config_from_settings
+from vsperf.search.goal_search import run_goal_search
 from vsperf.search.mlr import mlr_search_once
 from vsperf.search.mlr_goals import SearchGoal
-from vsperf.search.mlr_run import run_goal_search
 from vsperf.traffic import Traffic
 
 T64 = Traffic(frame_size_bytes=64)
@@ -20,7 +21,7 @@ GOAL_KEYS = ("tx_rate_fps", "tx_rate_percent", "throughput_rx_fps", "throughput_
 
 
 def cfg(**settings: object) -> GoalSearchConfig:
-    return goal_search_config_from_settings({"TRAFFICGEN_DURATION": 10, **settings}, "mlr")
+    return goal_search_config_from_settings(make_settings({"TRAFFICGEN_DURATION": 10, **settings}), "mlr")
 
 
 def test_metrics_of_every_goal_and_vsperf_keys() -> None:
@@ -61,13 +62,15 @@ def test_failed_verification_is_an_anomaly_not_a_new_answer() -> None:
 
 
 def test_trial_guard_stops_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mlr_run, "MAX_TRIALS_PER_SEARCH", 4)
+    monkeypatch.setattr(goal_search, "MAX_TRIALS_PER_SEARCH", 4)
     out = run_goal_search(SimDut(CAP), T64, cfg(), "mlr", mlr_search_once)
     assert len(out.trials) == 4
     assert any("the search stopped after 4 trials" in a for a in out.anomalies)
 
 
 def test_goal_names_must_differ() -> None:
-    goal = SearchGoal("a", final_duration_s=1, duration_sum_s=1, initial_duration_s=1)
+    goal = SearchGoal("a", loss_ratio=0.0, exceed_ratio=0.0, final_duration_s=1, duration_sum_s=1, width=0.005,
+                      initial_duration_s=1)
     with pytest.raises(Exception, match="distinct"):
-        GoalSearchConfig(goals=(goal, goal))
+        GoalSearchConfig(goals=(goal, goal), min_rate_percent=0.0, max_rate_percent=100.0, preceding_targets=0,
+                         repetitions=1, learning_duration_s=0.0, verify=False, verify_duration_s=60.0)

@@ -6,6 +6,8 @@ from dataclasses import dataclass, replace
 
 import pytest
 from dutsim import SimDut
+from search_shipped import shipped
+from settings_util import make_settings
 
 from vsperf.errors import ConfigError, TrafficGenError
 from vsperf.search.latency import LatencyConfig, latency_config_from_settings, latency_summary, rfc2544_latency
@@ -15,7 +17,7 @@ from vsperf.traffic import Traffic
 
 T64 = Traffic(traffic_type="rfc2544_latency", frame_size_bytes=64)
 LINE = T64.line_rate_fps
-CFG = LatencyConfig(duration_s=120, repetitions=3)
+CFG = shipped(LatencyConfig, duration_s=120, repetitions=3)
 
 
 def at(rate: float) -> KnownThroughput:
@@ -35,7 +37,7 @@ class Percentiles(SimDut):
 
 
 def test_trials_at_the_throughput_with_rfc2544_defaults() -> None:
-    assert latency_config_from_settings({}) == LatencyConfig(duration_s=120.0, repetitions=20)
+    assert latency_config_from_settings(make_settings({})) == shipped(LatencyConfig, duration_s=120.0, repetitions=20)
     dut = SimDut(0.4 * LINE)
     out = rfc2544_latency(dut, T64, CFG, lambda: at(0.4 * LINE))
     assert dut.calls == [("rate", 0.4 * LINE, 120.0)] * 3
@@ -84,4 +86,4 @@ def test_summary_and_config_checks() -> None:
     trial = SimDut(LINE).trial(T64, 100.0, 1.0)
     assert latency_summary(stats, [trial])["latency_samples"] == 5
     with pytest.raises(ConfigError, match="TRAFFICGEN_LATENCY_REPETITIONS"):
-        LatencyConfig(repetitions=0)
+        shipped(LatencyConfig, repetitions=0)

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 from dutsim import LossyGenerator, SimDut
+from settings_util import make_settings
 
 from vsperf.search.config import throughput_config_from_settings
-from vsperf.search.config_more import goal_search_config_from_settings
+from vsperf.search.goal_config import goal_search_config_from_settings
 from vsperf.search.measurer import Measurer
 from vsperf.search.mlr import log_width, mlr_throughput, split_load
 from vsperf.search.outcome import SearchOutcome
@@ -24,7 +25,7 @@ WIDTH = 0.005
 
 
 def mlr(dut: Measurer, settings: dict[str, Any] | None = None) -> SearchOutcome:
-    return mlr_throughput(dut, T64, goal_search_config_from_settings({**RFC, **(settings or {})}, "mlr"))
+    return mlr_throughput(dut, T64, goal_search_config_from_settings(make_settings({**RFC, **(settings or {})}), "mlr"))
 
 
 def number(out: SearchOutcome, key: str) -> float:
@@ -69,8 +70,8 @@ def test_ndr_and_pdr_within_the_width_never_above(dut: SimDut, pdr_truth: float)
 def test_five_times_fewer_trial_seconds_than_two_binary_searches() -> None:
     out = mlr(SimDut(CAP))
     binary = sum(
-        rfc2544_throughput(SimDut(CAP), T64, throughput_config_from_settings(
-            {**RFC, "TRAFFICGEN_LOSSRATE": loss, "TRAFFICGEN_RFC2544_RESOLUTION_PERCENT": 0.5}
+        rfc2544_throughput(SimDut(CAP), T64, throughput_config_from_settings(make_settings(
+            {**RFC, "TRAFFICGEN_LOSSRATE": loss, "TRAFFICGEN_RFC2544_RESOLUTION_PERCENT": 0.5})
         )).details["trial_time_s"]
         for loss in (0.0, 0.5)
     )
@@ -148,7 +149,7 @@ def test_csit_style_goal_with_exceed_ratio_needs_a_duration_sum() -> None:
 
 def test_every_trial_is_kept_with_its_goal_and_outcome() -> None:
     seen: list[Any] = []
-    out = mlr_throughput(SimDut(CAP), T64, goal_search_config_from_settings(RFC, "mlr"), seen.append)
+    out = mlr_throughput(SimDut(CAP), T64, goal_search_config_from_settings(make_settings(RFC), "mlr"), seen.append)
     assert tuple(seen) == out.trials
     notes = out.details["trial_outcomes"]
     assert len(notes) == len(out.trials)

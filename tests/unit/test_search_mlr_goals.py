@@ -31,9 +31,12 @@ def trial(duration_s: float, loss_ratio: float, load: float = 1_000_000.0) -> Tr
     )
 
 
-RFC2544 = SearchGoal("ndr", loss_ratio=0.0, final_duration_s=60.0, duration_sum_s=60.0, initial_duration_s=1.0)
+RFC2544 = SearchGoal("ndr", loss_ratio=0.0, exceed_ratio=0.0, final_duration_s=60.0, duration_sum_s=60.0,
+                     width=0.005, initial_duration_s=1.0)
 CSIT = SearchGoal("pdr", loss_ratio=0.005, exceed_ratio=0.5, final_duration_s=1.0, duration_sum_s=21.0,
-                  initial_duration_s=1.0)
+                  width=0.005, initial_duration_s=1.0)
+VALID = {"name": "x", "loss_ratio": 0.0, "exceed_ratio": 0.0, "final_duration_s": 60.0, "duration_sum_s": 60.0,
+         "width": 0.005, "initial_duration_s": 1.0}
 
 
 def final(goal: SearchGoal) -> Target:
@@ -61,7 +64,7 @@ def test_exceed_ratio_and_duration_sum_balance_good_and_bad_trials() -> None:
 
 def test_short_trials_of_a_goal_with_exceed_ratio_balance_each_other() -> None:
     goal = SearchGoal("g", loss_ratio=0.0, exceed_ratio=0.5, final_duration_s=10, duration_sum_s=10,
-                      initial_duration_s=1)
+                      width=0.005, initial_duration_s=1)
     t = final(goal)
     assert classify([trial(1, 0.1), trial(1, 0.0)], t) == "undecided"  # balanced: nothing effective
     assert classify([trial(1, 0.1)] * 6, t) == "upper"  # 6 s effective high loss > 50 % of 10 s
@@ -133,4 +136,4 @@ def test_goal_result_states() -> None:
 )
 def test_goal_validation_names_the_field(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        SearchGoal(**kwargs)  # type: ignore[arg-type]
+        SearchGoal(**{**VALID, **kwargs})  # type: ignore[arg-type]

@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 from dutsim import LossyGenerator, SimDut
+from settings_util import make_settings
 
 from vsperf.search.config import throughput_config_from_settings
-from vsperf.search.config_more import goal_search_config_from_settings
+from vsperf.search.goal_config import goal_search_config_from_settings
 from vsperf.search.measurer import Measurer
 from vsperf.search.ndr_pdr import ndr_pdr_throughput
 from vsperf.search.outcome import SearchOutcome
@@ -23,7 +24,8 @@ WIDTH = 0.005
 
 
 def search(dut: Measurer, settings: dict[str, Any] | None = None) -> SearchOutcome:
-    return ndr_pdr_throughput(dut, T64, goal_search_config_from_settings({**RFC, **(settings or {})}, "ndr_pdr"))
+    cfg = goal_search_config_from_settings(make_settings({**RFC, **(settings or {})}), "ndr_pdr")
+    return ndr_pdr_throughput(dut, T64, cfg)
 
 
 def number(out: SearchOutcome, key: str) -> float:
@@ -60,8 +62,8 @@ def test_bisection_trials_serve_both_goals_until_they_split() -> None:
 
 def test_five_times_fewer_trial_seconds_than_two_binary_searches() -> None:
     binary = sum(
-        rfc2544_throughput(SimDut(CAP), T64, throughput_config_from_settings(
-            {**RFC, "TRAFFICGEN_LOSSRATE": loss, "TRAFFICGEN_RFC2544_RESOLUTION_PERCENT": 0.5}
+        rfc2544_throughput(SimDut(CAP), T64, throughput_config_from_settings(make_settings(
+            {**RFC, "TRAFFICGEN_LOSSRATE": loss, "TRAFFICGEN_RFC2544_RESOLUTION_PERCENT": 0.5})
         )).details["trial_time_s"]
         for loss in (0.0, 0.5)
     )

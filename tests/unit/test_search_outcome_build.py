@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dutsim import SimDut
 
-from vsperf.search.outcome_parts import keep_phase, not_measured, row_keys, under_delivery_notes
+from vsperf.search.outcome_build import keep_phase, not_measured, row_keys, under_delivery_notes
 from vsperf.search.select import KnownThroughput
 from vsperf.search.trials import TrialLog
 from vsperf.traffic import Traffic

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from dutsim import SimDut
 from dutsim_events import EventDut
+from search_shipped import shipped
+from settings_util import make_settings
 
 from vsperf.errors import ConfigError, TrafficGenError
 from vsperf.search.recovery import RecoveryConfig, recovery_config_from_settings, rfc2544_recovery
@@ -13,7 +15,7 @@ from vsperf.traffic import Traffic
 
 T64 = Traffic(traffic_type="rfc2544_recovery", frame_size_bytes=64)
 LINE = T64.line_rate_fps
-CFG = RecoveryConfig(overload_s=60, after_s=30, repetitions=2)
+CFG = shipped(RecoveryConfig, overload_percent=110.0, overload_s=60, drop_percent=50.0, after_s=30, repetitions=2)
 
 
 def at(rate: float) -> KnownThroughput:
@@ -36,10 +38,10 @@ def test_recovery_time_of_a_dut_that_stalls_after_overload() -> None:
 
 
 def test_defaults_are_rfc2544s() -> None:
-    cfg = recovery_config_from_settings({})
+    cfg = recovery_config_from_settings(make_settings({}))
     assert (cfg.overload_percent, cfg.overload_s, cfg.drop_percent) == (110.0, 60.0, 50.0)
     with pytest.raises(ConfigError, match="TRAFFICGEN_RECOVERY_OVERLOAD_PERCENT"):
-        RecoveryConfig(overload_percent=100)
+        shipped(RecoveryConfig, overload_percent=100)
 
 
 def test_tail_drop_dut_recovers_at_once() -> None:

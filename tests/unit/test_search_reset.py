@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from dutsim import SimDut
 from dutsim_events import EventDut, FakeDutControl
+from search_shipped import shipped
+from settings_util import make_settings
 
 from vsperf.errors import ConfigError, TrafficGenError
 from vsperf.search.reset import ResetConfig, reset_config_from_settings, rfc2544_reset
@@ -13,7 +15,7 @@ from vsperf.traffic import Traffic
 
 T64 = Traffic(traffic_type="rfc2544_reset", frame_size_bytes=64)
 LINE = T64.line_rate_fps
-CFG = ResetConfig(duration_s=20, reset_at_s=5, repetitions=2)
+CFG = shipped(ResetConfig, duration_s=20, reset_at_s=5, repetitions=2)
 
 
 def at(rate: float) -> KnownThroughput:
@@ -48,8 +50,9 @@ def test_capability_checked_first_and_settings() -> None:
     with pytest.raises(TrafficGenError, match="cannot run rfc2544_reset trials"):
         rfc2544_reset(dut, T64, CFG, lambda: at(0.3 * LINE))
     assert dut.calls == []
-    assert reset_config_from_settings({}) == ResetConfig(duration_s=60.0, reset_at_s=10.0, repetitions=3)
+    rfc2544 = shipped(ResetConfig, duration_s=60.0, reset_at_s=10.0, repetitions=3)
+    assert reset_config_from_settings(make_settings({})) == rfc2544
     with pytest.raises(ConfigError, match="TRAFFICGEN_RESET_AT_S"):
-        ResetConfig(duration_s=10, reset_at_s=10)
+        shipped(ResetConfig, duration_s=10, reset_at_s=10)
     none = rfc2544_reset(EventDut(LINE), T64, CFG, lambda: at(0.0))
     assert none.metrics["reset_time_s"] is None

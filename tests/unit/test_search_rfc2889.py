@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from dutsim import SimDut
 from dutsim_events import EventDut, FakeDutControl
+from search_shipped import shipped
+from settings_util import make_settings
 
 from vsperf.errors import ConfigError, TrafficGenError
 from vsperf.search.rfc2889 import (
@@ -23,7 +25,7 @@ LINE = T64.line_rate_fps
 
 
 def test_forwarding_rate_at_max_offered_load_and_maximum() -> None:
-    out = rfc2889_forwarding(SimDut(0.35 * LINE), T64, ForwardingConfig(duration_s=30))
+    out = rfc2889_forwarding(SimDut(0.35 * LINE), T64, shipped(ForwardingConfig, duration_s=30))
     m = out.metrics
     assert m["forwarding_rate_at_max_offered_load_fps"] == pytest.approx(0.35 * LINE, rel=1e-6)
     assert m["max_forwarding_rate_fps"] == pytest.approx(0.35 * LINE, rel=1e-6)
@@ -36,7 +38,7 @@ def test_forwarding_rate_at_max_offered_load_and_maximum() -> None:
 
 def test_congestion_collapse_makes_mfr_differ_from_frmol() -> None:
     # Ramp loss 3x the overload: at 100 % it forwards nothing, its maximum is further down.
-    out = rfc2889_forwarding(SimDut(0.4 * LINE, loss="ramp", ramp=3.0), T64, ForwardingConfig(duration_s=1))
+    out = rfc2889_forwarding(SimDut(0.4 * LINE, loss="ramp", ramp=3.0), T64, shipped(ForwardingConfig, duration_s=1))
     m = out.metrics
     assert m["forwarding_rate_at_max_offered_load_fps"] == 0.0
     assert m["max_forwarding_rate_fps"] == pytest.approx(0.4 * LINE, rel=1e-6)
@@ -44,14 +46,14 @@ def test_congestion_collapse_makes_mfr_differ_from_frmol() -> None:
 
 
 def test_forwarding_with_a_generator_short_of_line_rate() -> None:
-    out = rfc2889_forwarding(SimDut(LINE, generator_max_fps=0.55 * LINE), T64, ForwardingConfig(duration_s=1))
+    out = rfc2889_forwarding(SimDut(LINE, generator_max_fps=0.55 * LINE), T64, shipped(ForwardingConfig, duration_s=1))
     assert out.metrics["max_offered_load_percent"] == pytest.approx(55.0)
     assert len(out.details["curve"]) == 1 and any("under-delivered" in a for a in out.anomalies)
 
 
 def test_caching_capacity_is_the_table_size() -> None:
     dut, control = EventDut(LINE, table_size=1000), FakeDutControl()
-    out = rfc2889_caching(dut, T64, AddressConfig(max_addresses=4096), dut=control)
+    out = rfc2889_caching(dut, T64, shipped(AddressConfig, max_addresses=4096), dut=control)
     assert out.metrics["caching_capacity_addresses"] == 1000
     assert control.forgets == len(out.details["address_trials"]) == len(out.trials) // 2
     assert out.details["limit_found"] is True and out.anomalies == ()
@@ -59,14 +61,14 @@ def test_caching_capacity_is_the_table_size() -> None:
 
 
 def test_caching_without_a_limit_reports_the_largest_tried() -> None:
-    out = rfc2889_caching(EventDut(LINE, table_size=10**6), T64, AddressConfig(max_addresses=512))
+    out = rfc2889_caching(EventDut(LINE, table_size=10**6), T64, shipped(AddressConfig, max_addresses=512))
     assert out.metrics["caching_capacity_addresses"] == 512 and len(out.details["address_trials"]) == 1
     assert any("no limit found" in a for a in out.anomalies)
 
 
 def test_learning_rate_within_the_width() -> None:
     dut = EventDut(LINE, learn_fps=20_000.0, table_size=4096)
-    out = rfc2889_learning(dut, T64, AddressConfig(learning_addresses=1024))
+    out = rfc2889_learning(dut, T64, shipped(AddressConfig, learning_addresses=1024))
     found = out.metrics["address_learning_rate_fps"]
     assert isinstance(found, float) and 20_000 * 0.995 <= found <= 20_000
     upper = out.metrics["address_learning_rate_upper_bound_fps"]
@@ -74,13 +76,13 @@ def test_learning_rate_within_the_width() -> None:
 
 
 def test_learning_more_addresses_than_the_table_fails_everywhere() -> None:
-    out = rfc2889_learning(EventDut(LINE, table_size=100), T64, AddressConfig(learning_addresses=1024))
+    out = rfc2889_learning(EventDut(LINE, table_size=100), T64, shipped(AddressConfig, learning_addresses=1024))
     assert out.metrics["address_learning_rate_fps"] == 0.0
     assert any("above the caching capacity" in a for a in out.anomalies)
 
 
 def test_learning_at_line_rate_is_a_lower_bound() -> None:
-    out = rfc2889_learning(EventDut(LINE, learn_fps=1e12, table_size=4096), T64, AddressConfig())
+    out = rfc2889_learning(EventDut(LINE, learn_fps=1e12, table_size=4096), T64, shipped(AddressConfig))
     assert out.metrics["address_learning_rate_fps"] == pytest.approx(LINE)
     assert len(out.details["address_trials"]) == 1
 
@@ -88,8 +90,8 @@ def test_learning_at_line_rate_is_a_lower_bound() -> None:
 def test_address_tests_need_the_capability_and_valid_settings() -> None:
     for test in (rfc2889_caching, rfc2889_learning):
         with pytest.raises(TrafficGenError, match="cannot run rfc2889_"):
-            test(SimDut(LINE), T64, AddressConfig())
-    assert address_config_from_settings({}).max_addresses == 16384
-    assert forwarding_config_from_settings({}).step_percent == 10.0
+            test(SimDut(LINE), T64, shipped(AddressConfig))
+    assert address_config_from_settings(make_settings({})).max_addresses == 16384
+    assert forwarding_config_from_settings(make_settings({})).step_percent == 10.0
     with pytest.raises(ConfigError, match="TRAFFICGEN_RFC2889_LEARNING_ADDRESSES"):
-        AddressConfig(learning_addresses=0)
+        shipped(AddressConfig, learning_addresses=0)

@@ -6,6 +6,7 @@ import math
 
 import pytest
 from dutsim import LossyGenerator, SimDut
+from search_shipped import shipped
 
 from vsperf.search.config import ThroughputSearchConfig
 from vsperf.search.measurer import TrialResult
@@ -34,7 +35,7 @@ RATE_KEYS = (
 def cfg(**kw: object) -> ThroughputSearchConfig:
     base: dict[str, object] = {"duration_s": 10.0, "resolution_percent": 0.1}
     base.update(kw)
-    return ThroughputSearchConfig(**base)  # type: ignore[arg-type]
+    return shipped(ThroughputSearchConfig, **base)
 
 
 @pytest.mark.parametrize("capacity_percent", [0.5, 10.0, 33.3, 40.0, 77.77, 99.95])

@@ -18,8 +18,10 @@ import click
 from vsperf import __version__
 from vsperf.backends import build_registries
 from vsperf.catalog import Catalog
+from vsperf.cli.modes import HOLDS, MODES, hold_until_enter_or_sigterm, trafficgen_mode_test, write_trafficgen_csv
 from vsperf.collectors.base import CollectorTarget, collector_names
 from vsperf.config import SETTINGS_SCHEMA, Settings, load_settings
+from vsperf.config.params import split_param_sets
 from vsperf.context import RunContext, new_run_id
 from vsperf.errors import ConfigError, UserError
 from vsperf.executor import LocalExecutor
@@ -29,6 +31,9 @@ from vsperf.registry import Registries
 from vsperf.report.formats import FORMATS, render_report
 from vsperf.results.load import load_results
 from vsperf.runner import Runner, RunSummary
+from vsperf.testbed.deploy import unsupported_on_testbed
+from vsperf.testbed.preflight import check_testbed
+from vsperf.trafficgen.otg.server_cli import otg_server_command
 from vsperf.ui.logsetup import setup_console
 from vsperf.ui.progress import Progress
 from vsperf.ui.progress_live import LiveProgress
@@ -36,9 +41,10 @@ from vsperf.verdicts.compare import compare_runs, format_comparison
 from vsperf.verdicts.criteria import evaluate_run
 from vsperf.verdicts.matrix import write_matrix
 from vsperf.verdicts.xunit import XUNIT_FILE, write_xunit
+from vsperf.vnf.qemu.image_cli import guest_image_command
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-SUBCOMMANDS = ("report", "compare")
+SUBCOMMANDS = ("report", "compare", "otg-server", "guest-image")
 
 
 def _fail(message: str) -> NoReturn:
@@ -59,7 +65,8 @@ def _print_tests(catalog: Catalog) -> None:
     click.echo(f"Available tests ({len(catalog.tests)}):")
     width = max(len(t.name) for t in catalog.tests)
     for t in catalog.tests:
-        click.echo(f"  {t.name:<{width}}  {t.deployment:<6} {t.traffic_type:<20} {t.description}")
+        why = f"  [cannot run here: {t.unavailable}]" if t.unavailable else ""
+        click.echo(f"  {t.name:<{width}}  {t.deployment:<6} {t.traffic_type:<20} {t.description}{why}")
 
 
 def _print_settings(settings: Settings, verbose: bool) -> None:
@@ -128,8 +135,13 @@ def _print_summary(summary: RunSummary) -> None:
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("tests", nargs=-1)
-@click.option("-t", "--tests", "filters", metavar="LIST", help='Select tests: "substr,!exclude" (VSPERF syntax).')
-@click.option("--list", "list_tests", is_flag=True, help="List the test cases and exit.")
+@click.option("-t", "--tests", "filters", metavar="LIST",
+              help='Select tests: "substr,!exclude" (VSPERF syntax, ignoring case).')
+@click.option("-f", "--test-spec", "test_files", multiple=True, type=click.Path(path_type=Path), metavar="FILE",
+              help="A test-case file to add (VSPERF's option; adds to TEST_CASE_FILES).")
+@click.option("-d", "--test-dir", "test_files", multiple=True, type=click.Path(path_type=Path), metavar="DIR",
+              help="A folder of test-case files to add (VSPERF's option; adds to TEST_CASE_FILES).")
+@click.option("--list", "--list-tests", "list_tests", is_flag=True, help="List the test cases and exit.")
 @click.option("--list-trafficgens", is_flag=True, help="List the traffic generators and exit.")
 @click.option("--list-vswitches", is_flag=True, help="List the virtual switches and exit.")
 @click.option("--list-vnfs", is_flag=True, help="List the VNFs and exit.")
@@ -140,13 +152,22 @@ def _print_summary(summary: RunSummary) -> None:
 @click.option("--vswitch", metavar="NAME", help="Virtual switch (sets VSWITCH).")
 @click.option("--vnf", metavar="NAME", help="VNF of pvp/pvvp deployments (sets VNF).")
 @click.option("--loadgen", metavar="NAME", help="Load generator of tests with a Load (sets LOADGEN).")
-@click.option("--conf-file", type=click.Path(path_type=Path), metavar="FILE", help="User settings (YAML).")
-@click.option("--test-params", metavar="'KEY=VAL;...'", help="Override settings: YAML or VSPERF Python literals.")
-@click.option("--mode", type=click.Choice(["normal", "trafficgen"]), default="normal",
-              help="trafficgen: traffic only, nothing deployed.")
-@click.option("--verbosity", type=click.Choice(["debug", "info", "warning", "error"]), default=None,
+@click.option("--conf-file", type=click.Path(path_type=Path), metavar="FILE",
+              help="User settings: YAML, or VSPERF's Python form (10_custom.conf; read, never executed).")
+@click.option("--test-params", metavar="'KEY=VAL;...'", multiple=True,
+              help="Override settings: YAML or VSPERF Python literals; a bare KEY is KEY=True. Given several "
+              "times, or as a list of such strings, the tests run once per element (VSPERF's sweep).")
+@click.option("--load-env", is_flag=True, help="Read settings from environment variables named like them.")
+@click.option("--testbed", type=click.Path(path_type=Path), metavar="FILE",
+              help="Testbed file: hosts (SSH or local), DUT and generator ports (sets TESTBED).")
+@click.option("-m", "--mode", type=click.Choice(MODES), default="normal",
+              help="trafficgen: send the TRAFFIC setting once, nothing deployed; trafficgen-off: deploy, "
+              "send nothing, hold until Enter or SIGTERM; trafficgen-pause: deploy, hold, then send.")
+@click.option("--verbosity", type=click.Choice(["debug", "info", "warning", "error", "critical"]), default=None,
               help="Console log level (sets VERBOSITY).")
 @click.option("--xunit", is_flag=True, help="Also write xunit.xml into the results directory.")
+@click.option("--xunit-dir", type=click.Path(path_type=Path), metavar="DIR",
+              help="Write xunit.xml into DIR instead (implies --xunit).")
 @click.option("--matrix", is_flag=True, help="Print (and write matrix.rst) every test against the first by "
               "MATRIX_METRIC.")
 @click.option("--report-format", metavar="LIST", help="Report formats, e.g. rst,html (sets REPORT_FORMATS).")
@@ -158,18 +179,32 @@ def run_command(**opts: Any) -> None:
     sys.exit(_run(opts))
 
 
-def _run(opts: dict[str, Any]) -> int:
-    settings = load_settings(opts["conf_file"], env=os.environ, test_params=opts["test_params"])
+def _settings(opts: dict[str, Any], test_params: str | None) -> Settings:
+    """Every layer of settings the command line gives (environment only with --load-env)."""
+    env = os.environ if opts["load_env"] else {}
+    settings = load_settings(opts["conf_file"], env=env, test_params=test_params)
+    if opts["test_files"]:
+        files = [*settings["TEST_CASE_FILES"], *(str(p) for p in opts["test_files"])]
+        settings = settings.merged({"TEST_CASE_FILES": files}, "--test-spec/--test-dir")
     for option, name in (("trafficgen", "TRAFFICGEN"), ("vswitch", "VSWITCH"), ("vnf", "VNF"), ("loadgen", "LOADGEN"),
                          ("verbosity", "VERBOSITY")):
         if opts[option] is not None:
             settings = settings.merged({name: opts[option]}, f"--{option}")
+    if opts["testbed"] is not None:
+        settings = settings.merged({"TESTBED": str(opts["testbed"])}, "--testbed")
     if opts["report_format"] is not None:
         formats = [f.strip() for f in opts["report_format"].split(",") if f.strip()]
         settings = settings.merged({"REPORT_FORMATS": formats}, "--report-format")
+    return settings
+
+
+def _run(opts: dict[str, Any]) -> int:
+    param_sets: list[str | None] = [*split_param_sets(opts["test_params"])] or [None]
+    settings = _settings(opts, param_sets[0])
     setup_console(settings["VERBOSITY"])
     registries = build_registries()
-    catalog = Catalog.load(settings["TEST_CASE_FILES"])
+    catalog = Catalog.load(settings["TEST_CASE_FILES"], settings["PERFORMANCE_TESTS"],
+                           f"PERFORMANCE_TESTS (from {settings.source('PERFORMANCE_TESTS')})")
 
     listings = {
         "list_trafficgens": "trafficgens", "list_vswitches": "vswitches", "list_vnfs": "vnfs",
@@ -185,9 +220,20 @@ def _run(opts: dict[str, Any]) -> int:
     if opts["list_tests"] or opts["list_settings"] or any(opts[o] for o in listings):
         return EXIT_OK
 
-    selected = catalog.select(opts["tests"], opts["filters"])
-    plan = plan_tests(selected, settings, registries, traffic_only=opts["mode"] == "trafficgen")
+    mode = opts["mode"]
+    selected = [trafficgen_mode_test(settings)] if mode == "trafficgen" else catalog.select(opts["tests"],
+                                                                                              opts["filters"])
+    if mode == "trafficgen" and (opts["tests"] or opts["filters"]):
+        click.echo("vsperf: --mode trafficgen sends the TRAFFIC setting once: test names are ignored", err=True)
+    plan: list[PlannedTest] = []
+    for i, params in enumerate(param_sets):
+        plan += plan_tests(selected, settings if i == 0 else _settings(opts, params), registries,
+                           traffic_only=mode == "trafficgen", hold=HOLDS.get(mode, ""),
+                           test_params=params if len(param_sets) > 1 else None)
     _check_prerequisites(plan, registries)
+    run_id = new_run_id()
+    if settings["TESTBED"]:
+        check_testbed(Path(settings["TESTBED"]), run_id=run_id, unsupported=unsupported_on_testbed(plan))
     results_dir = opts["results_dir"] or _default_results_dir(settings)
     _check_results_dir(results_dir)
     progress = _progress(plan)
@@ -196,9 +242,10 @@ def _run(opts: dict[str, Any]) -> int:
         registries=registries,
         settings=settings,
         results_dir=results_dir.resolve(),
-        run_id=new_run_id(),
+        run_id=run_id,
         command_line=["vsperf", *sys.argv[1:]],
         progress=progress,
+        hold=hold_until_enter_or_sigterm,
     )
     if isinstance(progress, LiveProgress):
         with progress:
@@ -210,9 +257,12 @@ def _run(opts: dict[str, Any]) -> int:
 
         _, text = write_matrix(load_results(summary.results_dir), summary.results_dir, settings["MATRIX_METRIC"])
         click.echo(text)
-    if opts["xunit"]:
-
-        write_xunit(summary.results_dir / XUNIT_FILE, summary.tests)
+    if opts["xunit"] or opts["xunit_dir"]:
+        xunit_dir = opts["xunit_dir"] or summary.results_dir
+        xunit_dir.mkdir(parents=True, exist_ok=True)
+        write_xunit(xunit_dir / XUNIT_FILE, summary.tests)
+    if mode == "trafficgen":
+        write_trafficgen_csv(summary.results_dir)
     _print_summary(summary)
     if summary.interrupted:
         click.echo("vsperf: run interrupted; everything it created was removed; measured results kept", err=True)
@@ -260,7 +310,8 @@ def report_command(results_dir: Path, formats: str | None) -> None:
 @click.option("--metrics", metavar="LIST", help="Metrics to compare, e.g. throughput_rx_fps,b2b_frames.")
 @click.option("--json", "json_path", type=click.Path(path_type=Path), metavar="FILE",
               help="Also write the comparison as JSON.")
-@click.option("--conf-file", type=click.Path(path_type=Path), metavar="FILE", help="User settings (YAML).")
+@click.option("--conf-file", type=click.Path(path_type=Path), metavar="FILE",
+              help="User settings: YAML, or VSPERF's Python form (10_custom.conf; read, never executed).")
 def compare_command(
     run_a: Path, run_b: Path, threshold: float | None, metrics: str | None, json_path: Path | None,
     conf_file: Path | None,
@@ -286,7 +337,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     command: click.Command = run_command
     prog_name = "vsperf"
     if args and args[0] in SUBCOMMANDS:
-        command = {"report": report_command, "compare": compare_command}[args[0]]
+        command = {"report": report_command, "compare": compare_command, "otg-server": otg_server_command,
+                   "guest-image": guest_image_command}[args[0]]
         prog_name, args = f"vsperf {args[0]}", args[1:]
     try:
         command.main(args=args, prog_name=prog_name, standalone_mode=False)

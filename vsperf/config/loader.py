@@ -14,8 +14,10 @@ from typing import Any
 
 from vsperf import paths
 from vsperf.config.params import load_yaml, parse_test_params, parse_value, render_value
+from vsperf.config.pyconf import expand_params, looks_like_pyconf, read_pyconf
 from vsperf.config.schema import CONSTRAINTS, SETTINGS_SCHEMA
 from vsperf.config.types import Constraint, Setting, SpecError, UnknownKey, show, type_name
+from vsperf.config.vsperf_compat import split_test_params, translate_layer
 from vsperf.errors import ConfigError
 
 ENVIRONMENT = "environment"
@@ -72,8 +74,18 @@ class Settings(Mapping[str, Any]):
                 for name in sorted(self._values)]
 
     def merged(self, overrides: Mapping[str, Any], source: str) -> Settings:
-        """A new Settings with raw `overrides` validated and layered on top, coming from `source`."""
+        """A new Settings with raw `overrides` validated and layered on top, coming from `source`.
+
+        VSPERF's spellings are read first (vsperf_compat.translate_layer), then its #PARAM macros
+        are expanded against this layer and the settings below it.
+        """
         values, sources = dict(self._values), dict(self._sources)
+        if isinstance(overrides, Mapping):
+            raw = translate_layer(overrides, source, self._schema)
+
+            def lookup(name: str) -> Any:
+                return raw[name] if name in raw else self._values[name]
+            overrides = {k: expand_params(v, lookup, f"{k} ({source})") for k, v in raw.items()}
         apply_layer(values, sources, overrides, source, self._schema)
         check_layer(values, sources, self._schema, self._constraints)
         return Settings(values, sources, self._schema, self._constraints)
@@ -121,7 +133,11 @@ def check_layer(values: Mapping[str, Any], sources: Mapping[str, str], schema: M
 
 
 def read_conf_file(path: Path, origin: str) -> dict[Any, Any]:
-    """The raw mapping in a YAML conf file (an empty file is an empty mapping)."""
+    """The raw mapping in a conf file, YAML or VSPERF's Python form (an empty file is an empty mapping).
+
+    A file ending in .conf or .py, or whose first statement is `NAME = ...`, is read as VSPERF's
+    form (vsperf.config.pyconf: parsed, never executed); any other as YAML.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -130,13 +146,15 @@ def read_conf_file(path: Path, origin: str) -> dict[Any, Any]:
         raise ConfigError(f"{origin}: is a directory, expected a YAML file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{origin}: cannot read: {exc}") from None
+    if path.suffix in (".conf", ".py") or looks_like_pyconf(text):
+        return read_pyconf(text, origin)
     data = load_yaml(text, origin)
     if data is None:
         return {}
     if not isinstance(data, Mapping):
         # VSPERF's conf files were Python ('KEY = value'); say what we expect instead.
-        raise ConfigError(f"{origin}: expected a YAML mapping of settings ('KEY: value' lines), "
-                          f"got {type_name(data)} {show(data)}")
+        raise ConfigError(f"{origin}: expected a YAML mapping of settings ('KEY: value' lines) or "
+                          f"VSPERF's 'KEY = value' lines, got {type_name(data)} {show(data)}")
     return dict(data)
 
 
@@ -159,7 +177,7 @@ def load_settings(conf_file: Path | None = None, env: Mapping[str, str] | None =
     """Build the settings from every layer, lowest first.
 
     1. defaults: the conf/*.yaml files shipped with vsperf (or in `conf_dir`), in name order;
-    2. `conf_file`, a user's YAML file;
+    2. `conf_file`, a user's file, YAML or VSPERF's Python form; its TEST_PARAMS (VSPERF's) on top;
     3. `env`: variables named like a known setting (os.environ when None; pass {} for none);
     4. `test_params`, VSPERF's "KEY=VALUE;KEY2=VALUE2".
     A test case's Parameters come later, through `Settings.merged`. Raises ConfigError.
@@ -174,7 +192,10 @@ def load_settings(conf_file: Path | None = None, env: Mapping[str, str] | None =
     settings = Settings(values, sources, schema, constraints)
     if conf_file is not None:
         origin = f"conf file {conf_file}"
-        settings = settings.merged(read_conf_file(Path(conf_file), origin), origin)
+        raw, file_params = split_test_params(read_conf_file(Path(conf_file), origin), origin)
+        settings = settings.merged(raw, origin)
+        if file_params:
+            settings = settings.merged(file_params, f"TEST_PARAMS of {origin}")
     env_values = environment_layer(os.environ if env is None else env, schema)
     if env_values:
         settings = settings.merged(env_values, ENVIRONMENT)

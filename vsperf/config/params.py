@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
@@ -161,8 +162,8 @@ def split_test_params(text: str) -> list[str]:
 def parse_test_params(text: str) -> dict[str, Any]:
     """Parse VSPERF's --test-params "KEY=VALUE;KEY2=VALUE2" into raw (not yet validated) values.
 
-    Semicolons inside brackets or quotes do not separate settings; a setting given twice or a
-    part without '=' is a ConfigError.
+    Semicolons inside brackets or quotes do not separate settings; a bare KEY means KEY=True
+    (as in VSPERF); a setting given twice is a ConfigError.
     """
     params: dict[str, Any] = {}
     for chunk in split_test_params(text):
@@ -172,7 +173,10 @@ def parse_test_params(text: str) -> dict[str, Any]:
         key, eq, value = part.partition("=")
         key = key.strip()
         if not eq:
-            raise ConfigError(f"--test-params: {show(part)} is not KEY=VALUE (separate settings with ';')")
+            if not key.replace("_", "").isalnum():
+                raise ConfigError(f"--test-params: {show(part)} is not KEY=VALUE or KEY (separate settings "
+                                  f"with ';')")
+            value = "True"  # VSPERF: a bare KEY is KEY=True
         if not key:
             raise ConfigError(f"--test-params: {show(part)} has no setting name before '='")
         if key in params:
@@ -182,6 +186,26 @@ def parse_test_params(text: str) -> dict[str, Any]:
 
 
 _PLAIN_RE = re.compile(r"[A-Za-z0-9_/.~][A-Za-z0-9_/.~@+-]*")
+
+
+def split_param_sets(values: Sequence[str]) -> list[str]:
+    """VSPERF's --test-params sweep: each --test-params, or each string of one given as a Python
+    list of strings ("['A=1;B=2', 'A=3']"), is one set of parameters the tests run with."""
+    sets: list[str] = []
+    for value in values:
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                parsed = ast.literal_eval(text)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                parsed = None
+            if isinstance(parsed, list) and all(isinstance(x, str) for x in parsed):
+                if not parsed:
+                    raise ConfigError("--test-params: an empty list of parameter sets")
+                sets.extend(parsed)
+                continue
+        sets.append(value)
+    return sets
 
 
 def render_value(value: Any) -> str:

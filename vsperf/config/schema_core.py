@@ -6,9 +6,10 @@ Defaults: conf/00_common.yaml and conf/01_trafficgen.yaml.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_args
 
 from vsperf.config.types import (
+    AnyValue,
     Bool,
     Constraint,
     Float,
@@ -23,18 +24,17 @@ from vsperf.config.types import (
     Str,
     Struct,
 )
-from vsperf.traffic import L2, L3, L4, Traffic, Vlan
+from vsperf.traffic import L2, L3, L4, Traffic, TrafficType, Vlan
 from vsperf.units import MAX_FRAME_BYTES, MIN_FRAME_BYTES
 
-TRAFFIC_TYPES = ("rfc2544_throughput", "rfc2544_back2back", "rfc2544_continuous", "burst",
-                 "rfc2544_latency", "rfc2544_frame_loss", "rfc2544_recovery", "rfc2544_reset",
-                 "rfc9004_back2back", "rfc2889_forwarding", "rfc2889_caching", "rfc2889_learning")
+TRAFFIC_TYPES: tuple[str, ...] = get_args(TrafficType)  # one list: vsperf.traffic's Literal
 BENCHMARK_NETWORK = "198.18.0.0/15"
 
 _FRAME_SIZE = Int(min=MIN_FRAME_BYTES, max=MAX_FRAME_BYTES, unit="bytes")
 _PERCENT = Float(min=0, max=100, unit="% of line rate")
-_BENCH_IP = IPv4Address(network=BENCHMARK_NETWORK,
-                        why="the RFC 2544 benchmarking range, the only addresses vsperf sends to")
+# Any address a real testbed uses (VSPERF's default was 1.1.1.1 -> 90.90.90.90); the local lab
+# sends only inside BENCHMARK_NETWORK and refuses others when it deploys (vsperf.lab.addresses).
+_IP = IPv4Address()
 _PORT = Int(min=0, max=65535)
 
 _TRAFFIC = Struct({
@@ -43,12 +43,14 @@ _TRAFFIC = Struct({
     "burst_size": Int(min=1, unit="frames"),
     "bidir": Bool(),
     "multistream": Int(min=0, max=1_000_000, unit="flows"),
-    "stream_type": Str(choices=("L2", "L3", "L4")),
+    "stream_type": Str(choices=("L2", "L3", "L4"), ignore_case=True),
     "pre_installed_flows": Bool(),
     "flow_type": Str(choices=("port", "IP")),
     "learning_frames": Bool(),
-    "l2": Struct({"srcmac": MacAddress(), "dstmac": MacAddress()}),
-    "l3": Struct({"enabled": Bool(), "proto": Str(choices=("udp",)), "srcip": _BENCH_IP, "dstip": _BENCH_IP}),
+    # framesize: VSPERF's; as there, the sizes of TRAFFICGEN_PKT_SIZES replace it in every test
+    "l2": Struct({"framesize": _FRAME_SIZE, "srcmac": MacAddress(), "dstmac": MacAddress()}),
+    "l3": Struct({"enabled": Bool(), "proto": Str(choices=("udp",), ignore_case=True), "srcip": _IP,
+                  "dstip": _IP}),
     "l4": Struct({"enabled": Bool(), "srcport": _PORT, "dstport": _PORT}),
     "vlan": Struct({"enabled": Bool(), "id": Int(min=0, max=4095), "priority": Int(min=0, max=7),
                     "cfi": Int(min=0, max=1)}),
@@ -74,7 +76,7 @@ SETTINGS: dict[str, Setting] = {
         Str(min_len=1),
         "Folder of run results: each run writes LOG_DIR/results_<timestamp> unless --results-dir is given."),
     "VERBOSITY": Setting(
-        Str(choices=("debug", "info", "warning", "error")),
+        Str(choices=("debug", "info", "warning", "error", "critical"), ignore_case=True),
         "Console log level."),
     "REPORT_DOCUMENT_ID": Setting(
         Str(min_len=1),
@@ -86,6 +88,10 @@ SETTINGS: dict[str, Setting] = {
     "TEST_CASE_FILES": Setting(
         ListOf(Str(min_len=1)),
         "Extra test-case YAML files, or folders of *.yaml, loaded besides the shipped ones."),
+    "PERFORMANCE_TESTS": Setting(
+        ListOf(MapOf(Str(min_len=1), AnyValue())),
+        "Test cases in VSPERF's form (Name, Deployment, Description, Parameters, ...), added to the "
+        "catalog (a name already there is redefined); a run without test names runs these."),
     "TRAFFICGEN": Setting(
         Str(min_len=1),
         "Traffic generator backend (vsperf --list-trafficgens)."),
@@ -138,8 +144,8 @@ SETTINGS: dict[str, Setting] = {
     "TRAFFIC": Setting(
         _TRAFFIC,
         "What to send (VSPERF's TRAFFIC): traffic_type, frame_rate (% of line rate), burst_size, bidir, "
-        "multistream, stream_type, pre_installed_flows, flow_type, learning_frames, l2, l3 (addresses in "
-        "198.18.0.0/15), l4, vlan."),
+        "multistream, stream_type, pre_installed_flows, flow_type, learning_frames, l2, l3 (any IPv4 "
+        "address; the local lab sends only inside 198.18.0.0/15), l4, vlan."),
 }
 
 

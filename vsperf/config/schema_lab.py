@@ -89,7 +89,7 @@ SETTINGS: dict[str, Setting] = {
     "GUEST_TESTPMD_FWD_MODE": Setting(
         OneOf(_FWD_MODE, ListOf(_FWD_MODE, min_len=1)),
         "Forwarding mode of testpmd inside VNFs (testpmd-vhost, and the netns VNF's testpmd loopback); "
-        "a list (VSPERF's form, e.g. ['csum']) gives one per VNF and repeats."),
+        "a list (VSPERF's form, e.g. ['csum']) gives one per VNF, its first entry for the VNFs past its end."),
     "GUEST_TESTPMD_CPU": Setting(
         _CPU,
         "CPU the forwarding lcore of a VNF's testpmd busy-polls (its main lcore shares it and sleeps)."),

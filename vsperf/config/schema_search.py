@@ -1,8 +1,8 @@
 """Settings of the searches beyond the binary search and of the tests beyond throughput
 (ndr_pdr, mlr, latency, frame loss, recovery, reset, RFC 9004 back-to-back, RFC 2889).
 
-Defaults: conf/05_search.yaml (the same values as vsperf.search.config_more.MORE_SETTING_DEFAULTS,
-which the searches use when a setting is absent, e.g. in tests).
+Defaults: conf/05_search.yaml only (the searches read them through the loader, see
+vsperf.search.config.setting).
 """
 
 from __future__ import annotations

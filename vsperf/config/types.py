@@ -206,11 +206,13 @@ class Float(Spec):
 
 
 _BOOL_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "y", "n", "1", "0"})
+# VSPERF's spellings of booleans ('bidir': 'True', 'pre_installed_flows': 'No'), read case-insensitively.
+_VSPERF_BOOLS = {"true": True, "yes": True, "false": False, "no": False}
 
 
 @dataclass(frozen=True)
 class Bool(Spec):
-    """true or false; strings such as 'True' or 'Yes' (VSPERF's habit) are refused."""
+    """true or false; VSPERF's strings 'True', 'False', 'Yes' and 'No' (any case) are read as such."""
 
     def kind(self) -> str:
         return "true or false"
@@ -219,18 +221,25 @@ class Bool(Spec):
         return isinstance(value, bool)
 
     def validate(self, value: object, path: str) -> bool:
+        if isinstance(value, str) and value.strip().lower() in _VSPERF_BOOLS:
+            return _VSPERF_BOOLS[value.strip().lower()]
         if not isinstance(value, bool):
             quoted = isinstance(value, str) and value.strip().lower() in _BOOL_WORDS
-            raise self.wrong_type(value, path, ": write true or false without quotes" if quoted else "")
+            raise self.wrong_type(value, path, ": write true or false" if quoted else "")
         return value
 
 
 @dataclass(frozen=True)
 class Str(Spec):
-    """A string, optionally one of `choices`, at least `min_len` characters long."""
+    """A string, optionally one of `choices`, at least `min_len` characters long.
+
+    With `ignore_case`, a choice given in another case (VSPERF's 'l4' for 'L4') is accepted and
+    returned as the choice is spelled.
+    """
 
     choices: tuple[str, ...] = ()
     min_len: int = 0
+    ignore_case: bool = False
 
     def kind(self) -> str:
         return "a string"
@@ -250,6 +259,8 @@ class Str(Spec):
     def validate(self, value: object, path: str) -> str:
         if not isinstance(value, str):
             raise self.wrong_type(value, path)
+        if self.ignore_case and self.choices and value not in self.choices:
+            value = next((c for c in self.choices if c.lower() == value.lower()), value)
         if self.choices and value not in self.choices:
             guess = closest(value, self.choices)
             hint = f" (did you mean {guess!r}?)" if guess else ""
@@ -466,6 +477,31 @@ class OneOf(Spec):
     def missing(self, value: Any, path: str) -> list[str]:
         option = self._option(value)
         return [] if option is None else option.missing(value, path)
+
+
+def _plain(value: object, path: str) -> Any:
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, list | tuple):
+        return [_plain(x, f"{path}[{i}]") for i, x in enumerate(value)]
+    if isinstance(value, Mapping):
+        return {k: _plain(v, f"{path}.{k}") for k, v in value.items()}
+    raise InvalidValue(path, f"expected a plain value (mapping, list, string, number, boolean, null), "
+                             f"got {type_name(value)} {show(value)}")
+
+
+@dataclass(frozen=True)
+class AnyValue(Spec):
+    """Any plain value (tuples become lists), for data a later stage validates (e.g. test cases)."""
+
+    def kind(self) -> str:
+        return "a value"
+
+    def matches(self, value: object) -> bool:
+        return True
+
+    def validate(self, value: object, path: str) -> Any:
+        return _plain(value, path)
 
 
 @dataclass(frozen=True)

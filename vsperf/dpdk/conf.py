@@ -50,7 +50,8 @@ class DpdkLabConf:
     vhostuser_server_mode: bool = False  # True: OVS owns the vhost-user sockets
     testpmd_fwd_mode: str = "io"  # testpmd as the switch (`none`)
     testpmd_args: tuple[str, ...] = ()
-    guest_fwd_mode: str = "io"  # testpmd-vhost VNF
+    guest_fwd_mode: str = "io"  # testpmd-vhost VNF (the first VNF's, see guest_fwd_mode_for)
+    guest_fwd_modes: tuple[str, ...] = ()  # one per VNF (GUEST_TESTPMD_FWD_MODE as a list)
     guest_cpu: int = 0  # CPU of the VNF's forwarding lcore
     guest_args: tuple[str, ...] = ()
     testpmd_memory_mb: int = 128  # each testpmd's EAL -m (MiB)
@@ -71,8 +72,10 @@ class DpdkLabConf:
         driver = str(settings[PORT_DRIVER])
         if driver not in PORT_DRIVERS:
             raise ConfigError(f"{PORT_DRIVER}: expected one of {', '.join(PORT_DRIVERS)}, got {driver!r}")
-        for name in (TESTPMD_FWD_MODE, GUEST_FWD_MODE):
-            if settings[name] not in FWD_MODES:
+        guest_modes = settings[GUEST_FWD_MODE]
+        guest_modes = [guest_modes] if isinstance(guest_modes, str) else list(guest_modes)
+        for name, modes in ((TESTPMD_FWD_MODE, [settings[TESTPMD_FWD_MODE]]), (GUEST_FWD_MODE, guest_modes)):
+            if not modes or any(mode not in FWD_MODES for mode in modes):
                 raise ConfigError(f"{name}: expected one of {', '.join(FWD_MODES)}, got {settings[name]!r}")
         config = settings[VSWITCHD_DPDK_CONFIG] or {}
         if not isinstance(config, Mapping):
@@ -87,13 +90,21 @@ class DpdkLabConf:
             vhostuser_server_mode=bool(settings[VHOSTUSER_SERVER_MODE]),
             testpmd_fwd_mode=str(settings[TESTPMD_FWD_MODE]),
             testpmd_args=tuple(str(a) for a in settings[TESTPMD_ARGS] or ()),
-            guest_fwd_mode=str(settings[GUEST_FWD_MODE]),
+            guest_fwd_mode=str(guest_modes[0]),
+            guest_fwd_modes=tuple(str(m) for m in guest_modes),
             guest_cpu=_non_negative(settings, GUEST_CPU),
             guest_args=tuple(str(a) for a in settings[GUEST_ARGS] or ()),
             testpmd_memory_mb=_positive(settings, TESTPMD_MEMORY_MB),
             testpmd_nb_mbufs=_positive(settings, TESTPMD_NB_MBUFS),
             testpmd_descriptors=_positive(settings, TESTPMD_DESCRIPTORS),
         )
+
+    def guest_fwd_mode_for(self, vnf_index: int) -> str:
+        """Forwarding mode of VNF `vnf_index`'s testpmd: entry `vnf_index` of a
+        GUEST_TESTPMD_FWD_MODE list, the first entry past its end (VSPERF's rule)."""
+        if vnf_index < len(self.guest_fwd_modes):
+            return self.guest_fwd_modes[vnf_index]
+        return self.guest_fwd_mode
 
     @property
     def switch_cpu(self) -> int:

@@ -35,7 +35,7 @@ MAX_VETH_MTU_BYTES = 1500  # largest IP MTU DPDK's veth drivers carry here (1518
 
 PortDriver = Literal["af_xdp", "af_packet"]
 PORT_DRIVERS: tuple[PortDriver, ...] = ("af_xdp", "af_packet")
-FWD_MODES = ("io", "mac", "macswap")
+FWD_MODES = ("io", "mac", "macswap", "csum")
 _AF_XDP = 44  # AF_XDP address family (linux/socket.h); Python's socket module has no name for it
 
 

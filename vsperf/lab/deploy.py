@@ -65,8 +65,10 @@ class LabDeployment(Deployment):
         vnfs: Sequence[Vnf],
         vlan_id: int | None,
         state_root: Path = DEFAULT_STATE_ROOT,
+        port_queues: int = 1,
     ) -> None:
         self.name = topology.name
+        self.port_queues = port_queues  # rx/tx queues of the generator ports' veths (LAB_PORT_QUEUES)
         self.topology = topology
         self.ctx = ctx
         self.traffic = traffic
@@ -143,7 +145,8 @@ class LabDeployment(Deployment):
         for i in (0, 1):
             ns = netdev.create_netns(state, executor, names.gen_netns(i))
             gen_end, _ = netdev.create_veth(
-                state, names.gen_if(i), ns, names.phy_if(i), names.switch_netns, mtu_bytes=mtu
+                state, names.gen_if(i), ns, names.phy_if(i), names.switch_netns, mtu_bytes=mtu,
+                queues=self.port_queues,
             )
             ends.append(gen_end)
         self._set_gen_ports(ends)
@@ -154,7 +157,8 @@ class LabDeployment(Deployment):
         names, executor = self.names, self.ctx.executor
         ns0 = netdev.create_netns(state, executor, names.gen_netns(0))
         ns1 = netdev.create_netns(state, executor, names.gen_netns(1))
-        ends = netdev.create_veth(state, names.gen_if(0), ns0, names.gen_if(1), ns1, mtu_bytes=mtu)
+        ends = netdev.create_veth(state, names.gen_if(0), ns0, names.gen_if(1), ns1, mtu_bytes=mtu,
+                                  queues=self.port_queues)
         self._set_gen_ports(list(ends))
 
     def _set_gen_ports(self, ends: list[netdev.LinkEnd]) -> None:
@@ -216,6 +220,11 @@ class LabDeployment(Deployment):
             for info in vnf.components():
                 found.append(replace(info, details={**info.details, "index": str(index)}))
         return found
+
+    def dut_ports(self) -> tuple[tuple[str | None, str], ...]:
+        if not (self.topology.has_switch and self.topology.has_traffic_ports and self._ports):
+            return ()
+        return tuple((self.names.switch_netns, self.names.phy_if(i)) for i in (0, 1))
 
     def dut_pids(self) -> dict[str, int]:
         if not self.topology.has_switch:
@@ -292,5 +301,6 @@ def build_deployment(
         vnf_cls = resolve_vnf(settings, registries, vswitch_cls)
         vnfs = [vnf_cls(settings, ctx) for _ in range(topology.vnfs)]
     return LabDeployment(
-        topology, ctx=ctx, traffic=traffic, vswitch=vswitch, vnfs=vnfs, vlan_id=vlan_id, state_root=state_root
+        topology, ctx=ctx, traffic=traffic, vswitch=vswitch, vnfs=vnfs, vlan_id=vlan_id, state_root=state_root,
+        port_queues=int(settings["LAB_PORT_QUEUES"]),
     )

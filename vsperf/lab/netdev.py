@@ -151,17 +151,19 @@ class LinkEnd:
 
 
 def create_veth(
-    state: RunState, a: str, a_ns: str | None, b: str, b_ns: str | None, *, mtu_bytes: int
+    state: RunState, a: str, a_ns: str | None, b: str, b_ns: str | None, *, mtu_bytes: int, queues: int = 1
 ) -> tuple[LinkEnd, LinkEnd]:
-    """Create veth pair `a` (in `a_ns`) <-> `b` (in `b_ns`), both up with `mtu_bytes`."""
+    """Create veth pair `a` (in `a_ns`) <-> `b` (in `b_ns`), both up with `mtu_bytes` and `queues`
+    rx and tx queues each (veth's numrxqueues/numtxqueues; the kernel's default is one)."""
+    counts = {"num_rx_queues": queues, "num_tx_queues": queues} if queues > 1 else {}
     with ipr(a_ns) as sock:
-        peer: dict[str, Any] = {"ifname": b}
+        peer: dict[str, Any] = {"ifname": b, **counts}
         if b_ns != a_ns:
             peer["net_ns_fd"] = b_ns if b_ns else "/proc/1/ns/net"
         # Deleting one end deletes the pair: one record covers both (recorded before it exists).
         state.add(Resource("link", a, netns=a_ns))
         try:
-            sock.link("add", ifname=a, kind="veth", peer=peer)
+            sock.link("add", ifname=a, kind="veth", peer=peer, **counts)
         except NetlinkError as exc:
             raise DeploymentError(f"cannot create veth {a} <-> {b}: {exc}") from exc
         sock.link("set", index=_index(sock, a), mtu=mtu_bytes, state="up")

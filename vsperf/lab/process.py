@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 
 from vsperf.errors import DeploymentError
-from vsperf.executor import Executor
+from vsperf.executor import Executor, Process
 
 # Start times from psutil are computed from clock ticks since boot: the same process always
 # gives the same value, a different process started in another tick a different one.
@@ -76,7 +76,7 @@ class ManagedProcess:
     label: str  # "ovs-vswitchd", "trafgen g0", ...
     pid: int
     start_time: float
-    popen: subprocess.Popen[bytes] | None = None
+    popen: Process | None = None  # the executor's handle of a process it started
     log_path: Path | None = None
 
     def alive(self) -> bool:

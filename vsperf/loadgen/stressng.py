@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import signal
 import subprocess
 from typing import Any
 
 from vsperf.deployment import ComponentInfo
 from vsperf.errors import DeploymentError, PrerequisiteError
+from vsperf.executor import Process
 from vsperf.loadgen.base import LoadGenerator
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ class StressNgLoad(LoadGenerator):
     NAME = "stress-ng"
     ALIASES = ("stressng", "StressorVM")
 
-    _proc: subprocess.Popen[bytes] | None = None
+    _proc: Process | None = None
 
     def check_prerequisites(self) -> None:
         if shutil.which("stress-ng") is None:
@@ -65,12 +65,12 @@ class StressNgLoad(LoadGenerator):
         proc, self._proc = self._proc, None
         if proc is None or proc.poll() is not None:
             return
-        # stress-ng forwards SIGTERM to its workers (same process group); wait, then make sure.
-        os.killpg(proc.pid, signal.SIGTERM)
+        # Signals go to its process group (stress-ng and its workers), on whichever host it runs.
+        proc.terminate()
         try:
             proc.wait(timeout=STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+            proc.kill()
             proc.wait()
 
     def pids(self) -> dict[str, int]:

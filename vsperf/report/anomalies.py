@@ -37,6 +37,9 @@ MAX_WARNINGS_LISTED = 10
 _LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (?P<level>[A-Z]+)\s+(?P<logger>\S+): (?P<msg>.*)$")
 _TEST_START = re.compile(r"^test \S+ \(\S+\): \d+ frame size")
 _TEST_END = re.compile(r"^test \S+ (finished|failed)")  # vsperf.runner, after the test's teardown
+# The progress logger's name, now and in the logs of runs from before issue 13's restructure
+# (vsperf report DIR re-renders those too).
+_PROGRESS_LOGGERS = ("vsperf.ui.progress", "vsperf.progress")
 _WARNING_LEVELS = ("WARNING", "ERROR", "CRITICAL")
 
 
@@ -67,7 +70,7 @@ def parse_log_warnings(text: str) -> LoggedWarnings:
         if match is None:
             continue  # a traceback or a message's continuation line
         logger, message = match["logger"], match["msg"].strip()
-        if logger == "vsperf.ui.progress" and _TEST_START.match(message):
+        if logger in _PROGRESS_LOGGERS and _TEST_START.match(message):
             current = []
             by_test.append(current)
             continue

@@ -5,36 +5,36 @@ renders report.rst from the template, and converts that one text into the other 
 - md: Markdown, from the RST's docutils tree (vsperf.report.markdown);
 - html: docutils' HTML5 writer with templates/report.css, plots embedded (one self-contained file);
 - pdf: WeasyPrint from that HTML (A4, page numbers, table of contents with page numbers).
-The RST is always written (every other format comes from it).
+The RST is always written (every other format comes from it), and parsed once for the others.
+
+The plots and the PDF take most of the time: with `parallel` (the default) they run in worker
+processes (vsperf.report.workers) while the text formats are written, and the PDF lays out
+its text while the plots are still being drawn. The files are the same either way.
 """
 
 from __future__ import annotations
 
-import io
 import logging
-import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 from vsperf.errors import ConfigError, PrerequisiteError
-from vsperf.paths import data_dir
 from vsperf.report.anomalies import read_log_warnings
-from vsperf.report.markdown import rst_to_markdown
-from vsperf.report.plots import write_plots
+from vsperf.report.html import PDF_PREREQUISITES, doctree_to_html, embed_images, for_pdf, html_to_pdf, linked_plots
+from vsperf.report.markdown import MarkdownWriter, parse_rst
+from vsperf.report.plots import Plot, draw_plot, plot_plan, quiet_plot_logs
 from vsperf.report.rst import REPORT_BASENAME, render_rst
+from vsperf.report.workers import FAILED_MARKER, PdfWorker, PlotWorkers, fork_context
 from vsperf.results.atomic import write_text_atomic
 from vsperf.results.load import load_results, results_file
+from vsperf.results.model import RunResults
 
 log = logging.getLogger(__name__)
 
 FORMATS = ("rst", "md", "html", "pdf")
-_HEAD_CELL = re.compile(r"(<th\b[^>]*>)(.*?)(</th>)", re.DOTALL)
-STYLESHEET = "report.css"
 OVERALL_LOG = "overall.log"  # as vsperf.runner writes it
-PDF_PREREQUISITES = (
-    "PDF reports need WeasyPrint and Pango: pip install weasyprint; "
-    "apt-get install libpango-1.0-0 libpangoft2-1.0-0 fonts-dejavu-core"
-)
+__all__ = ["FORMATS", "PDF_PREREQUISITES", "check_formats", "html_to_pdf", "render_report"]
 
 
 def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
@@ -45,54 +45,26 @@ def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
     return tuple(f for f in FORMATS if f in formats)
 
 
-def rst_to_html(rst_text: str, source_path: Path) -> bytes:
-    """The HTML5 document of the report (stylesheet and images embedded), as UTF-8 bytes.
-
-    `source_path` is where the RST lives: image paths in it are relative to its folder.
-    """
-    from docutils.core import publish_string
-
-    overrides = {
-        "stylesheet_path": str(data_dir("templates") / STYLESHEET),
-        "embed_stylesheet": True,
-        "image_loading": "embed",
-        "report_level": 5,
-        "halt_level": 5,
-        "warning_stream": io.StringIO(),
-        "_disable_config": True,
-        "input_encoding": "utf-8",
-        "output_encoding": "utf-8",
-        "section_self_link": False,
-        "toc_backlinks": False,
-    }
-    # Embedding reads image files relative to the working directory: give docutils absolute
-    # paths for that, the RST on disk keeps its relative ones.
-    text = rst_text.replace(".. figure:: plots/", f".. figure:: {source_path.parent.resolve()}/plots/")
-    html = publish_string(text, source_path=str(source_path), writer="html5", settings_overrides=overrides)
-    page = html.decode("utf-8") if isinstance(html, bytes) else str(html)
-    # Column heads are result keys (throughput_rx_percent): let them wrap after an underscore
-    # rather than widen a table beyond the page.
-    page = _HEAD_CELL.sub(lambda m: m.group(1) + m.group(2).replace("_", "_<wbr>") + m.group(3), page)
-    return page.encode("utf-8")
-
-
-def html_to_pdf(html: bytes, base_dir: Path, out: Path) -> None:
-    """Render the report's HTML into a PDF with WeasyPrint (raises PrerequisiteError without it)."""
-    # WeasyPrint logs every CSS property it ignores (docutils' stylesheet has a few) and its
-    # progress, from its import on; fontTools its font subsetting.
-    for name in ("weasyprint", "weasyprint.progress"):
-        logging.getLogger(name).setLevel(logging.ERROR)
-    logging.getLogger("fontTools").setLevel(logging.WARNING)
+def _plan(run: RunResults, plots: bool, strict: bool) -> dict[int, list[Plot]]:
+    """The plots to draw by test index ({} without plots or without matplotlib)."""
+    if not plots:
+        return {}
     try:
-        import weasyprint  # type: ignore[import-untyped]
-    except (ImportError, OSError) as exc:  # OSError: WeasyPrint installed but Pango missing
-        raise PrerequisiteError(f"{PDF_PREREQUISITES} ({exc})") from exc
-    tmp = out.with_name(f".{out.name}.tmp")
-    try:
-        weasyprint.HTML(string=html.decode("utf-8"), base_url=str(base_dir.resolve()) + "/").write_pdf(tmp)
-        tmp.replace(out)
-    finally:
-        tmp.unlink(missing_ok=True)
+        import matplotlib  # noqa: F401  # drawn in workers: fail here, with the fix, when missing
+    except ImportError as exc:
+        if strict:
+            raise PrerequisiteError(f"plots need matplotlib: pip install matplotlib ({exc})") from exc
+        log.warning("report without plots: matplotlib is missing (pip install matplotlib)")
+        return {}
+    return {test.index: plot_plan(run, test) for test in run.tests}
+
+
+def _pdf_job(html: bytes, base_dir: Path, out: Path, pending: Collection[Path]) -> None:
+    # In the PDF worker; html_to_pdf looked up here, at call time (tests replace it).
+    if pending:
+        html_to_pdf(html, base_dir, out, pending=pending)
+    else:
+        html_to_pdf(html, base_dir, out)
 
 
 def render_report(
@@ -101,6 +73,7 @@ def render_report(
     *,
     plots: bool = True,
     strict: bool = False,
+    parallel: bool = True,
 ) -> list[Path]:
     """Write the Level Test Report of the run in `results_dir` (from its results.json alone)
     in `formats`; returns the files written.
@@ -108,40 +81,73 @@ def render_report(
     `plots`: draw plots (needs matplotlib). A format whose tool is missing (PDF without
     WeasyPrint) is skipped with a warning naming what to install, unless `strict`, where it
     raises PrerequisiteError. Raises ConfigError when the results cannot be loaded.
+    `parallel`: draw the plots and the PDF in worker processes (where the platform can fork).
     """
     wanted = check_formats(formats)
     source = results_file(results_dir)
     run = load_results(source)
     out_dir = source.parent
-    drawn = {}
-    if plots:
-        try:
-            drawn = write_plots(run, out_dir)
-        except ImportError as exc:
-            if strict:
-                raise PrerequisiteError(f"plots need matplotlib: pip install matplotlib ({exc})") from exc
-            log.warning("report without plots: matplotlib is missing (pip install matplotlib)")
-    rst_path = out_dir / f"{REPORT_BASENAME}.rst"
-    rst_text = render_rst(run, source, drawn, read_log_warnings(out_dir / OVERALL_LOG))
-    write_text_atomic(rst_path, rst_text)
-    written = [rst_path]
-    if "md" in wanted:
-        path = out_dir / f"{REPORT_BASENAME}.md"
-        write_text_atomic(path, rst_to_markdown(rst_text))
-        written.append(path)
-    if "html" in wanted or "pdf" in wanted:
-        html = rst_to_html(rst_text, rst_path)
+    plan = _plan(run, plots, strict)
+    planned = [p for test_plots in plan.values() for p in test_plots]
+    context = fork_context() if parallel else None
+    with ExitStack() as stack:
+        pdf_worker = None
+        if context is not None and "pdf" in wanted:
+            pdf_worker = PdfWorker(context)
+            stack.callback(pdf_worker.close)
+        plot_workers = None
+        if planned:
+            # A re-rendered run: old files must not pass for new ones (the PDF waits for them).
+            for plot in planned:
+                (out_dir / plot.path).unlink(missing_ok=True)
+            (out_dir / "plots" / FAILED_MARKER).unlink(missing_ok=True)
+            if context is not None:
+                plot_workers = stack.enter_context(PlotWorkers(context, source, out_dir, plan))
+            else:
+                _draw_serially(run, plan, out_dir)
+        rst_path = out_dir / f"{REPORT_BASENAME}.rst"
+        rst_text = render_rst(run, source, plan, read_log_warnings(out_dir / OVERALL_LOG))
+        write_text_atomic(rst_path, rst_text)
+        written = [rst_path]
+        if wanted == ("rst",):
+            if plot_workers is not None:
+                plot_workers.wait()
+            return written
+        document = parse_rst(rst_text)
+        # The Markdown comes from the tree too, but after the HTML: the PDF, the longest part,
+        # starts from that HTML. (The HTML writer leaves the tree as the Markdown writer needs it.)
+        html = doctree_to_html(document) if "html" in wanted or "pdf" in wanted else ""
+        pdf_path = out_dir / f"{REPORT_BASENAME}.pdf"
+        pdf_html = for_pdf(html).encode("utf-8")
+        pending = linked_plots(html, out_dir) if plot_workers is not None else []
+        if pdf_worker is not None:
+            pdf_worker.submit(_pdf_job, pdf_html, out_dir, pdf_path, pending)
+        if "md" in wanted:
+            path = out_dir / f"{REPORT_BASENAME}.md"
+            write_text_atomic(path, MarkdownWriter().render(document))
+            written.append(path)
+        if plot_workers is not None:
+            plot_workers.wait()
         if "html" in wanted:
             path = out_dir / f"{REPORT_BASENAME}.html"
-            write_text_atomic(path, html.decode("utf-8"))
+            write_text_atomic(path, embed_images(html, out_dir))
             written.append(path)
         if "pdf" in wanted:
-            path = out_dir / f"{REPORT_BASENAME}.pdf"
             try:
-                html_to_pdf(html, out_dir, path)
-                written.append(path)
+                if pdf_worker is not None:
+                    pdf_worker.wait()
+                else:
+                    html_to_pdf(pdf_html, out_dir, pdf_path)
+                written.append(pdf_path)
             except PrerequisiteError as exc:
                 if strict:
                     raise
                 log.warning("report.pdf not written: %s", exc)
     return written
+
+
+def _draw_serially(run: RunResults, plan: dict[int, list[Plot]], out_dir: Path) -> None:
+    quiet_plot_logs()
+    for test in run.tests:
+        for plot in plan.get(test.index, ()):
+            draw_plot(run, test, plot, out_dir)

@@ -27,6 +27,7 @@ DOCUTILS_SETTINGS = {
     "warning_stream": io.StringIO(),
     "_disable_config": True,
     "input_encoding": "utf-8",
+    "toc_backlinks": False,  # section titles stay plain text, not links back to the contents
 }
 
 
@@ -224,7 +225,11 @@ class MarkdownWriter:
         return inner
 
 
+def parse_rst(rst_text: str) -> nodes.document:
+    """The docutils tree of an RST document (the report), parsed once for every format."""
+    return publish_doctree(rst_text, settings_overrides=dict(DOCUTILS_SETTINGS, warning_stream=io.StringIO()))
+
+
 def rst_to_markdown(rst_text: str) -> str:
     """The Markdown of an RST document (the report)."""
-    document = publish_doctree(rst_text, settings_overrides=dict(DOCUTILS_SETTINGS, warning_stream=io.StringIO()))
-    return MarkdownWriter().render(document)
+    return MarkdownWriter().render(parse_rst(rst_text))

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vsperf.benchmarks.plots import benchmark_figure
+from vsperf.benchmarks.plots import benchmark_caption, benchmark_figure
 from vsperf.report.anomalies import allowed_loss_percent
 from vsperf.results.model import FrameSizeResult, RunResults, TestResult, as_number
 from vsperf.search.measurer import TrialResult
@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not to read th
 
 PLOTS_DIR = "plots"
 DPI = 110
+PNG_COMPRESS_LEVEL = 1
 WIDTH_IN = 8.0
 COLORS = {"measured": "#1f77b4", "line": "#7f7f7f", "pass": "#2ca02c", "fail": "#d62728",
           "short": "#ff7f0e", "learning": "#9e9e9e", "offered": "#9467bd"}
@@ -50,6 +51,7 @@ class Plot:
     path: str  # e.g. "plots/test00_phy2phy_tput_throughput.png" (always '/' separated)
     caption: str
     packet_size: int | None = None  # a plot of one frame size, or None for the whole test
+    kind: str = ""  # which figure: "throughput", "trajectory", "persecond_64", ... (see plot_plan)
 
 
 def _series(test: TestResult, key: str) -> list[tuple[int, float]]:
@@ -89,9 +91,27 @@ def _new_figure(
 
 
 def _save(fig: Figure, path: Path) -> None:
+    """Write `fig` as an RGB PNG, atomically (the PDF worker may be waiting for the file)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from PIL import Image
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    # No "Software" entry: the file depends on the results alone.
-    fig.savefig(path, format="png", dpi=DPI, metadata={"Software": None})
+    # _new_figure's figures have an Agg canvas already; a bare Figure (the benchmarks') gets one.
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    canvas.draw()  # type: ignore[no-untyped-call]
+    width, height = canvas.get_width_height()
+    # RGB, not matplotlib's RGBA: the figures are opaque, and an alpha channel doubles the
+    # image streams WeasyPrint decodes and compresses into the PDF. Fast deflate (level 1):
+    # level 6 took a fifth of the drawing time for files a third smaller. No text chunks
+    # (matplotlib's "Software"): the file depends on the results alone.
+    rgba = canvas.buffer_rgba()  # type: ignore[no-untyped-call]
+    image = Image.frombuffer("RGBA", (width, height), rgba, "raw", "RGBA", 0, 1).convert("RGB")
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        image.save(tmp, format="PNG", compress_level=PNG_COMPRESS_LEVEL, dpi=(DPI, DPI))
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _size_axis(ax: Axes, sizes: Sequence[int], *, narrow: bool = False) -> None:
@@ -176,13 +196,17 @@ def back2back_figure(test: TestResult) -> Figure | None:
     return fig
 
 
-def latency_figure(test: TestResult) -> Figure | None:
-    """Latency (µs) against frame size: min, avg, max and any recorded percentiles."""
+def _latency_lines(test: TestResult) -> list[tuple[str, list[tuple[int, float]]]]:
     keys = [("min_latency_ns", "min"), ("avg_latency_ns", "avg"), ("max_latency_ns", "max")]
     percentiles = {m.group(0): m.group(1) for r in test.results for k in r.metrics if (m := _PERCENTILE.match(k))}
     keys += [(k, f"p{p}") for k, p in sorted(percentiles.items(), key=lambda kp: float(kp[1]))]
     lines = [(label, _series(test, key)) for key, label in keys]
-    lines = [(label, series) for label, series in lines if series]
+    return [(label, series) for label, series in lines if series]
+
+
+def latency_figure(test: TestResult) -> Figure | None:
+    """Latency (µs) against frame size: min, avg, max and any recorded percentiles."""
+    lines = _latency_lines(test)
     if not lines:
         return None
     fig = _new_figure(3.0)
@@ -216,6 +240,8 @@ def _trajectory_panel(ax: Axes, run: RunResults, test: TestResult, result: Frame
         return 100.0 * trial.requested_rate_fps / trial.line_rate_fps if trial.line_rate_fps > 0 else 0.0
 
     ax.plot(positions, [y(t) for t in result.trials], "-", color=COLORS["line"], linewidth=0.8)
+    # One artist per marker style, not one per trial: drawing cost grows with artists.
+    styles: dict[tuple[str, str, int], tuple[list[int], list[float]]] = {}
     for position, trial in zip(positions, result.trials, strict=True):
         if trial.purpose == "learning":
             marker, color = ".", COLORS["learning"]
@@ -226,7 +252,11 @@ def _trajectory_panel(ax: Axes, run: RunResults, test: TestResult, result: Frame
         else:
             marker, color = "x", COLORS["fail"]
         size = 9 if trial.purpose.startswith("verification") else 6
-        ax.plot([position], [y(trial)], linestyle="none", marker=marker, color=color, markersize=size)
+        xs, ys = styles.setdefault((marker, color, size), ([], []))
+        xs.append(position)
+        ys.append(y(trial))
+    for (marker, color, size), (xs, ys) in styles.items():
+        ax.plot(xs, ys, linestyle="none", marker=marker, color=color, markersize=size)
     answer = as_number(result.metrics.get("b2b_frames" if bursts else "tx_rate_percent"))
     if answer is not None:
         ax.axhline(answer, linestyle=":", color=COLORS["measured"])
@@ -280,19 +310,27 @@ def _per_second_trial(result: FrameSizeResult) -> tuple[int, TrialResult] | None
     return max(candidates, key=lambda c: c[1].duration_s)
 
 
-def per_second_figure(test: TestResult, result: FrameSizeResult) -> tuple[Figure, int] | None:
-    """The per-second rates the generator recorded during one trial (the verification trial
-    when there is one, else the longest); returns the figure and the trial's position."""
+def _per_second_series(result: FrameSizeResult) -> tuple[int, TrialResult, str | None, list[str]] | None:
+    # The trial plotted, its position, the time column (None: row numbers) and the plotted keys.
     chosen = _per_second_trial(result)
     if chosen is None:
         return None
     position, trial = chosen
     rows: Sequence[Mapping[str, Any]] = trial.per_second
     time_key = next((k for k in ("time_s", "t", "second") if all(k in r for r in rows)), None)
-    xs = [float(r[time_key]) for r in rows] if time_key else [float(i) for i in range(1, len(rows) + 1)]
     keys = sorted({k for r in rows for k, v in r.items() if k != time_key and as_number(v) is not None})
-    if not keys:
+    return (position, trial, time_key, keys) if keys else None
+
+
+def per_second_figure(test: TestResult, result: FrameSizeResult) -> tuple[Figure, int] | None:
+    """The per-second rates the generator recorded during one trial (the verification trial
+    when there is one, else the longest); returns the figure and the trial's position."""
+    series = _per_second_series(result)
+    if series is None:
         return None
+    position, trial, time_key, keys = series
+    rows: Sequence[Mapping[str, Any]] = trial.per_second
+    xs = [float(r[time_key]) for r in rows] if time_key else [float(i) for i in range(1, len(rows) + 1)]
     fig = _new_figure(3.0)
     ax = fig.subplots()
     for key in keys:
@@ -311,42 +349,85 @@ def _file_stem(test: TestResult) -> str:
     return f"test{test.index:02d}_{_UNSAFE.sub('_', test.name)}"
 
 
-def plots_for_test(run: RunResults, test: TestResult, results_dir: Path) -> list[Plot]:
-    """Draw every plot `test` has data for into results_dir/plots; returns them in report order."""
-    plots: list[Plot] = []
+CAPTIONS = {
+    "throughput": "Throughput against frame size: frames per second over all ports with the theoretical line rate "
+    "(left), and as a percentage of line rate (right).",
+    "back2back": "Back-to-back frames against frame size (bars: the average of the repetitions, "
+    "whiskers: their range).",
+    "latency": "Latency against frame size.",
+    "trajectory": "Search trajectory: every trial in the order it ran, green when the device forwarded it within the "
+    "allowed loss, red when it did not; the dotted line is the reported result.",
+}
+
+
+def plot_plan(run: RunResults, test: TestResult) -> list[Plot]:
+    """The plots `test` has data for, in report order, without drawing them (so the report's
+    text can be written while worker processes draw); `draw_plot` draws each one."""
     stem = _file_stem(test)
 
-    def keep(fig: Figure | None, kind: str, caption: str, size: int | None = None) -> None:
-        if fig is None:
-            return
-        rel = f"{PLOTS_DIR}/{stem}_{kind}.png"
-        _save(fig, results_dir / rel)
-        plots.append(Plot(rel, caption, size))
+    def plot(kind: str, caption: str, size: int | None = None) -> Plot:
+        return Plot(f"{PLOTS_DIR}/{stem}_{kind}.png", caption, size, kind)
 
-    keep(throughput_figure(run, test), "throughput",
-         "Throughput against frame size: frames per second over all ports with the theoretical line rate "
-         "(left), and as a percentage of line rate (right).")
-    keep(back2back_figure(test), "back2back",
-         "Back-to-back frames against frame size (bars: the average of the repetitions, whiskers: their range).")
-    keep(latency_figure(test), "latency", "Latency against frame size.")
-    keep(trajectory_figure(run, test), "trajectory",
-         "Search trajectory: every trial in the order it ran, green when the device forwarded it within the "
-         "allowed loss, red when it did not; the dotted line is the reported result.")
+    plan: list[Plot] = []
+    if _series(test, "throughput_rx_fps"):
+        plan.append(plot("throughput", CAPTIONS["throughput"]))
+    if _series(test, "b2b_frames"):
+        plan.append(plot("back2back", CAPTIONS["back2back"]))
+    if _latency_lines(test):
+        plan.append(plot("latency", CAPTIONS["latency"]))
+    if any(len(r.trials) > 1 for r in test.results):
+        plan.append(plot("trajectory", CAPTIONS["trajectory"]))
     for result in test.results:
+        size = result.packet_size
+        series = _per_second_series(result)
+        if series is not None:
+            plan.append(plot(f"persecond_{size}", f"Per-second rates of trial {series[0]} at {size} B.", size))
+        caption = benchmark_caption(result.details)
+        if caption is not None:  # the seeds' benchmarks (sweeps, udp_msg_loss, iperf3_*)
+            plan.append(plot(f"benchmark_{size}", caption, size))
+    return plan
+
+
+def _figure_of(run: RunResults, test: TestResult, plot: Plot) -> Figure | None:
+    if plot.kind == "throughput":
+        return throughput_figure(run, test)
+    if plot.kind == "back2back":
+        return back2back_figure(test)
+    if plot.kind == "latency":
+        return latency_figure(test)
+    if plot.kind == "trajectory":
+        return trajectory_figure(run, test)
+    result = next(r for r in test.results if r.packet_size == plot.packet_size)
+    if plot.kind.startswith("persecond_"):
         drawn = per_second_figure(test, result)
-        if drawn is not None:
-            fig, position = drawn
-            keep(fig, f"persecond_{result.packet_size}",
-                 f"Per-second rates of trial {position} at {result.packet_size} B.", result.packet_size)
-        benchmark = benchmark_figure(test.name, result.packet_size, result.details)
-        if benchmark is not None:  # the seeds' benchmarks (udp_msg_loss, iperf3_*)
-            keep(benchmark[0], f"benchmark_{result.packet_size}", benchmark[1], result.packet_size)
-    return plots
+        return drawn[0] if drawn else None
+    benchmark = benchmark_figure(test.name, result.packet_size, result.details)
+    return benchmark[0] if benchmark else None
+
+
+def draw_plot(run: RunResults, test: TestResult, plot: Plot, results_dir: Path) -> None:
+    """Draw one plot of `plot_plan(run, test)` into results_dir/plot.path."""
+    fig = _figure_of(run, test, plot)
+    if fig is None:  # plot_plan promised this plot: a bug, not a user's problem
+        raise RuntimeError(f"plot {plot.path} was planned but has no data")
+    _save(fig, results_dir / plot.path)
+
+
+def quiet_plot_logs() -> None:
+    """matplotlib and Pillow log every font lookup and PNG chunk at debug level: not for overall.log."""
+    for name in ("matplotlib", "PIL"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def plots_for_test(run: RunResults, test: TestResult, results_dir: Path) -> list[Plot]:
+    """Draw every plot `test` has data for into results_dir/plots; returns them in report order."""
+    plan = plot_plan(run, test)
+    for plot in plan:
+        draw_plot(run, test, plot, results_dir)
+    return plan
 
 
 def write_plots(run: RunResults, results_dir: Path) -> dict[int, list[Plot]]:
     """Draw the plots of every test of `run`; test index -> its plots (tests without data: [])."""
-    # matplotlib and Pillow log every font lookup and PNG chunk at debug level: not for overall.log.
-    for name in ("matplotlib", "PIL"):
-        logging.getLogger(name).setLevel(logging.WARNING)
+    quiet_plot_logs()
     return {test.index: plots_for_test(run, test, results_dir) for test in run.tests}

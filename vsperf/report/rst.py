@@ -15,11 +15,13 @@ from typing import Any, ClassVar
 
 import jinja2
 
+from vsperf.benchmarks.tables import TABLE_DETAIL_KEYS, seed_tables
 from vsperf.deployment import ComponentInfo
 from vsperf.errors import ConfigError
 from vsperf.paths import data_dir
 from vsperf.report.analysis import anomalies_of, conclusions, is_simulated, rationale
 from vsperf.report.anomalies import LoggedWarnings
+from vsperf.report.confidence import with_confidence
 from vsperf.report.markup import Rst, finalize, format_value, grid_table, heading, item
 from vsperf.report.plots import Plot
 from vsperf.report.tables import overview_table, statistics_tables
@@ -83,6 +85,7 @@ class SizeView:
     details: list[tuple[str, str]]
     statistics: list[tuple[str, Rst]]  # group title, Statistic | Value table
     plots: list[Plot] = field(default_factory=list)  # plots of this packet size (per-second rates)
+    benchmark_tables: list[tuple[str, Rst]] = field(default_factory=list)  # the seeds' tables (title, table)
 
 
 @dataclass(frozen=True)
@@ -165,6 +168,7 @@ def environment_items(run: RunResults, test: TestResult, simulated: bool) -> lis
             f"GIT tag: {env.get('vsperf_git_commit') or 'none (not run from a git checkout)'}",
         ),
     ]
+    items += [testbed_host_item(host) for host in env.get("testbed_hosts") or ()]
     roles = [c.role for c in test.components]
     if "trafficgen" not in roles and run.settings.get("TRAFFICGEN"):
         items.append(EnvItem("Traffic Generator", f"{run.settings['TRAFFICGEN']}, Version: not recorded"))
@@ -179,6 +183,19 @@ def environment_items(run: RunResults, test: TestResult, simulated: bool) -> lis
     return items
 
 
+def testbed_host_item(host: dict[str, Any]) -> EnvItem:
+    """A testbed host (vsperf.testbed.hostinfo) as one Test Environment entry with its facts."""
+    roles = ", ".join(host.get("roles") or ())
+    facts = [f"Role: {roles}", f"Address: {host.get('address', 'unknown')}"]
+    facts += [f"{label}: {host.get(key, 'unknown')}" for label, key in (
+        ("OS", "os"), ("Kernel Version", "kernel"), ("CPU", "cpu_model"), ("CPU cores", "cpu_cores_logical"),
+        ("Board", "board"), ("Host name", "hostname"))]
+    memory = host.get("memory_kb")
+    facts.append(f"Memory: {memory} kB" if isinstance(memory, int) else "Memory: unknown")
+    facts += [f"NIC: {_nic_text(nic)}" for nic in host.get("nics") or ()]
+    return EnvItem(f"Testbed host {host.get('name', '?')}", roles, facts)
+
+
 def _role_order(component: ComponentInfo) -> int:
     # Components in the order VSPERF's report lists them; unknown roles last.
     roles = list(COMPONENT_LABELS)
@@ -187,7 +204,7 @@ def _role_order(component: ComponentInfo) -> int:
 
 def metrics_table(run: RunResults, test: TestResult, result: FrameSizeResult) -> Rst:
     """Metric | Result: every metric of the packet size, then type, packet_size, traffic_type."""
-    rows: list[tuple[str, Any]] = [(key, result.metrics[key]) for key in metric_columns([result])]
+    rows: list[tuple[str, Any]] = [(key, with_confidence(result.metrics, key)) for key in metric_columns([result])]
     attributes = {
         "type": test.traffic_type,
         "packet_size": result.packet_size,
@@ -252,9 +269,10 @@ def view_of_test(
             packet_size=r.packet_size,
             metrics_table=metrics_table(run, test, r),
             trials_table=trials_table(r),
-            details=[(str(k), _compact(v)) for k, v in r.details.items()],
+            details=[(str(k), _compact(v)) for k, v in r.details.items() if k not in TABLE_DETAIL_KEYS],
             statistics=statistics_tables(r),
             plots=[_plot_view(p) for p in plots if p.packet_size == r.packet_size],
+            benchmark_tables=[(tb.title, grid_table(tb.header, tb.rows)) for tb in seed_tables(r.details)],
         )
         for r in test.results
     ]

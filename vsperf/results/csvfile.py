@@ -3,7 +3,9 @@
 A row per frame size. Columns: the metric keys some row has (VSPERF's order first), then
 fixed per-row attributes that make the file readable on its own (type, packet_size,
 traffic_type, test id, deployment, switch and generator with versions, ...). Numbers are
-written plainly, None as an empty cell.
+written plainly, None as an empty cell. `type` holds VSPERF's value (rfc2544, rfc2889) and
+`test_type` vsperf's precise one, also for results.json files written before they were split;
+start_time, stop_time and test_execution_time are VSPERF's (vsperf.results.vsperf_keys).
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from typing import Any
 
 from vsperf.results.atomic import write_text_atomic
 from vsperf.results.model import ROW_ATTRIBUTE_KEYS, RunResults, TestResult, metric_columns, traffic_protocol
+from vsperf.results.vsperf_keys import TEST_TYPE, time_keys, vsperf_type
 
 # Columns after the metrics, always present, in this order (stable across vsperf versions).
 ATTRIBUTE_COLUMNS = (
-    *ROW_ATTRIBUTE_KEYS,  # type (traffic type), packet_size, traffic_type (L3 protocol)
+    *ROW_ATTRIBUTE_KEYS,  # type (VSPERF's: rfc2544, rfc2889), packet_size, traffic_type (L3 protocol)
+    TEST_TYPE,  # vsperf's traffic type, e.g. rfc2544_back2back
     "bidir",
     "frame_modification",
     "id",
@@ -34,6 +38,9 @@ ATTRIBUTE_COLUMNS = (
     "test_status",
     "run_id",
     "simulated",
+    "test_execution_time",
+    "start_time",
+    "stop_time",
 )
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -75,7 +82,7 @@ def _setting_name(settings: Mapping[str, Any], key: str) -> Any:
 
 def csv_header(test: TestResult) -> list[str]:
     """The columns of `test`'s CSV file."""
-    return [*metric_columns(test.results), *ATTRIBUTE_COLUMNS]
+    return [*(c for c in metric_columns(test.results) if c not in ATTRIBUTE_COLUMNS), *ATTRIBUTE_COLUMNS]
 
 
 def csv_rows(run: RunResults, test: TestResult) -> list[dict[str, Any]]:
@@ -96,6 +103,7 @@ def csv_rows(run: RunResults, test: TestResult) -> list[dict[str, Any]]:
         "test_status": test.status,
         "run_id": run.run_id,
         "simulated": run.simulated,
+        **time_keys(test.started_at, test.finished_at),
     }
     rows = []
     for result in test.results:
@@ -103,6 +111,9 @@ def csv_rows(run: RunResults, test: TestResult) -> list[dict[str, Any]]:
         row["packet_size"] = result.packet_size
         # A search that reports one of VSPERF's row attributes itself knows best.
         row.update(result.metrics)
+        # results.json of earlier versions held the precise type in `type`
+        precise = str(result.metrics.get(TEST_TYPE) or result.metrics.get("type") or test.traffic_type)
+        row[TEST_TYPE], row["type"] = precise, vsperf_type(precise)
         rows.append(row)
     return rows
 

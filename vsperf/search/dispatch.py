@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, get_args
 
+from vsperf.benchmarks import BenchEnv, is_benchmark, run_benchmark
 from vsperf.errors import ConfigError
 from vsperf.search.back2back import rfc2544_back2back
 from vsperf.search.config import (
@@ -42,6 +43,7 @@ def run_traffic(
     *,
     throughput_fps: float | None = None,
     dut: DutControl | None = None,
+    bench: BenchEnv | None = None,
 ) -> SearchOutcome:
     """Run what `traffic.traffic_type` asks for, configured from `settings`.
 
@@ -50,9 +52,15 @@ def run_traffic(
     throughput test of the run), is the throughput that back-to-back (RFC 9004's corrected buffer
     time), latency, recovery and reset use; without it they take TRAFFICGEN_THROUGHPUT_PERCENT or
     measure it first with the TRAFFICGEN_SEARCH algorithm. `dut` lets rfc2544_reset restart the
-    DUT and the RFC 2889 address tests make it forget learned addresses.
+    DUT and the RFC 2889 address tests make it forget learned addresses. `bench` is where the
+    seeds' benchmarks (udp_msg_loss, iperf3_*: vsperf.benchmarks) run their own programs; they
+    use no measurer.
     """
     kind = traffic.traffic_type
+    if is_benchmark(kind):
+        if bench is None:
+            raise ConfigError(f"traffic_type {kind} runs its own programs and needs the run's endpoints")
+        return run_benchmark(bench, traffic, settings, measurer, on_trial)
     if kind == "rfc2544_throughput":
         return run_throughput(measurer, traffic, settings, on_trial)
     if kind == "rfc2544_back2back":
@@ -62,7 +70,7 @@ def run_traffic(
         cont_cfg = continuous_config_from_settings(settings, traffic)
         return rfc2544_continuous(measurer, traffic, cont_cfg, on_trial)
     if kind == "burst":
-        return burst(measurer, traffic, burst_config_from_settings(settings, traffic).frames, on_trial)
+        return burst(measurer, traffic, burst_config_from_settings(traffic).frames, on_trial)
 
     def known() -> KnownThroughput:
         return throughput_for(measurer, traffic, settings, on_trial, throughput_fps)

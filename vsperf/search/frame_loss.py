@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from vsperf.search.config_more import check, number
+from vsperf.search.config import check, number
 from vsperf.search.measurer import Measurer
 from vsperf.search.outcome import MetricValue, SearchOutcome
-from vsperf.search.outcome_parts import row_keys
+from vsperf.search.outcome_build import row_keys
 from vsperf.search.trials import Anomalies, OnTrial, TrialLog, percent_of
 from vsperf.search.upper_bound import LoadCeiling, generator_limit_notes
 from vsperf.traffic import Traffic
@@ -34,9 +34,9 @@ _EPS = 1e-9
 class FrameLossConfig:
     """The frame loss rate curve."""
 
-    duration_s: float = 30.0  # each trial
-    step_percent: float = 10.0  # % of line rate between loads (RFC 2544: <= 10)
-    max_rate_percent: float = 100.0  # first load, % of line rate
+    duration_s: float  # each trial
+    step_percent: float  # % of line rate between loads (RFC 2544: <= 10)
+    max_rate_percent: float  # first load, % of line rate
 
     def __post_init__(self) -> None:
         check(self.duration_s > 0, "TRAFFICGEN_DURATION", self.duration_s, "> 0")

@@ -1,55 +1,21 @@
-"""Parameters of the searches beyond the binary search, validated once, built from settings.
+"""The throughput algorithm and the goal searches' (ndr_pdr, mlr) configuration, from settings.
 
-Like `vsperf.search.config`: frozen dataclasses that check themselves, and `*_from_settings`
-functions reading a plain mapping of settings (the run's typed configuration, or a dict in
-tests) where a missing setting takes its default from `MORE_SETTING_DEFAULTS` (the schema in
-`vsperf.config.schema_search` declares the same names and defaults; conf/05_search.yaml sets them).
+Like `vsperf.search.config`: frozen dataclasses that check themselves, built by
+`*_from_settings` from complete settings (conf/05_search.yaml sets the defaults).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any, Literal
 
 from vsperf.errors import ConfigError
-from vsperf.search.config import SEARCH_SETTING_DEFAULTS
+from vsperf.search.config import check, flag, integer, number, optional_number, setting
 from vsperf.search.mlr_goals import SearchGoal
 
 ThroughputAlgorithm = Literal["binary", "ndr_pdr", "mlr"]
 THROUGHPUT_ALGORITHMS: tuple[ThroughputAlgorithm, ...] = ("binary", "ndr_pdr", "mlr")
-
-MORE_SETTING_DEFAULTS: Mapping[str, Any] = MappingProxyType(
-    {
-        "TRAFFICGEN_SEARCH": "binary",  # throughput algorithm of rfc2544_throughput
-        "TRAFFICGEN_PDR_LOSSRATE": 0.5,  # %, loss allowed at the partial drop rate
-        "TRAFFICGEN_SEARCH_WIDTH_PERCENT": 0.5,  # relative width of ndr_pdr and mlr answers, %
-        "TRAFFICGEN_SEARCH_INITIAL_DURATION_S": 1.0,  # s, shortest (steering) trials
-        "TRAFFICGEN_MLR_EXCEED_RATIO_PERCENT": 0.0,  # %, share of high-loss seconds a lower bound may have
-        "TRAFFICGEN_MLR_DURATION_SUM_S": None,  # s of full-length trials per load; None: one trial
-        "TRAFFICGEN_MLR_PRECEDING_TARGETS": 2,  # coarser targets with shorter trials before the final one
-        "TRAFFICGEN_MLR_GOALS": [],  # explicit goals; empty: NDR and PDR from the settings above
-        "TRAFFICGEN_THROUGHPUT_PERCENT": None,  # %, known throughput; None: measured first
-        "TRAFFICGEN_LATENCY_DURATION_S": 120.0,
-        "TRAFFICGEN_LATENCY_REPETITIONS": 20,
-        "TRAFFICGEN_FRAME_LOSS_STEP_PERCENT": 10.0,
-        "TRAFFICGEN_RECOVERY_OVERLOAD_PERCENT": 110.0,
-        "TRAFFICGEN_RECOVERY_OVERLOAD_S": 60.0,
-        "TRAFFICGEN_RECOVERY_DROP_PERCENT": 50.0,
-        "TRAFFICGEN_RECOVERY_AFTER_S": 30.0,
-        "TRAFFICGEN_RECOVERY_REPETITIONS": 3,
-        "TRAFFICGEN_RESET_DURATION_S": 60.0,
-        "TRAFFICGEN_RESET_AT_S": 10.0,
-        "TRAFFICGEN_RESET_REPETITIONS": 3,
-        "TRAFFICGEN_RFC9004_TESTS": 50,
-        "TRAFFICGEN_RFC2889_LOAD_STEP_PERCENT": 10.0,
-        "TRAFFICGEN_RFC2889_MAX_ADDRESSES": 16384,
-        "TRAFFICGEN_RFC2889_ADDRESS_RATE_FPS": 1000.0,
-        "TRAFFICGEN_RFC2889_LEARNING_ADDRESSES": 1024,
-        "TRAFFICGEN_RFC2889_MIN_LEARNING_RATE_FPS": 100.0,
-    }
-)
 
 GOAL_KEYS = (
     "name",
@@ -62,52 +28,9 @@ GOAL_KEYS = (
 )
 
 
-def _raw(settings: Mapping[str, Any], name: str) -> Any:
-    if name in settings:
-        return settings[name]
-    if name in MORE_SETTING_DEFAULTS:
-        return MORE_SETTING_DEFAULTS[name]
-    return SEARCH_SETTING_DEFAULTS[name]
-
-
-def number(settings: Mapping[str, Any], name: str) -> float:
-    """A numeric setting (or its default)."""
-    value = _raw(settings, name)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError(f"{name} must be a number, got {value!r}")
-    return float(value)
-
-
-def optional_number(settings: Mapping[str, Any], name: str) -> float | None:
-    """A numeric setting that may be null."""
-    return None if _raw(settings, name) is None else number(settings, name)
-
-
-def integer(settings: Mapping[str, Any], name: str) -> int:
-    """An integer setting (or its default)."""
-    value = _raw(settings, name)
-    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
-        raise ConfigError(f"{name} must be an integer, got {value!r}")
-    return int(value)
-
-
-def flag(settings: Mapping[str, Any], name: str) -> bool:
-    """A true/false setting (or its default)."""
-    value = _raw(settings, name)
-    if not isinstance(value, bool):
-        raise ConfigError(f"{name} must be true or false, got {value!r}")
-    return value
-
-
-def check(ok: bool, setting: str, value: object, rule: str) -> None:
-    """Raise a ConfigError naming `setting` unless `ok`."""
-    if not ok:
-        raise ConfigError(f"{setting} must be {rule}, got {value!r}")
-
-
 def search_algorithm(settings: Mapping[str, Any]) -> ThroughputAlgorithm:
     """TRAFFICGEN_SEARCH: the throughput algorithm."""
-    value = _raw(settings, "TRAFFICGEN_SEARCH")
+    value = setting(settings, "TRAFFICGEN_SEARCH")
     for algorithm in THROUGHPUT_ALGORITHMS:
         if value == algorithm:
             return algorithm
@@ -119,13 +42,13 @@ class GoalSearchConfig:
     """A search for several goals at once (ndr_pdr or mlr)."""
 
     goals: tuple[SearchGoal, ...]  # the first one fills VSPERF's throughput keys
-    min_rate_percent: float = 0.0  # lowest load tried, % of line rate (raised to a tiny positive floor)
-    max_rate_percent: float = 100.0  # first and highest load, % of line rate
-    preceding_targets: int = 2  # mlr: coarser targets before each goal's final one
-    repetitions: int = 1  # whole searches; metrics are their averages
-    learning_duration_s: float = 0.0  # learning trial before the search (0: none)
-    verify: bool = False  # one more trial of verify_duration_s at each goal's answer
-    verify_duration_s: float = 60.0
+    min_rate_percent: float  # lowest load tried, % of line rate (raised to a tiny positive floor)
+    max_rate_percent: float  # first and highest load, % of line rate
+    preceding_targets: int  # mlr: coarser targets before each goal's final one
+    repetitions: int  # whole searches; metrics are their averages
+    learning_duration_s: float  # learning trial before the search (0: none)
+    verify: bool  # one more trial of verify_duration_s at each goal's answer
+    verify_duration_s: float = 60.0  # s, the verification trial
 
     def __post_init__(self) -> None:
         names = [g.name for g in self.goals]
@@ -206,7 +129,7 @@ def goal_search_config_from_settings(
     """The ndr_pdr or mlr search as the settings ask for it. mlr takes TRAFFICGEN_MLR_GOALS when
     that list is not empty; ndr_pdr always searches NDR and PDR."""
     goals: tuple[SearchGoal, ...]
-    raw_goals = _raw(settings, "TRAFFICGEN_MLR_GOALS")
+    raw_goals = setting(settings, "TRAFFICGEN_MLR_GOALS")
     if not isinstance(raw_goals, list | tuple):
         raise ConfigError(f"TRAFFICGEN_MLR_GOALS must be a list, got {raw_goals!r}")
     if algorithm == "mlr" and raw_goals:

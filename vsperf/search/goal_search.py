@@ -7,7 +7,10 @@ makes them) describe the FIRST goal (NDR by default): `tx_rate_fps` is its relev
 the loss ratio at the exceed-ratio quantile of the full-length trials there; with exceed ratio 0
 that is the received rate of the worst final trial). Every goal G also has `G_tx_rate_fps`,
 `G_tx_rate_percent`, `G_throughput_rx_fps`, `G_throughput_rx_percent`, `G_throughput_rx_mbps`,
-`G_upper_bound_fps` and `G_frame_loss_percent`; with repetitions the values are averages and
+`G_upper_bound_fps` and `G_frame_loss_percent`, and how sure the answer is: `G_full_trials`
+(full-length trials behind it), `G_rx_spread_percent` (spread of the forwarding rate over the
+trials at that load) and `G_failed_confirmations` (full-length trials that failed the goal above
+it, after which the search went on below); with repetitions the values are averages and
 `G_throughput_rx_fps_min` / `_max` are added. A goal without any lower bound counts as 0.
 
 Details: the search parameters, each repetition's goal results, and `trial_outcomes`: for every
@@ -22,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
-from vsperf.search.config_more import GoalSearchConfig
+from vsperf.search.goal_config import GoalSearchConfig
 from vsperf.search.measurer import Measurer, TrialResult
 from vsperf.search.mlr_goals import GoalResult, TrialDatabase, goal_result, high_loss
 from vsperf.search.outcome import MetricValue, SearchOutcome
@@ -146,6 +149,7 @@ def goal_metrics(name: str, results: Sequence[GoalResult], traffic: Traffic) -> 
     rx = _mean(rx_values)
     uppers = [r.upper_bound_fps for r in results]
     losses = [100.0 * r.quantile_loss_ratio for r in results if r.quantile_loss_ratio is not None]
+    spreads = [r.rx_spread_percent for r in results if r.rx_spread_percent is not None]
     metrics: dict[str, MetricValue] = {
         f"{name}_tx_rate_fps": lower,
         f"{name}_tx_rate_percent": percent_of(lower, line),
@@ -154,6 +158,11 @@ def goal_metrics(name: str, results: Sequence[GoalResult], traffic: Traffic) -> 
         f"{name}_throughput_rx_mbps": l2_mbps(rx, size),
         f"{name}_upper_bound_fps": _mean([u for u in uppers if u is not None]) if None not in uppers else None,
         f"{name}_frame_loss_percent": _mean(losses) if losses else None,
+        # How sure: the fewest full-length trials behind a repetition's answer, the widest
+        # forwarding-rate spread at an answer, and the failed confirmations above the answers.
+        f"{name}_full_trials": min(r.full_trial_count for r in results),
+        f"{name}_rx_spread_percent": max(spreads) if spreads else None,
+        f"{name}_failed_confirmations": sum(r.failed_confirmations for r in results),
     }
     if len(results) > 1:
         metrics[f"{name}_throughput_rx_fps_min"] = min(rx_values)

@@ -22,10 +22,10 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from vsperf.errors import TrafficGenError
-from vsperf.search.config_more import check, integer, number
+from vsperf.search.config import check, integer, number
 from vsperf.search.measurer import LatencyStats, Measurer, TrialResult, generator_name
 from vsperf.search.outcome import MetricValue, SearchOutcome
-from vsperf.search.outcome_parts import not_measured, row_keys, under_delivery_notes
+from vsperf.search.outcome_build import not_measured, row_keys, under_delivery_notes
 from vsperf.search.select import KnownThroughput
 from vsperf.search.trials import Anomalies, OnTrial, TrialLog, percent_of
 from vsperf.traffic import Traffic
@@ -38,8 +38,8 @@ METRICS = ("min_latency_ns", "avg_latency_ns", "max_latency_ns", "tx_rate_fps", 
 class LatencyConfig:
     """RFC 2544 latency trials."""
 
-    duration_s: float = 120.0  # one trial (RFC 2544: >= 120 s)
-    repetitions: int = 20  # trials (RFC 2544: 20)
+    duration_s: float  # one trial (RFC 2544: >= 120 s)
+    repetitions: int  # trials (RFC 2544: 20)
 
     def __post_init__(self) -> None:
         check(self.duration_s > 0, "TRAFFICGEN_LATENCY_DURATION_S", self.duration_s, "> 0")

@@ -1,6 +1,6 @@
 """MLRsearch: every goal (NDR, PDR, ...) in one search, short trials first, full-length trials
 only where they decide the answer (IETF draft-ietf-bmwg-mlrsearch; the semantics are in
-`vsperf.search.mlr_goals`, the outcome in `vsperf.search.mlr_run`).
+`vsperf.search.mlr_goals`, the outcome in `vsperf.search.goal_search`).
 
 The controller (this module's choice of trials; the draft leaves it free):
 
@@ -26,6 +26,10 @@ The controller (this module's choice of trials; the draft leaves it free):
    A load never measured before is first tried with the goal's initial (short) trial duration
    when a high-loss trial that short would already make it an upper bound: half of the probes of
    a bisection fail, and those then cost a short trial instead of a full-length one.
+   This is how the first (shortest) target is narrowed. A longer target, once it has an upper
+   bound, is narrowed by `vsperf.search.confirm`: its trials go one width below the relevant upper
+   bound, after short "scout" trials there passed, so that on a noisy DUT a long trial is not
+   spent where a short one would have failed.
 """
 
 from __future__ import annotations
@@ -33,10 +37,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from vsperf.search.config_more import GoalSearchConfig
+from vsperf.search.confirm import confirm_target
+from vsperf.search.goal_config import GoalSearchConfig
+from vsperf.search.goal_search import GoalSearchState, run_goal_search
 from vsperf.search.measurer import Measurer, TrialResult
 from vsperf.search.mlr_goals import SearchGoal, Target, classify, relevant_bounds
-from vsperf.search.mlr_run import GoalSearchState, run_goal_search
 from vsperf.search.outcome import SearchOutcome
 from vsperf.search.trials import OnTrial
 from vsperf.traffic import Traffic
@@ -86,9 +91,16 @@ def _forwarding_guess(trials: Sequence[TrialResult], loss_ratio: float) -> float
 
 
 def narrow_target(
-    state: GoalSearchState, goal: SearchGoal, target: Target, *, log_scale: bool = True, short_probe: bool = True
+    state: GoalSearchState,
+    goal: SearchGoal,
+    target: Target,
+    *,
+    log_scale: bool = True,
+    short_probe: bool = True,
+    stop_at_upper: bool = False,
 ) -> None:
-    """Measure until `target`'s relevant bounds are within its width (or a load limit answers)."""
+    """Measure until `target`'s relevant bounds are within its width (or a load limit answers);
+    with `stop_at_upper`, only until the target has an upper bound."""
     steps_up = steps_down = 0
     step = log_width(target.width)
     probe_short = short_probe and _short_probe_decides(goal, target)
@@ -96,6 +108,8 @@ def narrow_target(
         bounds = relevant_bounds(state.db, target)
         lower, upper = bounds.lower_fps, bounds.upper_fps
         max_load, min_load = state.ceiling.max_load_fps, state.min_load_fps
+        if stop_at_upper and upper is not None:
+            return
         if upper is None and lower is not None and lower >= max_load * (1 - _EPS):
             return  # the maximum load is a lower bound
         if lower is None and upper is not None and upper <= min_load * (1 + _EPS):
@@ -150,9 +164,18 @@ def mlr_search_once(state: GoalSearchState) -> None:
         for goal, chain in zip(state.cfg.goals, chains, strict=True):
             index = stage - (stages - len(chain))  # every chain ends at the last stage
             if index >= 0:
-                narrow_target(state, goal, chain[index])
+                _narrow(state, goal, chain[index])
     for goal, chain in zip(state.cfg.goals, chains, strict=True):
-        narrow_target(state, goal, chain[-1])  # a later goal's trials may have moved an earlier goal's bounds
+        _narrow(state, goal, chain[-1])  # a later goal's trials may have moved an earlier goal's bounds
+
+
+def _narrow(state: GoalSearchState, goal: SearchGoal, target: Target) -> None:
+    """Short targets bisect; longer ones confirm from their upper bound down (`confirm_target`)."""
+    if target.trial_duration_s <= goal.initial_duration_s:
+        narrow_target(state, goal, target)
+        return
+    while not confirm_target(state, goal, target):
+        narrow_target(state, goal, target, stop_at_upper=True)
 
 
 def mlr_throughput(

@@ -41,12 +41,12 @@ class SearchGoal:
     """One search goal: what counts as a lower bound, and how narrow the answer must be."""
 
     name: str  # lower-case identifier, prefix of the goal's metrics ("ndr", "pdr")
-    loss_ratio: float = 0.0  # a trial losing a larger share of its frames is high-loss
-    exceed_ratio: float = 0.0  # share of the duration sum high-loss trials may take at a lower bound
-    final_duration_s: float = 60.0  # trials at least this long are full-length
-    duration_sum_s: float = 60.0  # full-length seconds that decide a load
-    width: float = 0.005  # relative: done when (upper - lower) / upper <= width
-    initial_duration_s: float = 1.0  # shortest trials the controller runs for this goal
+    loss_ratio: float  # a trial losing a larger share of its frames is high-loss
+    exceed_ratio: float  # share of the duration sum high-loss trials may take at a lower bound
+    final_duration_s: float  # trials at least this long are full-length
+    duration_sum_s: float  # full-length seconds that decide a load
+    width: float  # relative: done when (upper - lower) / upper <= width
+    initial_duration_s: float  # shortest trials the controller runs for this goal
 
     def __post_init__(self) -> None:
         def bad(field_name: str, rule: str, value: object) -> ConfigError:
@@ -259,6 +259,16 @@ class GoalResult:
     conditional_throughput_fps: float | None  # lower bound * (1 - quantile loss ratio)
     quantile_loss_ratio: float | None
     lower_bound_trials: tuple[TrialResult, ...]  # the full-length trials at the lower bound
+    # How sure the answer is: the spread of the forwarding rate over every trial at the lower
+    # bound, % of the highest (None: no lower bound; 0 with one trial), and how many
+    # full-length trials failed this goal at loads above it (the search went on below them).
+    rx_spread_percent: float | None = None
+    failed_confirmations: int = 0
+
+    @property
+    def full_trial_count(self) -> int:
+        """Full-length trials behind the answer (1: it rests on a single trial)."""
+        return len(self.lower_bound_trials)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -269,6 +279,8 @@ class GoalResult:
             "conditional_throughput_fps": self.conditional_throughput_fps,
             "quantile_loss_percent": None if self.quantile_loss_ratio is None else 100 * self.quantile_loss_ratio,
             "lower_bound_trial_count": len(self.lower_bound_trials),
+            "rx_spread_percent": self.rx_spread_percent,
+            "failed_confirmations": self.failed_confirmations,
         }
 
 
@@ -289,6 +301,13 @@ def goal_result(db: TrialDatabase, goal: SearchGoal, min_load_fps: float, max_lo
     trials = db.trials_at(lower) if lower is not None else ()
     quantile = quantile_loss_ratio(trials, target) if lower is not None else None
     full = tuple(t for t in trials if t.duration_s >= target.trial_duration_s - _SLACK)
+    failed = sum(
+        1
+        for load in db.loads()
+        if lower is None or load > lower
+        for t in db.trials_at(load)
+        if t.duration_s >= target.trial_duration_s - _SLACK and high_loss(t, goal.loss_ratio)
+    )
     return GoalResult(
         goal=goal,
         status=status,
@@ -297,4 +316,13 @@ def goal_result(db: TrialDatabase, goal: SearchGoal, min_load_fps: float, max_lo
         conditional_throughput_fps=None if lower is None or quantile is None else lower * (1.0 - quantile),
         quantile_loss_ratio=quantile,
         lower_bound_trials=full,
+        rx_spread_percent=rx_spread_percent(trials) if trials else None,
+        failed_confirmations=failed,
     )
+
+
+def rx_spread_percent(trials: tuple[TrialResult, ...]) -> float:
+    """(highest - lowest) forwarding rate of `trials` (all at one load), % of the highest."""
+    rates = [t.rx_rate_fps for t in trials]
+    top = max(rates)
+    return 100.0 * (top - min(rates)) / top if top > 0 else 0.0

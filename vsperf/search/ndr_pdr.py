@@ -10,21 +10,22 @@ short trials, then confirmed by final-duration trials.
    interval is within the width (relative to its upper end) or its lower end is the maximum.
 2. Confirmation, trials of TRAFFICGEN_DURATION: each goal's answer follows MLRsearch's
    classification with exceed ratio 0 (`vsperf.search.mlr_goals`): one final trial without
-   excess loss makes a lower bound, any high-loss trial an upper bound. The highest bisection pass
-   is measured at the final duration; if it fails, the search goes on below it (a lower load each
-   time twice as far, then middle points), each new load tried short first (a short failure
-   settles an upper bound) and then at the final duration, until the width is met again.
+   excess loss makes a lower bound, any high-loss trial an upper bound. The final trials go where
+   `vsperf.search.confirm` places them: one width below the relevant upper bound, after short
+   "scout" trials there passed (a failing scout lowers the upper bound for the price of a short
+   trial); a failed final trial makes its load the upper bound and the search goes on below.
 
 A trial that passed short but fails long (a DUT losing more over time) is thus never reported.
 """
 
 from __future__ import annotations
 
-from vsperf.search.config_more import GoalSearchConfig
+from vsperf.search.confirm import confirm_target
+from vsperf.search.goal_config import GoalSearchConfig
+from vsperf.search.goal_search import GoalSearchState, run_goal_search
 from vsperf.search.measurer import Measurer
 from vsperf.search.mlr import narrow_target
 from vsperf.search.mlr_goals import SearchGoal, high_loss, relative_width
-from vsperf.search.mlr_run import GoalSearchState, run_goal_search
 from vsperf.search.outcome import SearchOutcome
 from vsperf.search.trials import OnTrial
 from vsperf.traffic import Traffic
@@ -66,7 +67,9 @@ def ndr_pdr_search_once(state: GoalSearchState) -> None:
     bisect_goals(state)
     for _ in range(2):  # twice: a later goal's trials may have moved an earlier goal's bounds
         for goal in state.cfg.goals:
-            narrow_target(state, goal, goal.targets(0)[-1], log_scale=False)
+            target = goal.targets(0)[-1]
+            while not confirm_target(state, goal, target):
+                narrow_target(state, goal, target, log_scale=False, stop_at_upper=True)
 
 
 def ndr_pdr_throughput(

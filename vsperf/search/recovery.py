@@ -17,10 +17,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from vsperf.search.config_more import check, integer, number
+from vsperf.search.config import check, integer, number
 from vsperf.search.measurer import UNDER_DELIVERY_TOLERANCE, Measurer, RecoveryMeasurer, missing_capability
 from vsperf.search.outcome import MetricValue, SearchOutcome
-from vsperf.search.outcome_parts import keep_phase, not_measured, row_keys
+from vsperf.search.outcome_build import keep_phase, not_measured, row_keys
 from vsperf.search.select import KnownThroughput
 from vsperf.search.trials import Anomalies, OnTrial, TrialLog, percent_of
 from vsperf.traffic import Traffic
@@ -33,11 +33,11 @@ METRICS = ("recovery_time_s", "recovery_time_s_min", "recovery_time_s_max", "ove
 class RecoveryConfig:
     """The overload-then-drop trials."""
 
-    overload_percent: float = 110.0  # % of the throughput (capped at line rate)
-    overload_s: float = 60.0
-    drop_percent: float = 50.0  # % of the overload rate after the drop
-    after_s: float = 30.0  # traffic after the drop; a longer recovery is reported as a lower bound
-    repetitions: int = 3
+    overload_percent: float  # % of the throughput (capped at line rate)
+    overload_s: float
+    drop_percent: float  # % of the overload rate after the drop
+    after_s: float  # traffic after the drop; a longer recovery is reported as a lower bound
+    repetitions: int
 
     def __post_init__(self) -> None:
         check(self.overload_percent > 100, "TRAFFICGEN_RECOVERY_OVERLOAD_PERCENT", self.overload_percent, "> 100")

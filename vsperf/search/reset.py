@@ -20,10 +20,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from vsperf.search.config_more import check, integer, number
+from vsperf.search.config import check, integer, number
 from vsperf.search.measurer import DutControl, Measurer, ResetMeasurer, missing_capability
 from vsperf.search.outcome import MetricValue, SearchOutcome
-from vsperf.search.outcome_parts import keep_phase, not_measured, row_keys, under_delivery_notes
+from vsperf.search.outcome_build import keep_phase, not_measured, row_keys, under_delivery_notes
 from vsperf.search.select import KnownThroughput
 from vsperf.search.trials import Anomalies, OnTrial, TrialLog, percent_of
 from vsperf.traffic import Traffic
@@ -36,9 +36,9 @@ METRICS = ("reset_time_s", "reset_time_s_min", "reset_time_s_max", "reset_time_f
 class ResetConfig:
     """The stream around each reset."""
 
-    duration_s: float = 60.0  # the whole stream; must outlast the reset
-    reset_at_s: float = 10.0  # when the reset starts, seconds into the stream
-    repetitions: int = 3
+    duration_s: float  # the whole stream; must outlast the reset
+    reset_at_s: float  # when the reset starts, seconds into the stream
+    repetitions: int
 
     def __post_init__(self) -> None:
         check(self.duration_s > 0, "TRAFFICGEN_RESET_DURATION_S", self.duration_s, "> 0")

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from vsperf.search.config_more import check, integer, number
+from vsperf.search.config import check, integer, number
 from vsperf.search.measurer import (
     AddressMeasurer,
     AddressTrialResult,
@@ -37,7 +37,7 @@ from vsperf.search.measurer import (
     missing_capability,
 )
 from vsperf.search.outcome import MetricValue, SearchOutcome
-from vsperf.search.outcome_parts import keep_phase, row_keys
+from vsperf.search.outcome_build import keep_phase, row_keys
 from vsperf.search.trials import Anomalies, OnTrial, TrialLog, percent_of
 from vsperf.search.upper_bound import LoadCeiling, generator_limit_notes
 from vsperf.traffic import Traffic
@@ -50,9 +50,9 @@ _EPS = 1e-9
 class ForwardingConfig:
     """Offered loads of the forwarding-rate test."""
 
-    duration_s: float = 30.0  # each trial (RFC 2889: 30 s by default)
-    step_percent: float = 10.0  # % of line rate between offered loads
-    max_rate_percent: float = 100.0  # maximum offered load, % of line rate
+    duration_s: float  # each trial (RFC 2889: 30 s by default)
+    step_percent: float  # % of line rate between offered loads
+    max_rate_percent: float  # maximum offered load, % of line rate
 
     def __post_init__(self) -> None:
         check(self.duration_s > 0, "TRAFFICGEN_DURATION", self.duration_s, "> 0")
@@ -65,12 +65,12 @@ class ForwardingConfig:
 class AddressConfig:
     """The address caching and learning tests."""
 
-    max_addresses: int = 16384  # most addresses the caching search tries
-    address_rate_fps: float = 1000.0  # learning frames of the caching test; test frames of both
-    learning_addresses: int = 1024  # addresses of the learning-rate test
-    min_learning_rate_fps: float = 100.0  # lowest learning rate tried
-    width: float = 0.005  # relative width of the learning-rate search
-    max_rate_percent: float = 100.0  # highest learning rate tried, % of line rate
+    max_addresses: int  # most addresses the caching search tries
+    address_rate_fps: float  # learning frames of the caching test; test frames of both
+    learning_addresses: int  # addresses of the learning-rate test
+    min_learning_rate_fps: float  # lowest learning rate tried
+    width: float  # relative width of the learning-rate search
+    max_rate_percent: float  # highest learning rate tried, % of line rate
 
     def __post_init__(self) -> None:
         check(self.max_addresses >= 1, "TRAFFICGEN_RFC2889_MAX_ADDRESSES", self.max_addresses, ">= 1")

@@ -20,11 +20,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from vsperf.search.back2back import rfc2544_back2back
-from vsperf.search.config import Back2BackConfig
-from vsperf.search.config_more import integer, number
+from vsperf.search.config import Back2BackConfig, integer, number
 from vsperf.search.measurer import UNDER_DELIVERY_TOLERANCE, Measurer
 from vsperf.search.outcome import MetricValue, SearchOutcome
-from vsperf.search.outcome_parts import not_measured, row_keys
+from vsperf.search.outcome_build import not_measured, row_keys
 from vsperf.search.select import KnownThroughput
 from vsperf.search.trials import OnTrial
 from vsperf.traffic import Traffic

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from vsperf.search.config import throughput_config_from_settings
-from vsperf.search.config_more import goal_search_config_from_settings, known_throughput_percent, search_algorithm
+from vsperf.search.goal_config import goal_search_config_from_settings, known_throughput_percent, search_algorithm
 from vsperf.search.measurer import Measurer, TrialResult
 from vsperf.search.mlr import mlr_throughput
 from vsperf.search.ndr_pdr import ndr_pdr_throughput

@@ -134,6 +134,7 @@ class NetnsVnf(Vnf):
             netns=ns,
         )
         self._testpmd.start()
+        self._testpmd.wait_links_up()
 
     def stop(self) -> None:
         if self._lab is None:

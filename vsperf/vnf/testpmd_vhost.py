@@ -51,7 +51,6 @@ class TestpmdVhostVnf(Vnf):
     __test__ = False  # not a pytest test class despite the name
 
     NAME: ClassVar[str] = "testpmd-vhost"
-    ALIASES: ClassVar[tuple[str, ...]] = ("QemuDpdkVhostUser",)
     PORT_KIND: ClassVar[PortKind] = "vhostuser"
 
     def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
@@ -79,7 +78,7 @@ class TestpmdVhostVnf(Vnf):
     def details(self) -> dict[str, str]:
         return {
             "loopback": "dpdk-testpmd on virtio-user (no VM)",
-            "forwarding_mode": self.conf.guest_fwd_mode,
+            "forwarding_mode": self.conf.guest_fwd_mode_for(self._index),
             "cpu": str(self.conf.guest_cpu),
             "vhost_user_sockets": "switch (dpdkvhostuser)" if self.conf.vhostuser_server_mode
             else "testpmd (dpdkvhostuserclient)",
@@ -115,7 +114,8 @@ class TestpmdVhostVnf(Vnf):
             for k, port in enumerate(self._ports)
         )
         return self.conf.testpmd(file_prefix=f"{lab.names.tag}t{self._index}", cpu=self.conf.guest_cpu,
-                                 vdevs=vdevs, fwd_mode=self.conf.guest_fwd_mode, extra_args=self.conf.guest_args)
+                                 vdevs=vdevs, fwd_mode=self.conf.guest_fwd_mode_for(self._index),
+                                 extra_args=self.conf.guest_args)
 
     def start(self) -> None:
         lab = self._require_lab()

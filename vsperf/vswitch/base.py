@@ -43,6 +43,7 @@ class SwitchPort:
     role: PortRole
     ifname: str = ""  # veth: interface name in the switch namespace
     socket_path: str = ""  # vhostuser: path of the socket
+    tap: bool = False  # veth: the interface is a tap (a VM's NIC), which AF_XDP ports cannot serve
 
     def __post_init__(self) -> None:
         if self.kind == "veth" and not self.ifname:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pathlib
 import re
 import sys
 import time
@@ -44,6 +45,7 @@ from vsperf.trafficgen.vsgen.engine import Engine
 from vsperf.trafficgen.vsgen.events import last_loss_after_drop_s, phase_trial, phases, reset_gap
 from vsperf.trafficgen.vsgen.frames import FrameSpec, build_frame, vary_of
 from vsperf.trafficgen.vsgen.protocol import Mode, Path, RunRequest, RunResult, Tick, dir_command, port_command
+from vsperf.trafficgen.vsgen.remote import builder, host_cpus, is_remote, stage_engine, unstage_engine
 from vsperf.trafficgen.vsgen.results import latency_stats, per_second_rows, second_row, sequence_flags
 
 log = logging.getLogger(__name__)
@@ -101,6 +103,8 @@ class VsgenTrafficGenerator(TrafficGenerator):
         self._last_tick: Tick | None = None
         self._notes_logged: set[str] = set()
         self._address_trials = 0  # each RFC 2889 address trial takes a fresh range of addresses
+        self._staged = False  # the engine was copied to the generator host (a testbed's)
+        self._host_cpus: list[int] | None = None  # CPUs of the generator host, when it is another one
         self.last_run: RunResult | None = None  # the engine's full answer to the last trial
         # Called with each per-second row while traffic runs (a live display can set it).
         self.on_second: Callable[[dict[str, float]], None] | None = None
@@ -123,7 +127,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
 
     def _locate(self) -> EngineBinary:
         if self._binary is None:
-            self._binary = locate_engine(self.ctx.executor, str(self.settings["VSGEN_ENGINE"]))
+            self._binary = locate_engine(builder(self.ctx.executor), str(self.settings["VSGEN_ENGINE"]))
         return self._binary
 
     def version(self) -> str:
@@ -142,7 +146,12 @@ class VsgenTrafficGenerator(TrafficGenerator):
             raise TrafficGenError(f"vsgen needs two generator ports, the deployment gave {len(ports)}")
         self.stop()
         binary = self._locate()
-        engine = Engine(self.ctx.executor, binary.path, self.ctx.work_dir / "vsgen")
+        engine_path = binary.path
+        if is_remote(self.ctx.executor):  # a testbed's generator host: the engine is copied there
+            engine_path = pathlib.Path(str(stage_engine(self.ctx.executor, binary.path, self.ctx.run_id)))
+            self._staged = True
+            self._host_cpus = host_cpus(self.ctx.executor)
+        engine = Engine(self.ctx.executor, engine_path, self.ctx.work_dir / "vsgen")
         engine.start()
         self._engine = engine
         try:
@@ -159,6 +168,9 @@ class VsgenTrafficGenerator(TrafficGenerator):
         engine, self._engine = self._engine, None
         if engine is not None:
             engine.close()
+        if self._staged:
+            self._staged = False
+            unstage_engine(self.ctx.executor, self.ctx.run_id)
         self._ports = ()
         self._defined.clear()
         self._tx_ports.clear()
@@ -353,6 +365,8 @@ class VsgenTrafficGenerator(TrafficGenerator):
 
     def _request(self, mode: Mode, ids: tuple[int, ...], rate: float, frames: tuple[int, ...]) -> RunRequest:
         available = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+        if self._host_cpus is not None:
+            available = self._host_cpus
         cpus = transmit_cpus(self.settings, available)
         try:
             return RunRequest(

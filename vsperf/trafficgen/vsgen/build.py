@@ -81,33 +81,55 @@ def missing_build_tools(which: Callable[[str], str | None] = shutil.which,
 
 def build_engine(executor: Executor, src_dir: Path, cache: Path) -> Path:
     """Build the engine from `src_dir` into `cache` (once per version of the sources)."""
-    target = cache / f"vsgen-{source_hash(src_dir)}" / ENGINE_NAME
-    if target.is_file() and os.access(target, os.X_OK):
-        return target
-    missing = missing_build_tools()
-    if missing:
-        raise PrerequisiteError(
-            f"the vsgen engine must be built but {', '.join(missing)} is missing: "
-            f"apt-get install {BUILD_PACKAGES}"
-        )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="build-", dir=target.parent) as tmp:
+    built = make_into_cache(executor, src_dir, cache, "vsgen", (ENGINE_NAME,), what="the vsgen engine",
+                            missing=missing_build_tools, packages=BUILD_PACKAGES)
+    return built[ENGINE_NAME]
+
+
+def make_into_cache(
+    executor: Executor,
+    src_dir: Path,
+    cache: Path,
+    name: str,
+    programs: tuple[str, ...],
+    *,
+    what: str,
+    missing: Callable[[], list[str]],
+    packages: str,
+) -> dict[str, Path]:
+    """`make OUT=<tmp>` in `src_dir` (package-data C sources), its `programs` moved atomically into
+    cache/<name>-<source hash>/ (once per version of the sources; older versions pruned).
+
+    The one build recipe of vsperf's native helpers (the vsgen engine, the UDP message-loss
+    programs): `missing()` lists the build tools that are absent (fixed with `packages`), `what`
+    names the build in errors.
+    """
+    target_dir = cache / f"{name}-{source_hash(src_dir)}"
+    targets = {program: target_dir / program for program in programs}
+    if all(t.is_file() and os.access(t, os.X_OK) for t in targets.values()):
+        return targets
+    absent = missing()
+    if absent:
+        raise PrerequisiteError(f"{what} must be built but {', '.join(absent)} is missing: apt-get install {packages}")
+    target_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="build-", dir=target_dir) as tmp:
         try:
             executor.run(["make", "-s", "-C", str(src_dir), f"OUT={tmp}"], timeout_s=_BUILD_TIMEOUT_S)
         except CommandError as exc:
-            raise PrerequisiteError(f"building the vsgen engine failed: {exc}") from exc
-        built = Path(tmp) / ENGINE_NAME
-        if not built.is_file():
-            raise PrerequisiteError(f"building the vsgen engine in {src_dir} produced no {ENGINE_NAME}")
-        # Atomic: a concurrent build of the same sources replaces it with an identical file.
-        os.replace(built, target)
-    _prune(cache, keep=target.parent)
-    return target
+            raise PrerequisiteError(f"building {what} failed: {exc}") from exc
+        for program, target in targets.items():
+            built = Path(tmp) / program
+            if not built.is_file():
+                raise PrerequisiteError(f"building {what} in {src_dir} produced no {program}")
+            # Atomic: a concurrent build of the same sources replaces it with an identical file.
+            os.replace(built, target)
+    _prune(cache, name, keep=target_dir)
+    return targets
 
 
-def _prune(cache: Path, keep: Path) -> None:
-    """Remove the builds of older sources (a running engine keeps its deleted file open)."""
-    for old in cache.glob("vsgen-*"):
+def _prune(cache: Path, name: str, keep: Path) -> None:
+    """Remove the builds of older sources (a running program keeps its deleted file open)."""
+    for old in cache.glob(f"{name}-*"):
         if old != keep and old.is_dir():
             shutil.rmtree(old, ignore_errors=True)
 

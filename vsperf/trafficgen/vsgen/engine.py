@@ -1,7 +1,8 @@
 """A running vsgen engine session: launch, commands, runs, shutdown.
 
-The engine reads commands from a FIFO in the run's work directory and writes JSON events on
-its standard output, which a reader thread turns into a queue. It is started through the
+The engine reads commands from a FIFO in the run's work directory (on another host: from its
+standard input, carried by the SSH channel, see `vsperf.trafficgen.vsgen.remote`) and writes
+JSON events on its standard output, which a reader thread turns into a queue. It is started through the
 run's executor (so the command log has it) and stopped by its PID and start time; it also
 dies with vsperf (PR_SET_PDEATHSIG) and when the FIFO's writer goes away. Its XDP programs
 are held by bpf_links that the kernel releases with the process, whatever ends it.
@@ -19,12 +20,13 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from vsperf.errors import CommandError, PrerequisiteError, TrafficGenError
 from vsperf.executor import Executor
 from vsperf.lab.process import ManagedProcess, process_start_time
 from vsperf.trafficgen.vsgen.protocol import RunRequest, RunResult, Tick, parse_event, parse_result, parse_tick
+from vsperf.trafficgen.vsgen.remote import LineWriter, is_remote
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +62,8 @@ class Engine:
     def start(self) -> dict[str, Any]:
         """Launch the engine; return its hello event (version, run tag, kernel)."""
         self.work_dir.mkdir(parents=True, exist_ok=True)
+        if is_remote(self.executor):
+            return self._start_remote()
         fifo = self.work_dir / f"vsgen-{os.getpid()}-{id(self):x}.ctl"
         fifo.unlink(missing_ok=True)
         os.mkfifo(fifo, 0o600)
@@ -79,6 +83,28 @@ class Engine:
         self._reader.start()
         try:
             self._ctl = self._open_fifo(fifo)
+            self.hello = self._expect("hello", _START_TIMEOUT_S)
+        except BaseException:
+            self.close()
+            raise
+        return self.hello
+
+    def _start_remote(self) -> dict[str, Any]:
+        """Launch the engine on the executor's host, commands on its stdin (no FIFO there)."""
+        try:
+            with self._stderr_path.open("ab") as err:
+                proc = self.executor.spawn([str(self.binary)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                           stderr=err)
+        except CommandError as exc:
+            self.close()
+            raise PrerequisiteError(f"cannot start the vsgen engine on host {self.executor.host}: {exc}") from exc
+        # Start time 0: the PID is the other host's, never looked up or signalled here (see close).
+        self._proc = ManagedProcess("vsgen-engine", proc.pid, 0.0, popen=proc, log_path=self._stderr_path)
+        assert proc.stdout is not None and proc.stdin is not None
+        self._reader = threading.Thread(target=self._read, args=(proc.stdout,), name="vsgen-reader", daemon=True)
+        self._reader.start()
+        self._ctl = cast(IO[str], LineWriter(proc.stdin))
+        try:
             self.hello = self._expect("hello", _START_TIMEOUT_S)
         except BaseException:
             self.close()
@@ -141,6 +167,8 @@ class Engine:
             self._ctl = None
         if proc is not None and proc.wait(_QUIT_TIMEOUT_S) is None:
             log.warning("vsgen engine (pid %d) did not quit; stopping it", proc.pid)
+            if proc.popen is not None and is_remote(self.executor):
+                proc.popen.kill()  # by its PID on its host (`stop` below acts on this machine's PIDs)
             proc.stop(timeout_s=_QUIT_TIMEOUT_S)
         # The engine has exited, so its output ends: let the reader see that end before the
         # stream is closed (closing it under the reader would raise in the reader's thread).

@@ -1,0 +1,115 @@
+"""NDR and PDR on the real local lab: phy2phy_tput against OVS on vsgen, mlr vs two binary searches.
+
+Needs root (the local lab deploys a private OVS and namespaced veth ports). Each repeat runs, one
+after the other, `vsperf phy2phy_tput --vswitch ovs` three times:
+* binary with TRAFFICGEN_LOSSRATE 0 (NDR) and binary with 0.5 (PDR): VSPERF's two searches, every
+  trial TRAFFICGEN_DURATION long;
+* mlr (TRAFFICGEN_SEARCH=mlr): NDR and PDR in one search, steering trials of FINAL_S / 12.
+All with final trials of FINAL_S, 64 B frames, the first trial at MAX_PERCENT of line rate (far
+above what OVS forwards here), binary's resolution RESOLUTION_PERCENT of line rate (about 0.5 % of
+the answer: the same width as mlr's 0.5 %), and a short residual wait (the lab's counters settle
+fast). It prints, per algorithm: NDR and PDR of every repeat, their spread across the repeats
+((max - min) / max), trial-seconds and trials per answer, the confidence mlr reports (full-length
+trials, failed confirmations), and the ratio of binary's trial-seconds per answer to mlr's.
+
+Run (root): .venv/bin/python bench/bench_search_lab.py [REPEATS]   (default 3; ~1 min per repeat)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+FINAL_S = 3.0
+STEERING_S = FINAL_S / 12
+MAX_PERCENT = 1.0
+RESOLUTION_PERCENT = 0.003
+PDR_PERCENT = 0.5
+COMMON = {
+    "TRAFFICGEN_DURATION": FINAL_S,
+    "TRAFFICGEN_PKT_SIZES": "(64,)",
+    "TRAFFICGEN_RESIDUAL_WAIT_S": 0.3,
+    "TRAFFICGEN_RFC2544_MAX_RATE_PERCENT": MAX_PERCENT,
+    "TRAFFICGEN_RFC2544_RESOLUTION_PERCENT": RESOLUTION_PERCENT,
+    "TRAFFICGEN_PDR_LOSSRATE": PDR_PERCENT,
+}
+RUNS: dict[str, dict[str, Any]] = {
+    "binary NDR": {"TRAFFICGEN_SEARCH": "binary", "TRAFFICGEN_LOSSRATE": 0.0},
+    "binary PDR": {"TRAFFICGEN_SEARCH": "binary", "TRAFFICGEN_LOSSRATE": PDR_PERCENT},
+    "mlr": {"TRAFFICGEN_SEARCH": "mlr", "TRAFFICGEN_LOSSRATE": 0.0, "TRAFFICGEN_SEARCH_INITIAL_DURATION_S": STEERING_S},
+}
+
+
+@dataclass
+class Measured:
+    name: str
+    metrics: dict[str, Any]
+    trials: int
+    trial_s: float
+
+
+def run_vsperf(name: str, overrides: dict[str, Any], results_dir: Path) -> Measured:
+    params = ";".join(f"{k}={v}" for k, v in {**COMMON, **overrides}.items())
+    command = [sys.executable, "-m", "vsperf", "phy2phy_tput", "--vswitch", "ovs", "--results-dir",
+               str(results_dir), "--test-params", params]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TRAFFIC", "VSWITCH", "VNF"))}
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
+    if proc.returncode != 0:
+        raise SystemExit(f"{name}: vsperf exited {proc.returncode}: {proc.stderr.strip()[-500:]}")
+    test = json.loads((results_dir / "results.json").read_text())["tests"][0]
+    result = test["results"][0]
+    trials = result["trials"]
+    return Measured(name, result["metrics"], len(trials), sum(t["duration_s"] for t in trials))
+
+
+def _spread(values: list[float]) -> float:
+    return 100.0 * (max(values) - min(values)) / max(values) if max(values) > 0 else 0.0
+
+
+def main(repeats: int = 3) -> None:
+    if os.geteuid() != 0:
+        raise SystemExit("bench_search_lab needs root (it deploys OVS and namespaced ports); run it as root")
+    found: dict[str, list[Measured]] = {name: [] for name in RUNS}
+    with tempfile.TemporaryDirectory(prefix="vsperf-bench-lab-") as tmp:
+        for repeat in range(1, repeats + 1):
+            for name, overrides in RUNS.items():
+                m = run_vsperf(name, overrides, Path(tmp) / f"{repeat}-{name.replace(' ', '_')}")
+                found[name].append(m)
+                print(f"repeat {repeat} {name:<10}: {m.trials:3d} trials, {m.trial_s:6.1f} trial-s", flush=True)
+    ndr_b = [float(m.metrics["tx_rate_fps"]) for m in found["binary NDR"]]
+    pdr_b = [float(m.metrics["tx_rate_fps"]) for m in found["binary PDR"]]
+    ndr_m = [float(m.metrics["ndr_tx_rate_fps"]) for m in found["mlr"]]
+    pdr_m = [float(m.metrics["pdr_tx_rate_fps"]) for m in found["mlr"]]
+    binary_s = [a.trial_s + b.trial_s for a, b in zip(found["binary NDR"], found["binary PDR"], strict=True)]
+    mlr_s = [m.trial_s for m in found["mlr"]]
+    print(f"\nphy2phy_tput, OVS (kernel-less userspace datapath) on vsgen, 64 B, final trials {FINAL_S:g} s, "
+          f"{repeats} repeats\n")
+    pairs = list(zip(found["binary NDR"], found["binary PDR"], strict=True))
+    rows = [
+        ("NDR fps per repeat", " ".join(f"{x:.0f}" for x in ndr_b), " ".join(f"{x:.0f}" for x in ndr_m)),
+        ("PDR fps per repeat", " ".join(f"{x:.0f}" for x in pdr_b), " ".join(f"{x:.0f}" for x in pdr_m)),
+        ("NDR spread over repeats %", f"{_spread(ndr_b):.2f}", f"{_spread(ndr_m):.2f}"),
+        ("PDR spread over repeats %", f"{_spread(pdr_b):.2f}", f"{_spread(pdr_m):.2f}"),
+        ("trial-s per answer (mean)", f"{statistics.mean(binary_s) / 2:.1f}", f"{statistics.mean(mlr_s) / 2:.1f}"),
+        ("trials per answer (mean)", f"{statistics.mean(a.trials + b.trials for a, b in pairs) / 2:.1f}",
+         f"{statistics.mean(m.trials for m in found['mlr']) / 2:.1f}"),
+    ]
+    print(f"{'':<28}{'binary (2 searches)':>28}{'mlr':>28}")
+    for label, left, right in rows:
+        print(f"{label:<28}{left:>28}{right:>28}")
+    confidence = [(m.metrics.get("ndr_full_trials"), m.metrics.get("ndr_failed_confirmations"),
+                   m.metrics.get("pdr_full_trials"), m.metrics.get("pdr_failed_confirmations")) for m in found["mlr"]]
+    print(f"{'mlr confidence per repeat':<28}  (NDR full trials, failed confirmations, PDR full, failed): {confidence}")
+    ratios = [b / m for b, m in zip(binary_s, mlr_s, strict=True)]
+    print(f"\nbinary trial-seconds / mlr trial-seconds: worst {min(ratios):.2f}, mean {statistics.mean(ratios):.2f}")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 3)

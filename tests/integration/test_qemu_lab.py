@@ -1,0 +1,248 @@
+"""QEMU guests as VNFs through the `vsperf` command (root, real QEMU: TCG on machines whose KVM
+does not work): PVP and PVVP with vhost-user (OVS-DPDK) and virtio-net (taps on ovs and the Linux
+bridge), frames counted end to end, a guest that dies, and a SIGKILLed run's guests removed.
+
+TCG guests forward 10^4-10^5 frames/s here: the rates are fixed and low (0.02 % of 10 GbE at 64 B
+is ~3 kframes/s per direction), trials short, and each test boots as few guests as it can. The
+guest image is built once into the default cache (GUEST_IMAGE_CACHE_DIR) and reused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+from conftest import lab_skip_reason
+
+from vsperf.lab import netdev
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.root
+
+# One rate the guests always carry: the search's first trial (at the maximum) has no loss.
+LOW_RATE = {
+    "TRAFFICGEN_DURATION": "1",
+    "TRAFFICGEN_PKT_SIZES": "(64,)",
+    "TRAFFICGEN_RESIDUAL_WAIT_S": "0.5",
+    "TRAFFICGEN_RFC2544_MAX_RATE_PERCENT": "0.02",
+    "TRAFFICGEN_RFC2544_RESOLUTION_PERCENT": "0.02",
+    "GUEST_TIMEOUT": "[120]",
+}
+
+
+def params(**overrides: str) -> str:
+    return ";".join(f"{k}={v}" for k, v in {**LOW_RATE, **overrides}.items())
+
+
+@pytest.fixture(autouse=True)
+def _qemu_lab() -> None:
+    reason = lab_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    for tool, package in (("qemu-system-x86_64", "qemu-system-x86"), ("dpdk-testpmd", "dpdk-dev")):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} missing: apt-get install {package}")
+    if not Path("/bin/busybox").exists():
+        pytest.skip("busybox missing: apt-get install busybox-static")
+
+
+def command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "vsperf", *args]
+
+
+def environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TRAFFIC", "VSWITCH", "VNF", "GUEST"))}
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+def vsperf(*args: str, timeout_s: float = 400) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command(*args), capture_output=True, text=True, env=environment(), timeout=timeout_s)
+
+
+def results(out: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((out / "results.json").read_text())
+    return data
+
+
+def leftovers(run_id: str) -> list[str]:
+    """Namespaces, processes (QEMU carries the tag in -name), state and work dirs of the run."""
+    tag = f"vsp{run_id}"
+    found = [f"netns {n}" for n in netdev.list_netns() if n.startswith(tag)]
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        cmdline = " ".join(proc.info.get("cmdline") or [])
+        if tag in cmdline or f"vsperf-{run_id}" in cmdline:
+            found.append(f"process {proc.info['pid']}: {cmdline[:100]}")
+    for path in (Path("/run/vsperf") / run_id, Path("/tmp") / f"vsperf-{run_id}"):
+        if path.exists():
+            found.append(str(path))
+    return found
+
+
+def vnf_entries(test: dict[str, Any]) -> list[dict[str, Any]]:
+    return [c for c in test["components"] if c["role"] == "vnf"]
+
+
+def assert_end_to_end(out: Path, guests: int) -> dict[str, Any]:
+    """The test passed, every frame sent came back, each guest's console log is in the results."""
+    data = results(out)
+    test = data["tests"][0]
+    assert test["status"] == "passed", test["error"]
+    trials = test["results"][0]["trials"]
+    first = trials[0]
+    assert first["tx_frames"] > 1000
+    assert first["rx_frames"] == first["tx_frames"], first
+    for index in range(guests):
+        console = (out / f"guest{index}-console.log").read_text()
+        assert "VSPERF-GUEST-FORWARDING" in console
+    vnfs = vnf_entries(test)
+    assert len(vnfs) == guests
+    for vnf in vnfs:
+        assert vnf["version"].startswith("QEMU ")
+        assert vnf["details"]["accel"] in ("kvm", "tcg")
+        if vnf["details"]["accel"] == "tcg":
+            assert "functional, not performance" in vnf["details"]["accel_note"]
+    assert leftovers(data["run_id"]) == []
+    return data
+
+
+def test_guest_image_build_is_cached_and_carries_only_what_guests_need() -> None:
+    first = vsperf("guest-image", "build")
+    assert first.returncode == 0, first.stderr[-3000:]
+    again = vsperf("guest-image", "build")
+    assert again.returncode == 0 and "(cached," in again.stdout, again.stdout
+    manifest_path = Path(again.stdout.split("manifest: ", 1)[1].split()[0])
+    manifest = json.loads(manifest_path.read_text())
+    files = set(manifest["files"])
+    assert {"init", "bin/busybox", "usr/bin/dpdk-testpmd", "etc/vsperf-modules"} <= files
+    release = manifest["kernel_release"]
+    modules = {Path(f).name for f in files if f.startswith(f"usr/lib/modules/{release}/")}
+    assert {"virtio_net.ko", "virtio_pci.ko", "uio_pci_generic.ko", "bridge.ko", "stp.ko"} <= modules
+    pmds = {Path(f).name.split(".so")[0] for f in files if "/dpdk/pmds-" in f}
+    assert {"librte_net_virtio", "librte_mempool_ring", "librte_bus_pci"} <= pmds
+    assert "librte_net_af_xdp" not in pmds and "librte_net_vhost" not in pmds  # unused PMDs stay out
+    assert manifest["versions"]["kernel_package"].startswith("linux-image-")
+    assert (manifest_path.parent / "vmlinuz").stat().st_size > 1_000_000
+    assert (manifest_path.parent / "initrd.gz").stat().st_size == manifest["initrd_bytes"]
+
+
+def test_pvp_tput_vhost_user_testpmd_loopback_on_ovs_dpdk(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = vsperf("pvp_tput", "--vswitch", "ovs-dpdk", "--vnf", "QemuDpdkVhostUser", "--results-dir", str(out),
+                  "--test-params", params(GUEST_LOOPBACK="['testpmd']", GUEST_TESTPMD_FWD_MODE="['io']"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = assert_end_to_end(out, guests=1)
+    vnf = vnf_entries(data["tests"][0])[0]
+    assert vnf["name"] == "qemu-vhost-user"
+    assert vnf["details"]["loopback"] == "testpmd" and vnf["details"]["forwarding_mode"] == "io"
+    assert "loopback=testpmd fwd=io" in (out / "guest0-console.log").read_text()
+
+
+def test_pvp_back2back_virtio_net_on_the_linux_bridge(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = vsperf("pvp_back2back", "--vswitch", "linux-bridge", "--vnf", "QemuVirtioNet",
+                  "--results-dir", str(out), "--test-params",
+                  params(TRAFFICGEN_DURATION="0.5", TRAFFICGEN_B2B_GRANULARITY_FRAMES="100"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = results(out)
+    test = data["tests"][0]
+    assert test["status"] == "passed", test["error"]
+    assert test["results"][0]["metrics"]["b2b_frames"] > 0
+    vnf = vnf_entries(test)[0]
+    assert vnf["name"] == "qemu-virtio-net" and vnf["details"]["loopback"] == "linux_bridge"
+    assert vnf["details"]["vhost_net"].startswith(("on", "off"))
+    assert "loopback=linux_bridge" in (out / "guest0-console.log").read_text()
+    assert leftovers(data["run_id"]) == []
+
+
+def test_pvvp_tput_two_guests_on_ovs_taps(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = vsperf("pvvp_tput", "--vswitch", "ovs", "--vnf", "QemuVirtioNet", "--results-dir", str(out),
+                  "--test-params", params(GUEST_LOOPBACK="['linux_bridge', 'testpmd']"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = assert_end_to_end(out, guests=2)
+    loopbacks = [v["details"]["loopback"] for v in vnf_entries(data["tests"][0])]
+    assert loopbacks == ["linux_bridge", "testpmd"]
+
+
+def qemu_pid(run_id: str) -> int | None:
+    for proc in psutil.process_iter(["pid", "name", "cmdline"]):
+        cmdline = proc.info["cmdline"] or []
+        if proc.info["name"] == "qemu-system-x86_64" and f"vsp{run_id}-vm0" in cmdline:
+            return int(proc.info["pid"])
+    return None
+
+
+def start_long_run(out: Path) -> subprocess.Popen[str]:
+    """pvp_tput on the Linux bridge with trials long enough to kill something in the middle."""
+    return subprocess.Popen(
+        command("pvp_tput", "--vswitch", "linux-bridge", "--vnf", "QemuVirtioNet", "--results-dir", str(out),
+                "--test-params", params(TRAFFICGEN_DURATION="20")),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment(), start_new_session=True,
+    )
+
+
+def wait_for_guest(out: Path, timeout_s: float = 150) -> tuple[str, int]:
+    """(run id, QEMU pid) once the guest forwards."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        console = out / "guest0-console.log"
+        if console.exists() and "VSPERF-GUEST-FORWARDING" in console.read_text(errors="replace"):
+            run_id = results(out)["run_id"] if (out / "results.json").exists() else ""
+            if not run_id:
+                run_id = (out / "overall.log").read_text().split("vsperf run ", 1)[1].split(":", 1)[0]
+            pid = qemu_pid(run_id)
+            if pid is not None:
+                return run_id, pid
+        time.sleep(0.2)
+    raise AssertionError("the guest did not forward in time")
+
+
+def test_a_guest_killed_mid_test_fails_it_and_leaves_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = start_long_run(out)
+    try:
+        run_id, pid = wait_for_guest(out)
+        time.sleep(3)  # inside the first trial
+        os.kill(pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 1, stderr[-3000:]
+    assert "qemu vm0" in stdout + stderr  # the summary names the guest that died
+    test = results(out)["tests"][0]
+    assert test["status"] == "failed"
+    assert f"qemu vm0 (pid {pid}) died" in test["error"], test["error"]
+    assert "Traceback" not in stderr
+    assert leftovers(run_id) == []
+
+
+def test_next_run_removes_the_guests_of_a_sigkilled_run(tmp_path: Path) -> None:
+    killed = tmp_path / "killed"
+    proc = start_long_run(killed)
+    try:
+        run_id, pid = wait_for_guest(killed)
+        os.killpg(proc.pid, signal.SIGKILL)  # vsperf, not QEMU: it runs in a session of its own
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert psutil.pid_exists(pid), "the guest outlives a SIGKILLed vsperf"
+    assert leftovers(run_id)
+    out = tmp_path / "next"
+    proc2 = vsperf("phy2phy_cont", "--vswitch", "linux-bridge", "--results-dir", str(out),
+                   "--test-params", params())
+    assert proc2.returncode == 0, proc2.stderr[-3000:]
+    assert "leftover" in (out / "overall.log").read_text()
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    assert leftovers(run_id) == []

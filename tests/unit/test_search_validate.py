@@ -1,0 +1,47 @@
+"""Every search config of a test, built from its settings before anything is deployed."""
+
+from __future__ import annotations
+
+import pytest
+from settings_util import make_settings
+
+from vsperf.errors import ConfigError
+from vsperf.search.config import Back2BackConfig, ThroughputSearchConfig
+from vsperf.search.goal_config import GoalSearchConfig
+from vsperf.search.latency import LatencyConfig
+from vsperf.search.reset import ResetConfig
+from vsperf.search.validate import search_config_from_settings
+
+
+@pytest.mark.parametrize(
+    ("overrides", "traffic_type", "message"),
+    [
+        ({"TRAFFICGEN_LOSSRATE": 100}, "rfc2544_throughput", r"^TRAFFICGEN_LOSSRATE must be in \[0, 100\), got 100"),
+        ({"TRAFFICGEN_LOSSRATE": 0.5, "TRAFFICGEN_PDR_LOSSRATE": 0.1}, "rfc2544_throughput",
+         r"^TRAFFICGEN_PDR_LOSSRATE must be in \[TRAFFICGEN_LOSSRATE=0.5, 100\), got 0.1"),
+        ({"TRAFFICGEN_RESET_AT_S": 70}, "rfc2544_reset",
+         r"^TRAFFICGEN_RESET_AT_S must be in \[0, TRAFFICGEN_RESET_DURATION_S=60\), got 70"),
+        ({"TRAFFICGEN_SEARCH": "mlr", "TRAFFICGEN_MLR_DURATION_SUM_S": 5}, "rfc2544_latency",
+         "TRAFFICGEN_MLR_DURATION_SUM_S"),
+    ],
+)
+def test_bad_values_fail_in_one_line_naming_the_setting(
+    overrides: dict[str, object], traffic_type: str, message: str
+) -> None:
+    settings = make_settings(overrides)  # the loader accepts them: only the search config knows
+    with pytest.raises(ConfigError, match=message) as caught:
+        search_config_from_settings(settings, traffic_type)
+    assert "\n" not in str(caught.value)
+
+
+def test_the_configs_each_traffic_type_uses() -> None:
+    shipped = make_settings()
+    assert [type(c) for c in search_config_from_settings(shipped, "rfc2544_throughput")] == [ThroughputSearchConfig]
+    mlr = make_settings(TRAFFICGEN_SEARCH="mlr")
+    assert [type(c) for c in search_config_from_settings(mlr, "rfc2544_throughput")] == [GoalSearchConfig]
+    assert [type(c) for c in search_config_from_settings(shipped, "rfc2544_back2back")] == [Back2BackConfig]
+    assert [type(c) for c in search_config_from_settings(shipped, "rfc2544_latency")] == [
+        LatencyConfig, ThroughputSearchConfig]  # the throughput it measures first
+    given = make_settings(TRAFFICGEN_THROUGHPUT_PERCENT=40)
+    assert [type(c) for c in search_config_from_settings(given, "rfc2544_reset")] == [ResetConfig]
+    assert search_config_from_settings(shipped, "rfc2544_continuous") == ()

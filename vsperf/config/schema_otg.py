@@ -1,0 +1,33 @@
+"""Settings of the otg generator (Open Traffic Generator controllers via snappi). Defaults:
+conf/08_otg.yaml."""
+
+from __future__ import annotations
+
+from vsperf.config.types import Bool, Float, ListOf, Setting, Str
+
+SETTINGS: dict[str, Setting] = {
+    "TRAFFICGEN_OTG_LOCATION": Setting(
+        Str(),
+        "URL of the OTG controller (TRAFFICGEN: otg), e.g. https://10.0.0.5:8443 for Ixia-c/KENG or "
+        "http://127.0.0.1:8080 for vsperf otg-server."),
+    "TRAFFICGEN_OTG_VERIFY_TLS": Setting(
+        Bool(),
+        "Verify the controller's TLS certificate (https locations); false for self-signed controllers."),
+    "TRAFFICGEN_OTG_PORTS": Setting(
+        ListOf(Str(min_len=1)),
+        "Locations of the two generator ports as the controller names them (e.g. 'chassis;1;1'); "
+        "empty: the deployment's generator ports as IFNAME@NETNS (vsperf otg-server on this machine)."),
+    "TRAFFICGEN_OTG_EXT": Setting(
+        Str(choices=("", "ixnetwork")),
+        "snappi extension to drive the controller with: empty (the OTG HTTP API: Ixia-c, KENG, vsperf "
+        "otg-server) or ixnetwork (IxNetwork through snappi-ixnetwork: pip install 'vsperf[ixnetwork]')."),
+    "TRAFFICGEN_OTG_TIMEOUT_S": Setting(
+        Float(gt=0, unit="seconds"),
+        "Longest wait for one answer of the controller."),
+    "TRAFFICGEN_OTG_POLL_S": Setting(
+        Float(gt=0, unit="seconds"),
+        "Interval of the flow metrics polls that wait for a trial's flows to stop."),
+    "TRAFFICGEN_OTG_STOP_TIMEOUT_S": Setting(
+        Float(gt=0, unit="seconds"),
+        "How long after their planned end the flows may still transmit before the trial fails."),
+}

@@ -1,0 +1,143 @@
+"""What a run changed on a testbed's ports, on disk before each change, for the next run.
+
+Like the lab's state files (vsperf.lab.state): `<root>/testbed-<run_id>.json` on the controller
+names the vsperf process that owns it (PID + start time) and, per host, each port's state, each
+PCI device's binding and each kernel setting (hugepages) as they were before vsperf touched them,
+and each link it created there (the DUT's bridge), recorded before it is created.
+Teardown restores them and removes the file; after a SIGKILL the file survives and
+`leftover_journals` finds it (its owner is gone), so the next run restores the ports through the
+hosts' executors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vsperf.lab.process import is_same_process, process_start_time
+from vsperf.testbed.pci import PciBinding
+from vsperf.testbed.ports import PortState
+
+JOURNAL_VERSION = 1
+PREFIX = "testbed-"
+
+
+@dataclass
+class PortJournal:
+    """The original state of every port and device a run changes, saved at each addition."""
+
+    path: Path
+    owner_pid: int = field(default_factory=os.getpid)
+    owner_start_time: float = 0.0
+    ports: list[tuple[str, PortState]] = field(default_factory=list)  # (host, state)
+    bindings: list[tuple[str, PciBinding]] = field(default_factory=list)  # (host, binding)
+    knobs: list[tuple[str, str, str]] = field(default_factory=list)  # (host, sysfs/procfs path, value)
+    links: list[tuple[str, str]] = field(default_factory=list)  # (host, interface vsperf creates there)
+
+    @classmethod
+    def create(cls, root: Path, run_id: str) -> PortJournal:
+        """A new, empty journal of this process for run `run_id` (written on first record)."""
+        pid = os.getpid()
+        return cls(root / f"{PREFIX}{run_id}.json", pid, process_start_time(pid) or 0.0)
+
+    def record_port(self, host: str, state: PortState) -> None:
+        """Remember `state` (call before changing the port); the first record of a port wins."""
+        if not any(h == host and s.interface == state.interface for h, s in self.ports):
+            self.ports.append((host, state))
+            self.save()
+
+    def record_binding(self, host: str, binding: PciBinding) -> None:
+        """Remember `binding` (call before re-binding the device); the first record wins."""
+        if not any(h == host and b.pci == binding.pci for h, b in self.bindings):
+            self.bindings.append((host, binding))
+            self.save()
+
+    def record_knob(self, host: str, path: str, value: str) -> None:
+        """Remember a kernel setting's value (e.g. nr_hugepages) before changing it."""
+        if not any(h == host and p == path for h, p, _ in self.knobs):
+            self.knobs.append((host, path, value))
+            self.save()
+
+    def record_link(self, host: str, name: str) -> None:
+        """Remember an interface vsperf is about to create on `host` (deleted at restore)."""
+        if (host, name) not in self.links:
+            self.links.append((host, name))
+            self.save()
+
+    def forget_link(self, host: str, name: str) -> None:
+        """Drop a created interface once it has been deleted."""
+        self.links = [(h, n) for h, n in self.links if (h, n) != (host, name)]
+        self.save()
+
+    def forget_knob(self, host: str, path: str) -> None:
+        """Drop a kernel setting once it has been put back."""
+        self.knobs = [(h, p, v) for h, p, v in self.knobs if not (h == host and p == path)]
+        self.save()
+
+    def forget_port(self, host: str, interface: str) -> None:
+        """Drop a port once it has been restored."""
+        self.ports = [(h, s) for h, s in self.ports if not (h == host and s.interface == interface)]
+        self.save()
+
+    def forget_binding(self, host: str, pci: str) -> None:
+        """Drop a device once it has been given back."""
+        self.bindings = [(h, b) for h, b in self.bindings if not (h == host and b.pci == pci)]
+        self.save()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "version": JOURNAL_VERSION,
+            "owner_pid": self.owner_pid,
+            "owner_start_time": self.owner_start_time,
+            "ports": [{"host": h, **s.as_dict()} for h, s in self.ports],
+            "bindings": [{"host": h, **asdict(b)} for h, b in self.bindings],
+            "knobs": [{"host": h, "path": p, "value": v} for h, p, v in self.knobs],
+            "links": [{"host": h, "name": n} for h, n in self.links],
+        }
+
+    def save(self) -> None:
+        """Write atomically; an empty journal is removed."""
+        if not self.ports and not self.bindings and not self.knobs and not self.links:
+            self.path.unlink(missing_ok=True)
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(self.as_dict(), indent=1), encoding="utf-8")
+        os.replace(tmp, self.path)
+
+    @classmethod
+    def load(cls, path: Path) -> PortJournal:
+        """Read a journal; ValueError when it is not one of ours."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("version") != JOURNAL_VERSION:
+                raise ValueError(f"{path}: not a testbed journal of version {JOURNAL_VERSION}")
+            ports = [(p.pop("host"), PortState.from_dict(p)) for p in data["ports"]]
+            bindings = [(b.pop("host"), PciBinding(**b)) for b in data["bindings"]]
+            knobs = [(str(k["host"]), str(k["path"]), str(k["value"])) for k in data["knobs"]]
+            links = [(str(x["host"]), str(x["name"])) for x in data.get("links", [])]  # absent before links
+            return cls(path, int(data["owner_pid"]), float(data["owner_start_time"]), ports, bindings, knobs,
+                       links)
+        except (OSError, json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"{path}: unreadable testbed journal: {exc}") from exc
+
+    @property
+    def owner_alive(self) -> bool:
+        """True while the run that wrote it still runs."""
+        return is_same_process(self.owner_pid, self.owner_start_time)
+
+
+def leftover_journals(root: Path) -> list[PortJournal]:
+    """Journals of runs whose vsperf process is gone (killed before it restored its ports)."""
+    found = []
+    for path in sorted(root.glob(f"{PREFIX}*.json")):
+        try:
+            journal = PortJournal.load(path)
+        except ValueError:
+            continue  # not ours to judge
+        if not journal.owner_alive:
+            found.append(journal)
+    return found

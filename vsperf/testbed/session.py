@@ -1,0 +1,220 @@
+"""A testbed in use: one executor per host, the preflight, and the ports' record and restore.
+
+`TestbedSession.open` connects to every host and checks every port before anything is created
+(an unreachable host, a wrong host key, a refused key or a bad port is a UserError: exit 2).
+It also restores the ports of an earlier run that was killed before it could. `close` puts
+every port and PCI device back as it was and closes the connections; it runs at the end, on
+error and on Ctrl-C (the caller uses it as a context manager).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from types import TracebackType
+
+from vsperf.errors import VsperfError
+from vsperf.executor import CommandLog, Executor, LocalExecutor
+from vsperf.remote.ssh import SshExecutor
+from vsperf.testbed.journal import PortJournal, leftover_journals
+from vsperf.testbed.model import Cable, Testbed
+from vsperf.testbed.pci import ExecutorSysFs, bind, interfaces_of, read_binding, restore_binding
+from vsperf.testbed.ports import PortError, PortState, check_cable, check_port, prepare_port, restore_port
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TestbedSession:
+    """Executors of a testbed's hosts and the run's port journal."""
+
+    __test__ = False
+
+    testbed: Testbed
+    executors: dict[str, Executor]
+    journal: PortJournal
+    checked: dict[tuple[str, str], PortState] = field(default_factory=dict)  # (host, ifname) -> state
+
+    @classmethod
+    def open(cls, testbed: Testbed, *, run_id: str, state_root: Path, command_log: CommandLog) -> TestbedSession:
+        """Connect to every host, restore a killed run's ports, check every port."""
+        executors: dict[str, Executor] = {}
+        session = cls(testbed, executors, PortJournal.create(state_root, run_id))
+        try:
+            for host in testbed.hosts:
+                if host.ssh is None:
+                    executors[host.name] = LocalExecutor(command_log)
+                else:
+                    ssh = SshExecutor(host.ssh, command_log)
+                    executors[host.name] = ssh
+                    ssh.connect()
+            for restored in session.restore_leftovers(state_root):
+                log.warning("restored after a killed run: %s", restored)
+            for cable in testbed.cables:
+                session._check(cable)
+        except BaseException:
+            session.close_connections()
+            raise
+        return session
+
+    @property
+    def dut(self) -> Executor:
+        """The DUT host's executor (vswitch, VNFs, collectors, load generators)."""
+        return self.executors[self.testbed.dut_host]
+
+    @property
+    def trafficgen(self) -> Executor:
+        """The traffic generator host's executor."""
+        return self.executors[self.testbed.trafficgen_host]
+
+    def _check(self, cable: Cable) -> None:
+        dut_host = self.testbed.dut_host
+        port = cable.dut
+        if port.driver == "kernel":
+            assert port.interface is not None  # the loader requires it for kernel ports
+            self.checked[(dut_host, port.interface)] = check_port(self.dut, port.interface)
+        else:
+            assert port.pci is not None
+            binding = read_binding(ExecutorSysFs(self.dut), port.pci)
+            in_use = [i for i in interfaces_of(ExecutorSysFs(self.dut), port.pci)
+                      if check_port(self.dut, i).addresses]
+            if in_use:
+                raise PortError(f"host {dut_host}: PCI device {port.pci} is interface {in_use[0]}, which has "
+                                f"addresses (in use by the host?); refusing to take it for DPDK")
+            log.debug("host %s: PCI %s bound to %s", dut_host, port.pci, binding.driver)
+        gen = cable.trafficgen
+        if gen.interface is not None:
+            gen_state = check_port(self.trafficgen, gen.interface)
+            self.checked[(self.testbed.trafficgen_host, gen.interface)] = gen_state
+            if port.interface is not None and (dut_host, port.interface) in self.checked:
+                check_cable(dut_host, self.checked[(dut_host, port.interface)], self.testbed.trafficgen_host,
+                            gen_state)
+
+    def ports(self) -> Iterator[tuple[str, PortState]]:
+        """(host, original state) of every kernel interface of the testbed."""
+        for (host, _ifname), state in self.checked.items():
+            yield host, state
+
+    def use_port(self, host: str, interface: str, *, mtu_bytes: int | None = None) -> None:
+        """Record the port's state, then bring it up (with `mtu_bytes`) for the test."""
+        state = self.checked[(host, interface)]
+        self.journal.record_port(host, state)
+        prepare_port(self.executors[host], state, mtu_bytes=mtu_bytes)
+
+    def bind_dpdk(self, pci: str, driver: str) -> None:
+        """Record device `pci`'s binding on the DUT host, then bind it to `driver`."""
+        fs = ExecutorSysFs(self.dut)
+        self.journal.record_binding(self.testbed.dut_host, read_binding(fs, pci))
+        bind(fs, pci, driver)
+
+    def set_knob(self, host: str, path: str, value: str) -> None:
+        """Record a kernel setting of `host` (a sysfs/procfs file), then write `value` to it."""
+        fs = ExecutorSysFs(self.executors[host])
+        original = fs.read(PurePosixPath(path))
+        if original is None:
+            raise PortError(f"host {host}: cannot read {path}")
+        self.journal.record_knob(host, path, original)
+        fs.write(PurePosixPath(path), value)
+
+    def reserve_hugepages(self, pages: int, *, page_kb: int = 2048) -> None:
+        """At least `pages` hugepages of `page_kb` on the DUT host (for DPDK), restored after."""
+        path = f"/sys/kernel/mm/hugepages/hugepages-{page_kb}kB/nr_hugepages"
+        current = ExecutorSysFs(self.dut).read(PurePosixPath(path))
+        if current is not None and current.isdigit() and int(current) >= pages:
+            return
+        self.set_knob(self.testbed.dut_host, path, str(pages))
+
+    def restore(self) -> list[str]:
+        """Put every recorded port and device back; returns what was changed back."""
+        return self._restore(self.journal, self.executors)
+
+    def create_link(self, host: str, argv: list[str], name: str) -> None:
+        """Record interface `name`, then create it on `host` with `argv` (`ip link add NAME ...`):
+        `restore` (or the next run, after a SIGKILL) deletes it."""
+        self.journal.record_link(host, name)
+        self.executors[host].run(argv, timeout_s=10)
+
+    def delete_link(self, host: str, name: str) -> None:
+        """Delete an interface made by `create_link` (gone already is fine) and forget it."""
+        self.executors[host].run(["ip", "link", "del", "dev", name], check=False, timeout_s=10)
+        self.journal.forget_link(host, name)
+
+    @staticmethod
+    def _restore(journal: PortJournal, executors: dict[str, Executor]) -> list[str]:
+        done: list[str] = []
+        # A host whose connection is gone gets one line, not one per item; the journal keeps its items.
+        recorded = ({h for h, _ in journal.links} | {h for h, _ in journal.ports} | {h for h, _ in journal.bindings}
+                    | {h for h, _, _ in journal.knobs})
+        lost = {h for h in recorded if _unreachable(executors.get(h))}
+        for host in sorted(lost):
+            log.warning("host %s: not restored: the host is unreachable (the next run restores it)", host)
+        executors = {h: ex for h, ex in executors.items() if h not in lost}
+        # Created interfaces first: deleting a bridge releases the ports enslaved to it.
+        for host, name in list(journal.links):
+            if host in executors:
+                with _logged(f"host {host}: {name}"):
+                    executors[host].run(["ip", "link", "del", "dev", name], check=False, timeout_s=10)
+                    journal.forget_link(host, name)
+                    done.append(f"host {host}: {name} deleted")
+        for host, binding in list(journal.bindings):
+            if host in executors:
+                with _logged(f"host {host}: PCI {binding.pci}"):
+                    if restore_binding(ExecutorSysFs(executors[host]), binding):
+                        done.append(f"host {host}: PCI {binding.pci} back to {binding.driver}")
+                    journal.forget_binding(host, binding.pci)
+        for host, path, value in list(journal.knobs):
+            if host in executors:
+                with _logged(f"host {host}: {path}"):
+                    ExecutorSysFs(executors[host]).write(PurePosixPath(path), value)
+                    journal.forget_knob(host, path)
+                    done.append(f"host {host}: {path} back to {value}")
+        for host, state in list(journal.ports):
+            if host in executors:
+                with _logged(f"host {host}: {state.interface}"):
+                    done += [f"host {host}: {state.interface}: {w}" for w in restore_port(executors[host], state)]
+                    journal.forget_port(host, state.interface)
+        return done
+
+    def restore_leftovers(self, state_root: Path) -> list[str]:
+        """Restore the ports of runs that were killed (journals whose owner is gone)."""
+        done: list[str] = []
+        for journal in leftover_journals(state_root):
+            done += self._restore(journal, self.executors)
+        return done
+
+    def close_connections(self) -> None:
+        """Close the SSH connections."""
+        for executor in self.executors.values():
+            if isinstance(executor, SshExecutor):
+                executor.close()
+
+    def close(self) -> list[str]:
+        """Restore everything, then close the connections."""
+        try:
+            return self.restore()
+        finally:
+            self.close_connections()
+
+    def __enter__(self) -> TestbedSession:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+def _unreachable(executor: Executor | None) -> bool:
+    """True for an SSH host whose connection is gone."""
+    return isinstance(executor, SshExecutor) and not executor.alive()
+
+
+@contextlib.contextmanager
+def _logged(what: str) -> Iterator[None]:
+    """Restoring goes on past one failure (a lost host): it is logged, the journal keeps it."""
+    try:
+        yield
+    except VsperfError as exc:
+        log.error("%s: not restored: %s (the next run tries again)", what, exc)

@@ -1,0 +1,1 @@
+"""Pktgen-DPDK traffic generator backend (Lua socket client, process launcher, replies)."""

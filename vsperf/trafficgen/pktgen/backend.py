@@ -1,0 +1,380 @@
+"""Pktgen-DPDK as a traffic generator, driven through its Lua socket.
+
+vsperf either starts pktgen itself on the lab's generator ports (one process per namespace
+of the ports, see vsperf.trafficgen.pktgen.process) or connects to one the user started
+(TRAFFICGEN_PKTGEN_HOST, TRAFFICGEN_PKTGEN_PORT; generator port i is pktgen port
+TRAFFICGEN_PKTGEN_PORT_MAP[i]). A trial configures each transmitting port (size, addresses,
+UDP ports, range mode for multistream, `rate` = percent of the link speed pktgen reads, and
+`count` = the exact number of frames), zeroes the counters, starts the ports and waits inside
+pktgen until they have sent their count. The transmit time is the wall time of that request;
+if a port is still sending well after the planned time, it is stopped and the trial flagged
+as under-delivered. Counters (portStats: what each port sent and received) are read after
+the residual wait. pktgen counts every frame a port receives; the lab's namespaces carry no
+other traffic (IPv6 off, static neighbours).
+
+Latency (TRAFFICGEN_PKTGEN_LATENCY) comes from pktgen's latency probes: one timestamped
+frame per probe interval on top of the test frames, so it is a sample; every result that
+carries it is flagged `latency_sampled`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import socket
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+from vsperf.context import RunContext
+from vsperf.deployment import GenPort
+from vsperf.dpdk.eal import require_port_driver
+from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
+from vsperf.lab import netdev
+from vsperf.lab.streams import Direction, directions
+from vsperf.search.measurer import LatencyStats, TrialResult, delivery_flags
+from vsperf.traffic import Traffic
+from vsperf.trafficgen.base import TrafficGenerator
+from vsperf.trafficgen.pktgen import lua, replies
+from vsperf.trafficgen.pktgen.client import LuaClient
+from vsperf.trafficgen.pktgen.process import PktgenConfig, PktgenProcess, group_by_netns
+from vsperf.trafficgen.pktgen.sending import send_and_wait, send_primed
+
+log = logging.getLogger(__name__)
+
+FLAG_LATENCY_SAMPLED = "latency_sampled"
+SETTLE_TIMEOUT_S = 5.0  # how long counters may keep changing after the residual wait
+_CUT_SLACK = 0.2  # a rate trial is stopped this fraction after its planned time (+1 s)
+LUA_MARKER = b"Pktgen_Version"  # a string only pktgen's Lua library carries
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where one generator port lives: which pktgen, which of its ports."""
+
+    instance: int
+    port: int
+
+
+class PktgenTrafficGenerator(TrafficGenerator):
+    """Pktgen-DPDK >= 23.06 via its Lua socket (needs pktgen built with Lua, docs/trafficgens.rst; root)."""
+
+    NAME: ClassVar[str] = "pktgen"
+    ALIASES: ClassVar[tuple[str, ...]] = ("Pktgen",)
+
+    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
+        super().__init__(settings, ctx)
+        self._processes: list[PktgenProcess] = []
+        self._clients: list[LuaClient] = []
+        self._endpoints: list[Endpoint] = []
+        self._link_mbps: list[int] = []
+        self._ports: tuple[GenPort, ...] = ()
+        self._version: str | None = None
+
+    # --- prerequisites and life cycle ------------------------------------------------------
+
+    @property
+    def _remote(self) -> bool:
+        return bool(str(self.settings["TRAFFICGEN_PKTGEN_HOST"]))
+
+    def check_prerequisites(self) -> None:
+        if self._remote:
+            host, port = str(self.settings["TRAFFICGEN_PKTGEN_HOST"]), int(self.settings["TRAFFICGEN_PKTGEN_PORT"])
+            try:
+                socket.create_connection((host, port), timeout=5.0).close()
+            except OSError as exc:
+                raise PrerequisiteError(
+                    f"no pktgen Lua socket at {host}:{port} ({exc}): start pktgen with -G (or -g host:port) "
+                    "there, or leave TRAFFICGEN_PKTGEN_HOST empty to let vsperf start it"
+                ) from exc
+            return
+        binary = self._binary()
+        try:
+            with open(binary, "rb") as fh:
+                has_lua = LUA_MARKER in fh.read()
+        except OSError as exc:
+            raise PrerequisiteError(f"cannot read the pktgen binary {binary}: {exc}") from exc
+        if not has_lua:
+            raise PrerequisiteError(
+                f"{binary} was built without Lua: rebuild Pktgen-DPDK with meson -Denable_lua=true "
+                "(see docs/trafficgens.rst)"
+            )
+        if os.geteuid() != 0:
+            raise PrerequisiteError("the pktgen generator needs root to start pktgen: run as root, "
+                                    "or set TRAFFICGEN_PKTGEN_HOST to a pktgen you started")
+        require_port_driver(self.settings["TRAFFICGEN_PKTGEN_PORT_DRIVER"])
+
+    def _binary(self) -> str:
+        name = str(self.settings["TRAFFICGEN_PKTGEN_BINARY"])
+        path = shutil.which(name)
+        if path is None:
+            raise PrerequisiteError(
+                f"pktgen is missing ({name!r} not found): build Pktgen-DPDK >= 23.06 with Lua "
+                "(docs/trafficgens.rst) and set TRAFFICGEN_PKTGEN_BINARY to its path"
+            )
+        return path
+
+    def version(self) -> str:
+        if self._version is None:
+            if not self._clients:
+                return "unknown (not started)"
+            self._version = replies.version(self._clients[0].call(lua.info()))
+        return self._version
+
+    def start(self, ports: Sequence[GenPort]) -> None:
+        if len(ports) < 2:
+            raise TrafficGenError(f"pktgen needs two generator ports, the deployment gave {len(ports)}")
+        self._ports = tuple(ports)
+        try:
+            if self._remote:
+                self._connect_remote(len(ports))
+            else:
+                self._launch(ports)
+            self._read_links()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _connect_remote(self, count: int) -> None:
+        host, port = str(self.settings["TRAFFICGEN_PKTGEN_HOST"]), int(self.settings["TRAFFICGEN_PKTGEN_PORT"])
+        port_map = [int(p) for p in self.settings["TRAFFICGEN_PKTGEN_PORT_MAP"]]
+        if len(port_map) < count:
+            raise ConfigError(
+                f"TRAFFICGEN_PKTGEN_PORT_MAP names {len(port_map)} pktgen ports, the test needs {count}"
+            )
+        client = LuaClient(host, port, label=f"pktgen at {host}:{port}")
+        client.connect(float(self.settings["TRAFFICGEN_PKTGEN_TIMEOUT_S"]))
+        self._clients = [client]
+        self._endpoints = [Endpoint(0, port_map[i]) for i in range(count)]
+
+    def _launch(self, ports: Sequence[GenPort]) -> None:
+        binary = self._binary()
+        work = self.ctx.work_dir / "pktgen"
+        work.mkdir(parents=True, exist_ok=True)
+        endpoints: dict[int, Endpoint] = {}
+        lcores = [str(x) for x in self.settings["TRAFFICGEN_PKTGEN_LCORES"]]
+        if not lcores:
+            raise ConfigError("TRAFFICGEN_PKTGEN_LCORES is empty: give the --lcores of each pktgen, e.g. ['0@0,1@1']")
+        for index, (netns, members) in enumerate(group_by_netns([p.netns for p in ports])):
+            cfg = PktgenConfig(
+                binary=binary,
+                file_prefix=f"vsp{self.ctx.run_id}pg{index}",
+                memory_mb=int(self.settings["TRAFFICGEN_PKTGEN_MEMORY_MB"]) * len(members),
+                lcores=lcores[index % len(lcores)],
+                driver=self.settings["TRAFFICGEN_PKTGEN_PORT_DRIVER"],
+                ifnames=tuple(ports[m].ifname for m in members),
+                lua_port=int(self.settings["TRAFFICGEN_PKTGEN_PORT"]),
+                core_map=str(self.settings["TRAFFICGEN_PKTGEN_CORE_MAP"]),
+                extra_eal_args=tuple(str(a) for a in self.settings["TRAFFICGEN_PKTGEN_EAL_ARGS"]),
+            )
+            proc = PktgenProcess(self.ctx.executor, cfg, netns=netns, log_path=work / f"pktgen{index}.log",
+                                 label=f"pktgen {index}")
+            self._processes.append(proc)
+            self._clients.append(proc.start(float(self.settings["TRAFFICGEN_PKTGEN_TIMEOUT_S"])))
+            for pktgen_port, member in enumerate(members):
+                endpoints[member] = Endpoint(index, pktgen_port)
+        self._endpoints = [endpoints[i] for i in range(len(ports))]
+
+    def _read_links(self) -> None:
+        links = [replies.link_states(c.call(lua.port_info())) for c in self._clients]
+        self._link_mbps = []
+        for i, ep in enumerate(self._endpoints):
+            state = links[ep.instance].get(ep.port)
+            if state is None:
+                raise TrafficGenError(f"pktgen has no port {ep.port} (generator port {i})")
+            if not state.up or state.speed_mbps <= 0:
+                raise TrafficGenError(f"pktgen port {ep.port} (generator port {i}) is down: {state}")
+            self._link_mbps.append(state.speed_mbps)
+        log.info("pktgen ports %s, link speeds %s Mbit/s", self._endpoints, self._link_mbps)
+
+    def stop(self) -> None:
+        for proc in self._processes:
+            proc.stop()
+        for client in self._clients:
+            client.close()
+        self._processes, self._clients, self._endpoints = [], [], []
+
+    # --- trials ------------------------------------------------------------------------------
+
+    def trial(self, traffic: Traffic, rate_fps: float, duration_s: float) -> TrialResult:
+        if rate_fps <= 0 or duration_s <= 0:
+            raise TrafficGenError(f"a trial needs a positive rate and duration, got {rate_fps} fps, {duration_s} s")
+        dirs = self._directions(traffic)
+        per_port = rate_fps / len(dirs)
+        counts = [max(1, round(per_port * duration_s))] * len(dirs)
+        return self._run("rate", traffic, dirs, counts, per_port, rate_fps, duration_s)
+
+    def burst(self, traffic: Traffic, frames: int) -> TrialResult:
+        if frames <= 0:
+            raise TrafficGenError(f"a burst needs at least one frame, got {frames}")
+        dirs = self._directions(traffic)
+        counts = [frames // len(dirs)] * len(dirs)
+        counts[0] += frames - sum(counts)
+        counts = [max(1, n) for n in counts]
+        return self._run("burst", traffic, dirs, counts, None, traffic.line_rate_fps, 0.0)
+
+    def _directions(self, traffic: Traffic) -> list[Direction]:
+        if not self._clients:
+            raise TrafficGenError("pktgen: trial before start(ports)")
+        try:
+            return directions(traffic, self._ports)
+        except ConfigError:
+            raise
+        except Exception as exc:
+            raise TrafficGenError(f"pktgen: {exc}") from exc
+
+    def _setup(self, traffic: Traffic, d: Direction, count: int, port_fps: float | None) -> lua.PortSetup:
+        ep = self._endpoints[d.tx_port]
+        link = self._link_mbps[d.tx_port]
+        rate = 100.0 if port_fps is None else lua.rate_percent(port_fps, traffic.frame_size_bytes, link)
+        burst = lua.tx_burst_for(lua.pktgen_pps(rate, traffic.frame_size_bytes, link))
+        return lua.PortSetup(
+            port=ep.port, frame_size_bytes=traffic.frame_size_bytes, rate=rate, count=count,
+            src_mac=d.src_mac, dst_mac=d.dst_mac, src_ip=d.src_ip, dst_ip=d.dst_ip,
+            src_udp=d.src_udp, dst_udp=d.dst_udp, vary=d.vary, streams=d.streams,
+            vlan_id=traffic.vlan.id if traffic.vlan.enabled else None, tx_burst=burst,
+        )
+
+    def _run(
+        self, kind: str, traffic: Traffic, dirs: list[Direction], counts: list[int], port_fps: float | None,
+        requested_fps: float, duration_s: float,
+    ) -> TrialResult:
+        for proc in self._processes:
+            proc.check_alive()
+        latency_on = bool(self.settings["TRAFFICGEN_PKTGEN_LATENCY"])
+        senders: dict[int, list[int]] = {}  # instance -> its transmitting pktgen ports
+        planned_s = 0.0
+        primed = bool(self._processes)
+        targets: dict[int, float] = {}  # generator port -> rate (percent) it sends at
+        for d, count in zip(dirs, counts, strict=True):
+            setup = self._setup(traffic, d, count, port_fps)
+            targets[d.tx_port] = setup.rate
+            ep = self._endpoints[d.tx_port]
+            client = self._clients[ep.instance]
+            pps = lua.pktgen_pps(setup.rate, traffic.frame_size_bytes, self._link_mbps[d.tx_port])
+            planned_s = max(planned_s, count / max(1, pps))
+            if primed:
+                prime = lua.prime_rate(traffic.frame_size_bytes, self._link_mbps[d.tx_port], setup.tx_burst)
+                setup = replace(setup, rate=prime)
+            client.call(lua.setup_port(setup))
+            senders.setdefault(ep.instance, []).append(ep.port)
+        # Probes are stamped by the sending port and measured by the receiving one (its pktgen
+        # reads the same TSC: same machine): both need latency on.
+        for gen_port in sorted({p for d in dirs for p in (d.tx_port, d.rx_port)}):
+            ep = self._endpoints[gen_port]
+            self._clients[ep.instance].call(lua.latency([ep.port], latency_on))
+        rx_ports = sorted({d.rx_port for d in dirs})
+        stack_before = self._kernel_tx(rx_ports)
+        for client in self._clients:
+            client.call(lua.clear_stats())
+        # A rate trial may overrun its plan a little before it counts as under-delivered (it is
+        # flagged from the measured rate anyway); a burst may take what the ports need.
+        if port_fps is not None:
+            limit_s = planned_s * (1 + _CUT_SLACK) + 1.0
+        else:
+            limit_s = max(10.0, 3 * sum(counts) / 20_000 + 10.0)
+        tx_ports = list(dict.fromkeys(d.tx_port for d in dirs))
+        elapsed: dict[int, float] = {}
+        if primed:
+            interfaces = [(self._ports[p].netns, self._ports[p].ifname) for p in tx_ports]
+            starts = [(self._clients[self._endpoints[p].instance], self._endpoints[p].port) for p in tx_ports]
+            windows = send_primed(self._clients, senders, interfaces, starts, [targets[p] for p in tx_ports],
+                                  limit_s, SETTLE_TIMEOUT_S)
+        else:
+            elapsed = send_and_wait(self._clients, senders, limit_s, start_first=True)
+            windows = [None] * len(tx_ports)
+        time.sleep(float(self.settings["TRAFFICGEN_RESIDUAL_WAIT_S"]))
+        stats = self._settled_counters(dirs)
+        stack_after = self._kernel_tx(rx_ports)
+        stack_sent = {
+            p: max(0, stack_after[p] - stack_before[p] - self._port_counters(stats, p).tx_frames) for p in stack_before
+        }
+        if any(stack_sent.values()):
+            log.debug("frames the namespaces' own stack sent out of the receiving ports: %s", stack_sent)
+        tx = rx = 0
+        actual = measured_s = 0.0
+        for d in dirs:
+            tx_ep, rx_ep = self._endpoints[d.tx_port], self._endpoints[d.rx_port]
+            sent = stats[tx_ep.instance][tx_ep.port].tx_frames
+            tx += sent
+            rx += max(0, stats[rx_ep.instance][rx_ep.port].rx_frames - stack_sent.get(d.rx_port, 0))
+            window = windows[tx_ports.index(d.tx_port)]
+            if window is not None:
+                port_rate = window.rate_fps
+            else:  # a pktgen the user started: timed by its start request (packet setup included)
+                seconds = elapsed.get(tx_ep.instance, 0.0)
+                port_rate = sent / seconds if seconds > 0 else 0.0
+            actual += port_rate
+            measured_s = max(measured_s, sent / port_rate if port_rate > 0 else 0.0)
+        latency = self._latency(dirs) if latency_on else None
+        flags = delivery_flags(requested_fps, actual, tx, rx)
+        if latency is not None:
+            flags += (FLAG_LATENCY_SAMPLED,)
+        return TrialResult(
+            kind="rate" if kind == "rate" else "burst",
+            frame_size_bytes=traffic.frame_size_bytes,
+            requested_rate_fps=requested_fps,
+            duration_s=duration_s if kind == "rate" else measured_s,
+            tx_frames=tx,
+            rx_frames=rx,
+            actual_tx_rate_fps=actual,
+            line_rate_fps=traffic.line_rate_fps,
+            latency=latency,
+            flags=flags,
+        )
+
+    def _port_counters(self, stats: list[dict[int, replies.PortCounters]], gen_port: int) -> replies.PortCounters:
+        ep = self._endpoints[gen_port]
+        return stats[ep.instance][ep.port]
+
+    def _kernel_tx(self, gen_ports: list[int]) -> dict[int, int]:
+        """Kernel transmit counters of the receiving ports' interfaces (pktgen vsperf started).
+
+        A packet socket also sees the frames its interface sends: when the namespace's own
+        stack answers a test frame (ICMP port unreachable: nothing listens on the test's UDP
+        port), pktgen's receiving port counts that answer as received. The interface's
+        transmit counter minus what pktgen sent on it is exactly those frames; they are taken
+        off the received count. A pktgen the user started owns real ports: nothing to do.
+        """
+        if not self._processes:
+            return {}
+        return {p: netdev.link_counters(self._ports[p].ifname, self._ports[p].netns).tx_packets for p in gen_ports}
+
+    def _settled_counters(self, dirs: list[Direction]) -> list[dict[int, replies.PortCounters]]:
+        """Counters of every pktgen once a refresh has seen the test's ports quiet (pktgen
+        updates them once a second, in its timer thread)."""
+        involved: dict[int, list[int]] = {}
+        for d in dirs:
+            for gen_port in (d.tx_port, d.rx_port):
+                ep = self._endpoints[gen_port]
+                involved.setdefault(ep.instance, []).append(ep.port)
+        deadline = time.monotonic() + SETTLE_TIMEOUT_S
+        while True:
+            snaps = [replies.stats_snapshot(c.call(lua.port_stats())) for c in self._clients]
+            quiet = all(snaps[i].settled(ports) for i, ports in involved.items())
+            if quiet or time.monotonic() > deadline:
+                if not quiet:
+                    log.warning("pktgen ports still counting frames %.0f s after the trial: counters read anyway",
+                                SETTLE_TIMEOUT_S)
+                return [s.counters for s in snaps]
+            time.sleep(0.2)
+
+    def _latency(self, dirs: list[Direction]) -> LatencyStats | None:
+        probes: list[replies.LatencyProbe] = []
+        for d in dirs:
+            ep = self._endpoints[d.rx_port]
+            probe = replies.latency_probes(self._clients[ep.instance].call(lua.pkt_stats())).get(ep.port)
+            if probe is not None and probe.samples > 0:
+                probes.append(probe)
+        if not probes:
+            return None
+        samples = sum(p.samples for p in probes)
+        return LatencyStats(
+            min_ns=min(p.min_us for p in probes) * 1000.0,
+            avg_ns=sum(p.avg_us * p.samples for p in probes) / samples * 1000.0,
+            max_ns=max(p.max_us for p in probes) * 1000.0,
+            samples=samples,
+        )
+

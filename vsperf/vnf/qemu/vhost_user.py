@@ -1,0 +1,60 @@
+"""`qemu-vhost-user` (VSPERF's QemuDpdkVhostUser): the guest's NICs are vhost-user ports of OVS-DPDK.
+
+By default QEMU serves the sockets (`-chardev socket,server=on`) and OVS connects to them as
+`dpdkvhostuserclient` ports, so OVS reconnects when a guest restarts; with
+VSWITCH_VHOSTUSER_SERVER_MODE OVS serves them (`dpdkvhostuser`) and QEMU connects. The guest's
+memory is a shared memfd (no host hugepages); under TCG the NICs run without MSI-X (see qemu.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from vsperf.dpdk.eal import UNIX_PATH_MAX_CHARS
+from vsperf.errors import DeploymentError
+from vsperf.lab.env import LabEnv
+from vsperf.vnf.qemu.qemu import NicConfig, guest_mac
+from vsperf.vnf.qemu.vnf import QemuVnf
+from vsperf.vnf.testpmd_vhost import vhost_dir, vhost_socket_path
+from vsperf.vswitch.base import PortKind, SwitchPort
+
+
+class QemuVhostUserVnf(QemuVnf):
+    """A QEMU guest on two vhost-user ports (OVS-DPDK): VSPERF's PVP/PVVP with DPDK."""
+
+    NAME: ClassVar[str] = "qemu-vhost-user"
+    ALIASES: ClassVar[tuple[str, ...]] = ("QemuDpdkVhostUser",)
+    PORT_KIND: ClassVar[PortKind] = "vhostuser"
+    NIC_TYPE: ClassVar[str] = "vhost-user (virtio-net-pci)"
+
+    def create_ports(self, lab: LabEnv, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
+        lab.track_dir(vhost_dir(lab))
+        ports = []
+        for k in (0, 1):
+            path = vhost_socket_path(lab, index, k)
+            if len(str(path)) > UNIX_PATH_MAX_CHARS:
+                raise DeploymentError(f"vhost-user socket path too long ({len(str(path))} chars): {path}")
+            ports.append(SwitchPort(name=f"vnf{index}.{k}", kind="vhostuser", role="vnf", socket_path=str(path)))
+        return ports[0], ports[1]
+
+    def qemu_is_server(self) -> bool:
+        """QEMU serves the sockets unless OVS does (VSWITCH_VHOSTUSER_SERVER_MODE)."""
+        return not bool(self.settings["VSWITCH_VHOSTUSER_SERVER_MODE"])
+
+    def nic_configs(self) -> tuple[NicConfig, ...]:
+        server = self.qemu_is_server()
+        return tuple(
+            NicConfig("vhostuser", guest_mac(self._index, k), socket_path=port.socket_path, server=server)
+            for k, port in enumerate(self.ports)
+        )
+
+    def details(self) -> dict[str, str]:
+        info = super().details()
+        info["vhost_user_server"] = "qemu" if self.qemu_is_server() else "switch"
+        return info
+
+    def remove_ports(self, lab: LabEnv) -> None:
+        # QEMU as the server leaves its socket files behind.
+        for port in self.ports:
+            Path(port.socket_path).unlink(missing_ok=True)
