@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vsperf.benchmarks import check_benchmark
 from vsperf.catalog import TestCase
-from vsperf.config import Settings
+from vsperf.collectors.base import collector_names
+from vsperf.config import Settings, traffic_from_settings
 from vsperf.lab.topology import parse_deployment
 from vsperf.registry import Registries
+from vsperf.search.dispatch import configure_traffic
 
 
 @dataclass(frozen=True)
@@ -57,9 +58,10 @@ def plan_tests(
         test_settings = settings.merged(test.parameters, f"test case {test.name}")
         gen = registries.trafficgens.get(test_settings["TRAFFICGEN"])
         simulated = bool(getattr(gen.cls, "SIMULATED", False))
-        if not simulated and not traffic_only and not test_settings["TESTBED"]:  # the local lab's need
+        if not simulated and not traffic_only and not test_settings["TESTBED"]:  # the local lab's needs
             test_settings = _lab_parallel_streams(test, test_settings)
-        check_benchmark(test_settings["TRAFFIC"]["traffic_type"], test_settings)  # the seeds' benchmarks
+        test_settings = _flow_mode(test, test_settings)
+        _check_configuration(test_settings, registries)
         vswitch = registries.vswitches.resolve(test_settings["VSWITCH"])
         vnf = str(test_settings["VNF"])
         if vnf != "auto":
@@ -86,6 +88,28 @@ def plan_tests(
             )
         )
     return planned
+
+
+def _check_configuration(settings: Settings, registries: Registries) -> None:
+    """Build what the test will use, for every frame size: its traffic and its search (or
+    benchmark) configuration, and resolve its collectors; the first bad value raises its one-line
+    ConfigError now, with nothing deployed, rather than after the topology is up."""
+    for size in settings["TRAFFICGEN_PKT_SIZES"]:
+        configure_traffic(traffic_from_settings(settings, int(size)), settings)
+    for name in collector_names(settings["COLLECTOR"]):
+        registries.collectors.resolve(name)
+
+
+# ovs learns MAC addresses only with a NORMAL flow: what RFC 2889's address tests measure.
+_LEARNING_TRAFFIC = ("rfc2889_learning", "rfc2889_caching")
+
+
+def _flow_mode(test: TestCase, settings: Settings) -> Settings:
+    """VSWITCH_FLOW_MODE auto: normal for the RFC 2889 address tests, ports otherwise."""
+    if settings["VSWITCH_FLOW_MODE"] != "auto":
+        return settings
+    mode = "normal" if settings["TRAFFIC"]["traffic_type"] in _LEARNING_TRAFFIC else "ports"
+    return settings.merged({"VSWITCH_FLOW_MODE": mode}, f"VSWITCH_FLOW_MODE auto for test {test.name}")
 
 
 def _lab_parallel_streams(test: TestCase, settings: Settings) -> Settings:

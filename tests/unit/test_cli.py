@@ -160,3 +160,21 @@ def test_results_dir_of_another_run_is_not_overwritten(tmp_path: Path) -> None:
             "TRAFFICGEN_PKT_SIZES=(64,)"]
     assert vsperf(*args).returncode == 0
     assert_one_line_error(vsperf(*args), "already holds a run")
+
+
+@pytest.mark.parametrize(
+    ("test", "params", "setting"),
+    [
+        ("phy2phy_tput", "TRAFFICGEN_LOSSRATE=100", "TRAFFICGEN_LOSSRATE"),
+        ("phy2phy_tput", "TRAFFICGEN_LOSSRATE=0.5;TRAFFICGEN_PDR_LOSSRATE=0.1", "TRAFFICGEN_PDR_LOSSRATE"),
+        ("phy2phy_reset", "TRAFFICGEN_RESET_AT_S=70", "TRAFFICGEN_RESET_AT_S"),
+    ],
+)
+def test_search_settings_are_refused_before_anything_is_deployed(
+    tmp_path: Path, test: str, params: str, setting: str
+) -> None:
+    # The lab generator (vsgen) and switch: nothing may be created before the plan is valid.
+    out = tmp_path / "run"
+    proc = vsperf(test, "--vswitch", "ovs", "--test-params", params, "--results-dir", str(out))
+    assert_one_line_error(proc, setting)
+    assert not out.exists()

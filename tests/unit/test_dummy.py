@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from search_shipped import shipped
 from settings_util import dut_model, make_settings
 
 from vsperf.context import RunContext
@@ -192,7 +193,7 @@ def test_engine_finds_the_model_throughput(frame_size: int, loss_model: str) -> 
     line = traffic.line_rate_fps
     for loss_rate in (0.0, 0.5):
         truth = throughput_truth_fps(gen.model, traffic, loss_rate)
-        cfg = ThroughputSearchConfig(duration_s=10.0, loss_rate_percent=loss_rate, resolution_percent=0.1)
+        cfg = shipped(ThroughputSearchConfig, duration_s=10.0, loss_rate_percent=loss_rate, resolution_percent=0.1)
         found = rfc2544_throughput(gen, traffic, cfg).metrics["tx_rate_fps"]
         assert isinstance(found, float)
         assert truth - 0.001 * line - 1e-6 <= found <= truth + 1e-6
@@ -201,7 +202,7 @@ def test_engine_finds_the_model_throughput(frame_size: int, loss_model: str) -> 
 def test_engine_finds_the_model_back2back() -> None:
     gen = make_gen({"capacity_fps": 12e6, "buffer_frames": 4096})
     truth = back2back_truth_frames(gen.model, T64)
-    out = rfc2544_back2back(gen, T64, Back2BackConfig(duration_s=1.0, granularity_frames=16))
+    out = rfc2544_back2back(gen, T64, shipped(Back2BackConfig, duration_s=1.0, granularity_frames=16))
     found = out.metrics["b2b_frames"]
     assert isinstance(found, int)
     assert truth - 16 <= found <= truth
@@ -209,7 +210,7 @@ def test_engine_finds_the_model_back2back() -> None:
 
 def test_noisy_model_answers_within_band() -> None:
     gen = make_gen({"capacity_fps": 10e6, "noise": 0.02, "seed": 5})
-    cfg = ThroughputSearchConfig(duration_s=1.0, repetitions=5)
+    cfg = shipped(ThroughputSearchConfig, duration_s=1.0, repetitions=5)
     out = rfc2544_throughput(gen, T64, cfg)
     reps = [r["throughput_rx_fps"] for r in out.details["repetitions"]]
     assert all(10e6 * 0.98 - 0.001 * LINE_64 <= r <= 10e6 * 1.02 for r in reps)
@@ -228,7 +229,7 @@ def test_every_traffic_type_through_dispatch_with_simulated_latency() -> None:
     )
     for traffic_type in traffic_types:
         traffic = Traffic(traffic_type=traffic_type, frame_size_bytes=128)
-        out = run_traffic(gen, traffic, {"TRAFFICGEN_DURATION": 2})
+        out = run_traffic(gen, traffic, make_settings(TRAFFICGEN_DURATION=2))
         assert out.trials
         for key, value in out.metrics.items():
             assert value is None or isinstance(value, int | float | str), key

@@ -82,8 +82,8 @@ def gen(dut: dict[str, object]) -> DummyTrafficGenerator:
 )
 def test_dummy_generator_answers_the_new_traffic_types(traffic_type: str, key: str, expected: float) -> None:
     dut = {"capacity_fps": 2.9e6, "recovery_s": 0.25, "reset_s": 1.5, "mac_table_size": 300}
-    settings = {"TRAFFICGEN_THROUGHPUT_PERCENT": 10, "TRAFFICGEN_RFC2889_MAX_ADDRESSES": 1000,
-                "TRAFFICGEN_RECOVERY_REPETITIONS": 1, "TRAFFICGEN_RESET_REPETITIONS": 1}
+    settings = make_settings(TRAFFICGEN_THROUGHPUT_PERCENT=10, TRAFFICGEN_RFC2889_MAX_ADDRESSES=1000,
+                             TRAFFICGEN_RECOVERY_REPETITIONS=1, TRAFFICGEN_RESET_REPETITIONS=1)
     out = run_traffic(gen(dut), Traffic(traffic_type=traffic_type), settings)  # type: ignore[arg-type]
     assert out.metrics[key] == pytest.approx(expected, abs=1e-5)
 

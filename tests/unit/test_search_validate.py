@@ -1,16 +1,18 @@
-"""Every search config of a test, built from its settings before anything is deployed."""
+"""Every configuration of a test, built from its settings before anything is deployed."""
 
 from __future__ import annotations
 
 import pytest
 from settings_util import make_settings
 
+from vsperf.config import Settings
 from vsperf.errors import ConfigError
-from vsperf.search.config import Back2BackConfig, ThroughputSearchConfig
+from vsperf.search.config import Back2BackConfig, ContinuousConfig, ThroughputSearchConfig
+from vsperf.search.dispatch import TRAFFIC_KINDS, TRAFFIC_TYPES, configure_traffic
 from vsperf.search.goal_config import GoalSearchConfig
 from vsperf.search.latency import LatencyConfig
 from vsperf.search.reset import ResetConfig
-from vsperf.search.validate import search_config_from_settings
+from vsperf.traffic import Traffic
 
 
 @pytest.mark.parametrize(
@@ -30,18 +32,26 @@ def test_bad_values_fail_in_one_line_naming_the_setting(
 ) -> None:
     settings = make_settings(overrides)  # the loader accepts them: only the search config knows
     with pytest.raises(ConfigError, match=message) as caught:
-        search_config_from_settings(settings, traffic_type)
+        configure_traffic(Traffic(traffic_type=traffic_type), settings)
     assert "\n" not in str(caught.value)
+
+
+def kinds(settings: Settings, traffic_type: str) -> list[type]:
+    return [type(c) for c in configure_traffic(Traffic(traffic_type=traffic_type), settings)]
 
 
 def test_the_configs_each_traffic_type_uses() -> None:
     shipped = make_settings()
-    assert [type(c) for c in search_config_from_settings(shipped, "rfc2544_throughput")] == [ThroughputSearchConfig]
+    assert kinds(shipped, "rfc2544_throughput") == [ThroughputSearchConfig]
     mlr = make_settings(TRAFFICGEN_SEARCH="mlr")
-    assert [type(c) for c in search_config_from_settings(mlr, "rfc2544_throughput")] == [GoalSearchConfig]
-    assert [type(c) for c in search_config_from_settings(shipped, "rfc2544_back2back")] == [Back2BackConfig]
-    assert [type(c) for c in search_config_from_settings(shipped, "rfc2544_latency")] == [
+    assert kinds(mlr, "rfc2544_throughput") == [GoalSearchConfig]
+    assert kinds(shipped, "rfc2544_back2back") == [Back2BackConfig]
+    assert kinds(shipped, "rfc2544_latency") == [
         LatencyConfig, ThroughputSearchConfig]  # the throughput it measures first
     given = make_settings(TRAFFICGEN_THROUGHPUT_PERCENT=40)
-    assert [type(c) for c in search_config_from_settings(given, "rfc2544_reset")] == [ResetConfig]
-    assert search_config_from_settings(shipped, "rfc2544_continuous") == ()
+    assert kinds(given, "rfc2544_reset") == [ResetConfig]
+    assert kinds(shipped, "rfc2544_continuous") == [ContinuousConfig]
+
+
+def test_the_table_covers_every_traffic_type_the_schema_accepts() -> None:
+    assert sorted(TRAFFIC_KINDS) == sorted(TRAFFIC_TYPES)
