@@ -9,6 +9,14 @@ Measures the maximum rate of 64-byte frames delivered to the receiver, one trans
 and 90 % of its maximum. Prints every number, the ratios and the targets:
 vsgen >= 2x the best of trafgen / tcpreplay / iperf3, >= 1x testpmd, rate error <= 0.5 %.
 
+Then vsgen through `vsperf` on the lab's deployments (bench_vsgen_switches.py's runs: 64-byte
+frames at 100 % of line rate, one way, XDP live frames): the wire (`--mode trafficgen`), the
+linux-bridge and ovs, each with one and two transmit threads (VSGEN_TX_THREADS, 8 flows, two
+queues per port: LAB_PORT_QUEUES=2), the wire's alternately WIRE_ROUNDS times side by side. On
+the wire VSGEN_CPUS=[0,1] (the default rule leaves out VSWITCH_PMD_CPU_MASK's CPUs even when no
+switch runs); linux-bridge uses both CPUs by default, ovs leaves its PMD's CPU out.
+Target: two threads deliver >= 1.8x one thread's rate on the wire (best round of each).
+
 "Delivered": frames counted at the receiving interface. vsgen counts its own frames (its XDP
 receive program); the others are counted by the lab's tc receive counter (vsperf.trafficgen.trafgen.rxcount),
 which also drops them before the receiving stack, over a steady window after a warm-up.
@@ -31,6 +39,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import bench_vsgen_switches as switches  # the sibling benchmark (bench/ is the script's directory)
+
+from vsperf.config import load_settings
 from vsperf.context import RunContext
 from vsperf.deployment import GenPort
 from vsperf.dpdk.eal import remove_runtime_dir
@@ -50,6 +61,10 @@ TARGET_VS_SOCKET_GENERATORS = 2.0
 TARGET_VS_TESTPMD = 1.0
 TARGET_RATE_ERROR = 0.005
 IPERF_PAYLOAD_BYTES = 18  # 14 + 20 + 8 + 18 + 4 (FCS) = 64
+DEPLOYMENTS = ("wire", "linux-bridge", "ovs")
+THREAD_FLOWS = 8  # streams: spread over the transmit threads (a stream is never split)
+WIRE_ROUNDS = 3
+TARGET_TWO_THREADS = 1.8
 
 
 @dataclass
@@ -193,7 +208,8 @@ def _ports(env: Env) -> tuple[GenPort, GenPort]:
 
 def _vsgen(env: Env) -> VsgenTrafficGenerator:
     ctx = RunContext(env.rid, env.work, env.work, env.executor)
-    gen = VsgenTrafficGenerator({"VSGEN_CPUS": [TX_CPU], "TRAFFICGEN_RESIDUAL_WAIT_S": 0.5}, ctx)
+    settings = load_settings(env={}).merged({"VSGEN_CPUS": [TX_CPU], "TRAFFICGEN_RESIDUAL_WAIT_S": 0.5}, "bench")
+    gen = VsgenTrafficGenerator(settings, ctx)
     gen.check_prerequisites()
     gen.start(_ports(env))
     return gen
@@ -223,14 +239,57 @@ def bench_vsgen(env: Env, seconds: float) -> tuple[float, list[tuple[float, floa
         gen.stop()
 
 
+def bench_deployments(cases: list[str], seconds: float) -> bool:
+    """vsgen with 1 and 2 transmit threads on the lab's deployments, through `vsperf`; prints the
+    rates and the wire's 2-thread / 1-thread ratio; True when that meets its target."""
+    print(f"{'case':<14}{'threads':>8}{'tx Mpps':>9}{'rx tester':>11}{'rx DUT':>9}")
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="bench-vsgen-threads-") as tmp:
+        work = Path(tmp)
+        (work / "case.yaml").write_text(switches.CASE)
+        for case in cases:
+            rounds = WIRE_ROUNDS if case == "wire" else 1
+            best: dict[int, float] = {}
+            for i in range(rounds):
+                for threads in (1, 2):
+                    extra = f"VSGEN_TX_THREADS={threads};LAB_PORT_QUEUES=2"
+                    if case == "wire":  # no switch busy-polls a CPU: both are the generator's
+                        extra += ";VSGEN_CPUS=[0,1]"
+                    try:
+                        r = switches.run(case, "xdp", seconds, work, THREAD_FLOWS, extra, f"-t{threads}-{i}")
+                    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                        print(f"{case:<14}{threads:>8}  failed: {str(exc)[:200]}")
+                        continue
+                    dut = "-" if r["dut"] is None else f"{r['dut']:.3f}"  # the wire has no DUT
+                    print(f"{case:<14}{threads:>8}{r['tx'] or 0.0:>9.3f}{r['rx'] or 0.0:>11.3f}{dut:>9}")
+                    best[threads] = max(best.get(threads, 0.0), r["rx"] or 0.0)
+            if best.get(1) and 2 in best:
+                ratio = best[2] / best[1]
+                target = f" (target >= {TARGET_TWO_THREADS}x)" if case == "wire" else ""
+                print(f"{case:<14}2 threads / 1 thread received: {ratio:.2f}x{target}")
+                ok &= case != "wire" or ratio >= TARGET_TWO_THREADS
+            elif case == "wire":
+                ok = False
+    return ok
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="measurement window per generator")
-    parser.add_argument("--skip", nargs="*", default=[], help="generators to skip (trafgen, tcpreplay, ...)")
+    parser.add_argument("--skip", nargs="*", default=[],
+                        help="generators or deployments to skip (trafgen, tcpreplay, ..., wire, linux-bridge, ovs)")
+    parser.add_argument("--deployments-only", action="store_true",
+                        help="only vsgen on the lab's deployments (1 and 2 transmit threads)")
     args = parser.parse_args()
     if os.geteuid() != 0:
         print("bench_generators: needs root", file=sys.stderr)
         return 2
+    if args.deployments_only:
+        load = os.getloadavg()
+        print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
+        threads_ok = bench_deployments([c for c in DEPLOYMENTS if c not in args.skip], args.seconds)
+        print(f"load average after: {os.getloadavg()[0]:.2f}")
+        return 0 if threads_ok else 1
     work = Path(tempfile.mkdtemp(prefix="vsgen-bench-"))
     env = Env(secrets.token_hex(3), work, LocalExecutor(CommandLog(work / "commands.log")))
     load = os.getloadavg()
@@ -257,6 +316,8 @@ def main() -> int:
         print(f"{'vsgen':>10}: {vsgen / 1e6:8.3f} Mfps delivered")
     finally:
         teardown(env)
+    cases = [c for c in DEPLOYMENTS if c not in args.skip]
+    threads_ok = bench_deployments(cases, args.seconds) if cases else True
     socket_best = max((rates[n] for n in ("trafgen", "tcpreplay", "iperf3") if n in rates), default=0.0)
     ok = True
     if socket_best:
@@ -274,7 +335,7 @@ def main() -> int:
               f"{'' if lossless else ', frames lost'}")
     load = os.getloadavg()
     print(f"load average after: {load[0]:.2f}; command log and tool logs in {work}")
-    return 0 if ok else 1
+    return 0 if ok and threads_ok else 1
 
 
 if __name__ == "__main__":

@@ -46,7 +46,10 @@ def vsperf_run(results: Path, formats: str) -> None:
     """The seed's run on the simulated DUT, its report in `formats`."""
     argv = [sys.executable, "-m", "vsperf", *SEED_001_TESTS, "--trafficgen", "dummy", "--test-params", PARAMS,
             "--results-dir", str(results), "--report-format", formats]
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
+        raise SystemExit(f"vsperf exited {done.returncode}:\n{tail}")
 
 
 def timed(action: Callable[[], object]) -> tuple[float, float]:

@@ -53,6 +53,7 @@ class Measured:
     metrics: dict[str, Any]
     trials: int
     trial_s: float
+    generator_short: bool  # the generator under-delivered in some trial (an anomaly says so)
 
 
 def run_vsperf(name: str, overrides: dict[str, Any], results_dir: Path) -> Measured:
@@ -66,7 +67,8 @@ def run_vsperf(name: str, overrides: dict[str, Any], results_dir: Path) -> Measu
     test = json.loads((results_dir / "results.json").read_text())["tests"][0]
     result = test["results"][0]
     trials = result["trials"]
-    return Measured(name, result["metrics"], len(trials), sum(t["duration_s"] for t in trials))
+    short = any("generator under-delivered" in a for a in result.get("anomalies", ()))
+    return Measured(name, result["metrics"], len(trials), sum(t["duration_s"] for t in trials), short)
 
 
 def _spread(values: list[float]) -> float:
@@ -82,14 +84,15 @@ def main(repeats: int = 3) -> None:
             for name, overrides in RUNS.items():
                 m = run_vsperf(name, overrides, Path(tmp) / f"{repeat}-{name.replace(' ', '_')}")
                 found[name].append(m)
-                print(f"repeat {repeat} {name:<10}: {m.trials:3d} trials, {m.trial_s:6.1f} trial-s", flush=True)
+                note = " (the generator under-delivered)" if m.generator_short else ""
+                print(f"repeat {repeat} {name:<10}: {m.trials:3d} trials, {m.trial_s:6.1f} trial-s{note}", flush=True)
     ndr_b = [float(m.metrics["tx_rate_fps"]) for m in found["binary NDR"]]
     pdr_b = [float(m.metrics["tx_rate_fps"]) for m in found["binary PDR"]]
     ndr_m = [float(m.metrics["ndr_tx_rate_fps"]) for m in found["mlr"]]
     pdr_m = [float(m.metrics["pdr_tx_rate_fps"]) for m in found["mlr"]]
     binary_s = [a.trial_s + b.trial_s for a, b in zip(found["binary NDR"], found["binary PDR"], strict=True)]
     mlr_s = [m.trial_s for m in found["mlr"]]
-    print(f"\nphy2phy_tput, OVS (kernel-less userspace datapath) on vsgen, 64 B, final trials {FINAL_S:g} s, "
+    print(f"\nphy2phy_tput, OVS (userspace datapath, AF_PACKET ports) on vsgen, 64 B, final trials {FINAL_S:g} s, "
           f"{repeats} repeats\n")
     pairs = list(zip(found["binary NDR"], found["binary PDR"], strict=True))
     rows = [

@@ -31,11 +31,13 @@ CASE = """- Name: bench_vsgen_64
 """
 
 
-def run(case: str, path: str, seconds: float, work: Path) -> dict[str, float | None]:
-    """One vsperf run; the sweep point's rates (Mpps)."""
-    out = work / f"{case}-{path}"
-    params = (f"TEST_CASE_FILES=['{work / 'case.yaml'}'];VSGEN_PATH={path};SWEEP_FLOWS=[1];"
-              f"SWEEP_DURATION_S={seconds};REPORT_FORMATS=('rst',)")
+def run(case: str, path: str, seconds: float, work: Path, flows: int = 1, extra: str = "",
+        tag: str = "") -> dict[str, float | None]:
+    """One vsperf run (`extra`: more --test-params; `tag` names its results dir); the sweep point's
+    rates (Mpps)."""
+    out = work / f"{case}-{path}{tag}"
+    params = (f"TEST_CASE_FILES=['{work / 'case.yaml'}'];VSGEN_PATH={path};SWEEP_FLOWS=[{flows}];"
+              f"SWEEP_DURATION_S={seconds};REPORT_FORMATS=('rst',)" + (f";{extra}" if extra else ""))
     if case == "wire":  # --mode trafficgen sends the TRAFFIC settings, not a test case
         params += ";TRAFFIC={'traffic_type': 'sweep_bw', 'bidir': False};TRAFFICGEN_PKT_SIZES=(64,)"
         where = ["--mode", "trafficgen"]

@@ -18,7 +18,7 @@ extras=""
 # qemu-system-x86, qemu-utils: the QEMU guests (VNFs qemu-vhost-user, qemu-virtio-net); busybox-static
 # goes into `vsperf guest-image build`'s initramfs (cpio reads it back in the image's tests).
 PACKAGES=(python3-venv python3-pip iproute2 ethtool kmod openvswitch-switch openvswitch-switch-dpdk
-          dpdk-dev netsniff-ng sysstat stress-ng make gcc clang libbpf-dev linux-libc-dev nftables
+          dpdk-dev netsniff-ng sysstat stress-ng make gcc clang libbpf-dev libxdp-dev linux-libc-dev nftables
           tcpreplay iperf3 poppler-utils libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0
           fonts-dejavu-core openssh-server openssh-client qemu-system-x86 qemu-utils busybox-static cpio)
 missing=()

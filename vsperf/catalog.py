@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vsperf.config.params import load_yaml
+from vsperf.config.pyconf import looks_like_pyconf, read_pyconf
 from vsperf.config.vsperf_compat import backend_name, missing_backend
 from vsperf.errors import ConfigError, PrerequisiteError, UnknownNameError
 from vsperf.paths import data_dir
@@ -180,13 +181,24 @@ def _validate_load(load: Mapping[str, Any], where: str) -> None:
 
 
 def load_file(path: Path) -> list[TestCase]:
-    """Read and validate one test-case file."""
+    """Read and validate one test-case file: a YAML list of test cases, or a file holding
+    PERFORMANCE_TESTS (VSPERF's Python form, e.g. its 01_testcases.conf, or a YAML mapping)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read test-case file {path}: {exc.strerror}") from exc
-    # The same strict YAML as settings files: only true/false are booleans.
-    data = load_yaml(text, f"test-case file {path}")
+    where = f"test-case file {path}"
+    if path.suffix in (".conf", ".py") or looks_like_pyconf(text):
+        data: Any = read_pyconf(text, where)
+    else:
+        # The same strict YAML as settings files: only true/false are booleans.
+        data = load_yaml(text, where)
+    if isinstance(data, dict) and "PERFORMANCE_TESTS" in data:
+        others = sorted(str(k) for k in data if k != "PERFORMANCE_TESTS")
+        if others:
+            log.warning("%s: ignoring %s: a test-case file is read for PERFORMANCE_TESTS only (settings go "
+                        "in --conf-file)", where, ", ".join(others))
+        data = data["PERFORMANCE_TESTS"]
     if data is None:
         return []
     if not isinstance(data, list):
@@ -208,7 +220,7 @@ def _files(paths: Iterable[Path]) -> list[Path]:
     out: list[Path] = []
     for p in paths:
         if p.is_dir():
-            out.extend(sorted(p.glob("*.yaml")))
+            out.extend(sorted([*p.glob("*.yaml"), *p.glob("*.conf")]))
         elif p.exists():
             out.append(p)
         else:

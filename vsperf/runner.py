@@ -103,7 +103,7 @@ def _make_deployment(pt: PlannedTest, registries: Registries, ctx: RunContext, s
         return NoDeployment(pt.test.deployment) if pt.traffic_only else SimulatedDeployment(pt.test.deployment)
     if testbed is not None:  # the testbed's hosts, not the local lab (vsperf.testbed.deploy)
         return TestbedDeployment(pt.test.deployment, testbed, run_id=ctx.run_id,
-                                 traffic=traffic_from_settings(pt.settings, size))
+                                 traffic=traffic_from_settings(pt.settings, size), vswitch=pt.vswitch)
     return build_deployment(
         pt.lab_deployment,
         settings=pt.settings,

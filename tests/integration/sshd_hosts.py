@@ -149,7 +149,10 @@ def make_host_netns(netns: str, link: str, controller_addr: str, host_addr: str)
     """Namespace `netns` reachable from here over veth `link` (`link`h inside), /29 addresses
     (the spare ones of the /29 answer nobody: an unreachable host that stays on this link)."""
     subprocess.run(["ip", "netns", "add", netns], check=True)
-    run = lambda *a: subprocess.run(list(a), check=True, capture_output=True)  # noqa: E731
+
+    def run(*argv: str) -> None:
+        subprocess.run(list(argv), check=True, capture_output=True)
+
     run("ip", "link", "add", link, "type", "veth", "peer", "name", f"{link}h", "netns", netns)
     run("ip", "addr", "add", f"{controller_addr}/29", "dev", link)
     run("ip", "link", "set", link, "up")

@@ -2,8 +2,9 @@
 does not work): PVP and PVVP with vhost-user (OVS-DPDK) and virtio-net (taps on ovs and the Linux
 bridge), frames counted end to end, a guest that dies, and a SIGKILLed run's guests removed.
 
-TCG guests forward 10^4-10^5 frames/s here: the rates are fixed and low (0.02 % of 10 GbE at 64 B
-is ~3 kframes/s per direction), trials short, and each test boots as few guests as it can. The
+TCG guests forward 10^4-10^5 frames/s here, less when the machine is busy: the rates are low (at
+most 0.02 % of 10 GbE at 64 B, ~3 kframes/s per direction), trials short (1 s), and each test
+boots as few guests as it can. The
 guest image is built once into the default cache (GUEST_IMAGE_CACHE_DIR) and reused.
 """
 
@@ -28,13 +29,14 @@ from vsperf.lab import netdev
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.root
 
-# One rate the guests always carry: the search's first trial (at the maximum) has no loss.
+# Low rates TCG guests carry on a busy 2-CPU machine: the search starts at 0.02 % of 10 GbE
+# (~6 kframes/s in all) and, on loss, halves down to 0.005 % (~1.5 kframes/s).
 LOW_RATE = {
     "TRAFFICGEN_DURATION": "1",
     "TRAFFICGEN_PKT_SIZES": "(64,)",
     "TRAFFICGEN_RESIDUAL_WAIT_S": "0.5",
     "TRAFFICGEN_RFC2544_MAX_RATE_PERCENT": "0.02",
-    "TRAFFICGEN_RFC2544_RESOLUTION_PERCENT": "0.02",
+    "TRAFFICGEN_RFC2544_RESOLUTION_PERCENT": "0.005",
     "GUEST_TIMEOUT": "[120]",
 }
 
@@ -97,10 +99,11 @@ def assert_end_to_end(out: Path, guests: int) -> dict[str, Any]:
     data = results(out)
     test = data["tests"][0]
     assert test["status"] == "passed", test["error"]
-    trials = test["results"][0]["trials"]
-    first = trials[0]
-    assert first["tx_frames"] > 1000
-    assert first["rx_frames"] == first["tx_frames"], first
+    result = test["results"][0]
+    assert result["metrics"]["throughput_rx_fps"] > 0
+    # Zero-loss throughput: some trial got every frame it sent back through the guests.
+    lossless = [t for t in result["trials"] if t["tx_frames"] > 500 and t["rx_frames"] == t["tx_frames"]]
+    assert lossless, [(t["tx_frames"], t["rx_frames"]) for t in result["trials"]]
     for index in range(guests):
         console = (out / f"guest{index}-console.log").read_text()
         assert "VSPERF-GUEST-FORWARDING" in console
@@ -224,6 +227,23 @@ def test_a_guest_killed_mid_test_fails_it_and_leaves_nothing(tmp_path: Path) -> 
     assert test["status"] == "failed"
     assert f"qemu vm0 (pid {pid}) died" in test["error"], test["error"]
     assert "Traceback" not in stderr
+    assert leftovers(run_id) == []
+
+
+def test_ctrl_c_stops_the_guest_by_pid(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = start_long_run(out)
+    try:
+        run_id, pid = wait_for_guest(out)
+        time.sleep(2)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 1, stderr[-3000:]
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     assert leftovers(run_id) == []
 
 

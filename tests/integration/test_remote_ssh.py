@@ -110,6 +110,21 @@ def test_background_process_pid_signals_and_output(ex: SshExecutor, tmp_path: Pa
     assert log.read_text() == "one\ntwo\n"
 
 
+def test_a_background_process_with_a_piped_stdin_is_a_two_way_channel(ex: SshExecutor) -> None:
+    # What the vsgen engine's control needs: lines in on stdin, answers out on stdout, each as it comes.
+    proc = ex.spawn(["sh", "-c", "while read -r line; do echo \"got $line\"; done; echo end"],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"one\n")
+    proc.stdin.flush()
+    assert proc.stdout.readline() == b"got one\n"  # answered before the input ended
+    proc.stdin.write(b"two\n")
+    proc.stdin.close()  # the end of its input
+    assert proc.stdout.read() == b"got two\nend\n" and proc.wait(5) == 0
+    assert ex.spawn(["cat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE).communicate(b"x\n", timeout=5) == \
+        (b"x\n", None)
+
+
 def test_stopping_a_process_stops_its_children(ex: SshExecutor) -> None:
     proc = ex.spawn(["sh", "-c", "sleep 30 & sleep 30 & wait"])
     time.sleep(0.3)

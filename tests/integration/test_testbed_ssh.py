@@ -224,12 +224,13 @@ def test_cli_faults_exit_2_with_one_line_and_nothing_created(bed: Bed, tmp_path:
         (bed.yaml(known_a=wrong), rf"host hosta .*its key does not match the one in {wrong}"),
         (bed.yaml(address_b=NOBODY), r"host hostb \(root@198\.18\.100\.12:2222\): cannot connect"),
         (bed.yaml(a0="nope0"), r"host hosta: no interface 'nope0'"),
-        (bed.yaml(), r"deploying on testbed hosts is not implemented yet"),
+        # a generator that does not run on a testbed host yet: refused after the checks
+        (bed.yaml(), r"hosts and ports checked, but test phy2phy_tput: traffic generator trafgen \(only vsgen"),
     ]
     for i, (text, message) in enumerate(cases):
         results = tmp_path / f"r{i}"
-        proc = _vsperf("phy2phy_tput", "--testbed", str(bed.write(text, f"cli{i}.yaml")), "--results-dir",
-                       str(results), cwd=tmp_path)
+        proc = _vsperf("phy2phy_tput", "--trafficgen", "trafgen", "--testbed", str(bed.write(text, f"cli{i}.yaml")),
+                       "--results-dir", str(results), cwd=tmp_path)
         assert proc.returncode == 2, proc.stderr
         errors = [line for line in proc.stderr.splitlines() if "error" in line]
         assert len(errors) == 1 and re.search(message, errors[0]), proc.stderr

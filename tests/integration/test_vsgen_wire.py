@@ -24,6 +24,7 @@ from typing import Any
 import psutil
 import pytest
 
+from vsperf.config import load_settings
 from vsperf.context import RunContext
 from vsperf.deployment import GenPort
 from vsperf.errors import TrafficGenError
@@ -134,7 +135,9 @@ def pair(net: Net, tmp_path: Path) -> Iterator[Pair]:
 
 
 def generator(ctx: RunContext, **settings: Any) -> VsgenTrafficGenerator:
-    gen = VsgenTrafficGenerator({"TRAFFICGEN_RESIDUAL_WAIT_S": 0.2, **settings}, ctx)
+    """A generator with the shipped defaults (conf/) and `settings` on top."""
+    values = load_settings(env={}).merged({"TRAFFICGEN_RESIDUAL_WAIT_S": 0.2, **settings}, "test")
+    gen = VsgenTrafficGenerator(values, ctx)
     gen.check_prerequisites()
     return gen
 

@@ -77,3 +77,10 @@ def test_put_get_copy_on_this_machine(tmp_path: Path) -> None:
     assert (tmp_path / "b").read_text() == "x" and (tmp_path / "b").stat().st_mode & 0o777 == 0o700
     ex.get(str(tmp_path / "b"), tmp_path / "c")
     assert (tmp_path / "c").read_text() == "x"
+
+
+def test_spawn_with_a_piped_stdin(tmp_path: Path) -> None:
+    proc = LocalExecutor().spawn(["cat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None
+    out, _ = proc.communicate(b"hello\n", timeout=5)
+    assert out == b"hello\n" and proc.returncode == 0

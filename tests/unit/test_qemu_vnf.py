@@ -80,5 +80,8 @@ def test_user_image_commands() -> None:
     testpmd = user_image_script(spec(GUEST_IMAGE=["/img/x.qcow2"], GUEST_LOOPBACK=["testpmd"],
                                      GUEST_TESTPMD_FWD_MODE="mac",
                                      GUEST_TESTPMD_PARAMS=["-l 0,1 -n 4 -- --burst=64 -i"]))
-    assert testpmd.commands[-1].startswith("dpdk-testpmd -l 0,1 -n 4 -- --burst=64 --forward-mode=mac")
+    assert "dpdk-testpmd -l 0,1 -n 4 -- --burst=64 --forward-mode=mac --stats-period 1" in testpmd.commands[-2]
+    assert testpmd.ready_pattern not in testpmd.commands[-1]  # the typed command's echo never matches
+    bare = user_image_script(spec(GUEST_IMAGE=["/img/x.qcow2"], GUEST_LOOPBACK=["testpmd"], GUEST_TESTPMD_PARAMS=[""]))
+    assert "dpdk-testpmd -- --forward-mode=io" in bare.commands[-2]
     assert user_image_script(spec(GUEST_IMAGE=["/img/x.qcow2"], GUEST_LOOPBACK=["buildin"])).commands == ()

@@ -105,3 +105,10 @@ def test_host_settings_are_checked() -> None:
     assert host.label == "dut (root@198.18.0.1:2222)"
     with pytest.raises(HostKeyError, match=r"^host dut .*known_hosts file /nonexistent/known_hosts does not exist"):
         connect(host)
+
+
+def test_a_spawn_line_with_a_piped_stdin_reads_what_is_written() -> None:
+    line = spawn_command(["cat"], stdout=subprocess.PIPE, stdin=subprocess.PIPE)
+    assert "</dev/null" not in shlex.split(line)[3]
+    proc = subprocess.run(["sh", "-c", line], input="quit\n", capture_output=True, text=True, check=True)
+    assert proc.stdout.split("\n", 1)[1] == "quit\n"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import pytest
 from search_shipped import shipped
 from settings_util import make_settings
@@ -14,7 +16,10 @@ from vsperf.search.config import (
     ThroughputSearchConfig,
     back2back_config_from_settings,
     burst_config_from_settings,
+    check_field,
+    config_from_settings,
     continuous_config_from_settings,
+    from_setting,
     setting,
     throughput_config_from_settings,
 )
@@ -109,3 +114,25 @@ def test_configs_are_frozen() -> None:
     cfg = throughput_config_from_settings(make_settings())
     with pytest.raises(AttributeError):
         cfg.duration_s = 1.0  # type: ignore[misc]
+
+
+@dataclass(frozen=True)
+class _Declared:
+    duration_s: float = field(metadata=from_setting("TRAFFICGEN_DURATION"))
+    repetitions: int = field(metadata=from_setting("TRAFFICGEN_RFC2544_TESTS"))
+    verify: bool = field(metadata=from_setting("TRAFFICGEN_RFC2544_VERIFY"))
+    given: str
+
+    def __post_init__(self) -> None:
+        check_field(self, "duration_s", self.duration_s > 0, "> 0")
+
+
+def test_config_from_settings_reads_each_field_from_its_setting_by_its_type() -> None:
+    settings = make_settings({"TRAFFICGEN_DURATION": 7, "TRAFFICGEN_RFC2544_TESTS": 2})
+    cfg = config_from_settings(_Declared, settings, given="x")
+    assert cfg == _Declared(7.0, 2, settings["TRAFFICGEN_RFC2544_VERIFY"], "x")
+    assert isinstance(cfg.duration_s, float)
+    with pytest.raises(ConfigError, match="TRAFFICGEN_RFC2544_TESTS must be an integer"):
+        config_from_settings(_Declared, {**settings, "TRAFFICGEN_RFC2544_TESTS": 1.5}, given="x")
+    with pytest.raises(ConfigError, match=r"^TRAFFICGEN_DURATION must be > 0, got 0.0$"):
+        config_from_settings(_Declared, {**settings, "TRAFFICGEN_DURATION": 0}, given="x")

@@ -7,6 +7,8 @@ from dutsim import SimDut
 from dutsim_events import EventDut, FakeDutControl
 
 from vsperf.search.measurer import (
+    FLAG_RX_EXCEEDS_TX,
+    FLAG_UNDER_DELIVERY,
     AddressMeasurer,
     AddressTrialResult,
     DutControl,
@@ -15,6 +17,7 @@ from vsperf.search.measurer import (
     RecoveryTrialResult,
     ResetMeasurer,
     ResetTrialResult,
+    TrialResult,
     generator_name,
     missing_capability,
 )
@@ -49,3 +52,21 @@ def test_results_refuse_negative_times() -> None:
         ResetTrialResult(trial, reset_at_s=0.0, gap_s=-1.0, recovered=True, resolution_s=0.0)
     with pytest.raises(ValueError):
         AddressTrialResult(0, trial, trial, flooded_frames=0)
+
+
+def test_measured_fills_frame_size_line_rate_and_delivery_flags() -> None:
+    traffic = Traffic(frame_size_bytes=128)
+    rate = TrialResult.measured("rate", traffic, 1000.0, 2.0, 1000, 1001, 900.0, flags=("own",))
+    assert (rate.kind, rate.frame_size_bytes, rate.line_rate_fps) == ("rate", 128, traffic.line_rate_fps)
+    assert (rate.requested_rate_fps, rate.duration_s, rate.actual_tx_rate_fps) == (1000.0, 2.0, 900.0)
+    assert rate.flags == (FLAG_UNDER_DELIVERY, FLAG_RX_EXCEEDS_TX, "own")  # the generator's own flags last
+    burst = TrialResult.measured("any other kind", traffic, 10.0, 1.0, 10, 10, 10.0, line_rate_fps=10.0)
+    assert (burst.kind, burst.line_rate_fps, burst.flags) == ("burst", 10.0, ())
+
+
+def test_measured_judges_delivery_against_what_the_generator_was_asked() -> None:
+    traffic = Traffic()
+    asked = TrialResult.measured("rate", traffic, 200.0, 1.0, 100, 100, 100.0, asked_rate_fps=100.0)
+    assert asked.flags == ()
+    short = TrialResult.measured("rate", traffic, 100.0, 1.0, 99, 99, 100.0, sent_short=True)
+    assert short.flags == (FLAG_UNDER_DELIVERY,)

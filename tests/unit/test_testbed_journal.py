@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from vsperf.testbed.journal import PortJournal, leftover_journals
 from vsperf.testbed.model import Testbed, TestbedHost
 from vsperf.testbed.pci import PciBinding
 from vsperf.testbed.ports import PortState
-from vsperf.testbed.session import TestbedSession
+from vsperf.testbed.session import TestbedSession, host_run_dirs_removal
 
 STATE = PortState("ens1f0", admin_up=False, carrier=False, mtu_bytes=1500, addresses=("198.18.0.1/30",),
                   xdp_attached=False, master=None)
@@ -58,3 +59,37 @@ def test_kernel_settings_are_put_back_by_the_next_run(tmp_path: Path) -> None:
     later.close()
     assert knob.read_text() == "0\n" and list(tmp_path.glob("testbed-*.json")) == []
     assert isinstance(later.executors["local"], LocalExecutor)
+
+
+def test_created_links_are_journaled_and_an_older_journal_without_them_loads(tmp_path: Path) -> None:
+    journal = PortJournal.create(tmp_path, "lnk001")
+    journal.record_link("dut", "vsperflnk001b0")
+    journal.record_link("dut", "vsperflnk001b0")  # once
+    assert PortJournal.load(journal.path).links == [("dut", "vsperflnk001b0")]
+    journal.forget_link("dut", "vsperflnk001b0")
+    assert not journal.path.exists()
+    journal.record_port("dut", STATE)
+    data = journal.as_dict()
+    del data["links"]  # as a run before links were journaled wrote it
+    journal.path.write_text(json.dumps(data))
+    assert PortJournal.load(journal.path).links == []
+
+
+def test_a_killed_runs_host_directories_are_found_by_its_run_id(tmp_path: Path) -> None:
+    assert PortJournal.create(tmp_path, "abc123").run_id == "abc123"
+    mine, other = tmp_path / "vsperf-abc123-vsgen", tmp_path / "vsperf-abc124-vsgen"
+    for d in (mine, other):
+        d.mkdir()
+        (d / "vsgen-engine").write_text("x")
+    argv = host_run_dirs_removal("abc123")
+    assert argv[:2] == ["find", "/tmp"]
+    subprocess.run([argv[0], str(tmp_path), *argv[2:]], check=True)  # the same command, on tmp_path
+    assert not mine.exists() and other.exists()
+
+
+def test_daemons_are_journaled_by_pid_and_start_time(tmp_path: Path) -> None:
+    journal = PortJournal.create(tmp_path, "prc001")
+    journal.record_process("dut", 4242, 123456, "ovs-vswitchd")
+    assert PortJournal.load(journal.path).processes == [("dut", 4242, 123456, "ovs-vswitchd")]
+    journal.forget_process("dut", 4242)
+    assert not journal.path.exists()

@@ -7,10 +7,10 @@ import stat
 from pathlib import Path
 
 import pytest
-from vsperf.trafficgen.vsgen import build
 
 from vsperf.errors import PrerequisiteError
 from vsperf.executor import LocalExecutor
+from vsperf.trafficgen.vsgen import build
 from vsperf.trafficgen.vsgen.build import (
     SOURCE_DIRS,
     cache_root,
@@ -62,10 +62,11 @@ def test_cache_root_follows_xdg() -> None:
 
 
 def test_missing_build_tools_names_them(tmp_path: Path) -> None:
-    assert missing_build_tools(lambda tool: None, tmp_path / "nope.h") == ["make", "cc", "clang", "libbpf-dev"]
+    assert missing_build_tools(lambda tool: None, tmp_path / "nope.h", tmp_path / "nope.h") == [
+        "make", "cc", "clang", "libbpf-dev", "libxdp-dev"]
     header = tmp_path / "libbpf.h"
     header.write_text("")
-    assert missing_build_tools(lambda tool: f"/usr/bin/{tool}", header) == []
+    assert missing_build_tools(lambda tool: f"/usr/bin/{tool}", header, header) == []
 
 
 def test_the_setting_wins(tmp_path: Path) -> None:

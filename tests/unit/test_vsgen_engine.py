@@ -71,7 +71,8 @@ for line in ctl:
                 dir=d, tx_port=int(dirs[d]["tx"]), rx_port=int(dirs[d]["rx"]), path="xdp-live", path_note="",
                 ring_drops=0, streams=int(dirs[d]["streams"]), requested_fps=rate, frames_requested=n, tx=n,
                 tx_time_s=n / rate if rate else n / 1e6, achieved_fps=rate or 1e6, cpu_s=0.01, rx=n, dup=0,
-                reorder=0, lost=0, excess=0, streams_with_loss=0, max_stream_loss=0))
+                reorder=0, lost=0, excess=0, streams_with_loss=0, max_stream_loss=0,
+                threads=min(int(kv.get("threads", 1)), int(dirs[d]["streams"]))))
         port_results = []
         for p in sorted(ports):
             got = sum(o["rx"] for o in out if o["rx_port"] == p)

@@ -17,10 +17,12 @@ from typing import Any
 
 import pytest
 
+from vsperf.backends import build_registries
 from vsperf.catalog import Catalog
-from vsperf.config import load_settings
+from vsperf.config import Settings, load_settings
 from vsperf.config.pyconf import read_pyconf
 from vsperf.errors import ConfigError, PrerequisiteError
+from vsperf.plan import plan_tests
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = ROOT.parent / "shared" / "vsperf-upstream" / "conf"
@@ -290,3 +292,42 @@ def test_yaml_conf_file_may_hold_performance_tests(tmp_path: Path) -> None:
 def test_read_pyconf_keeps_vsperf_semantics() -> None:
     text = "A = 1\nlower = 2\nB = None\nA = (1, 2)\nC = {'x': -3, 'y': [True, None]}\n"
     assert read_pyconf(text, "f") == {"A": [1, 2], "C": {"x": -3, "y": [True, None]}}
+
+
+def test_lab_settings_not_definitions_carry_the_local_labs_needs() -> None:
+    catalog, regs = Catalog.load(), build_registries()
+    lab = load_settings(env={}, test_params="TRAFFICGEN=vsgen")
+    simulated = load_settings(env={}, test_params="TRAFFICGEN=dummy")
+
+    def planned(name: str, settings: Settings) -> Settings:
+        return plan_tests([catalog.get(name)], settings, regs)[0].settings
+
+    # pvpv_cont sends VSPERF's single stream; the lab splits N streams between its N VNFs
+    assert planned("pvpv_cont", simulated)["TRAFFIC"]["multistream"] == 0
+    traffic = planned("pvpv_cont", lab)["TRAFFIC"]
+    assert (traffic["multistream"], traffic["stream_type"]) == (2, "L3")
+    assert planned("pvpv_cont", lab).source("TRAFFIC").startswith("local lab: pvpv needs 2 streams")
+    # ovs learns addresses only with a NORMAL flow: VSWITCH_FLOW_MODE auto picks it for RFC 2889's
+    assert planned("phy2phy_learning", lab)["VSWITCH_FLOW_MODE"] == "normal"
+    assert planned("phy2phy_caching", lab)["VSWITCH_FLOW_MODE"] == "normal"
+    assert planned("phy2phy_tput", lab)["VSWITCH_FLOW_MODE"] == "ports"
+    forced = load_settings(env={}, test_params="TRAFFICGEN=vsgen;VSWITCH_FLOW_MODE=ports")
+    assert planned("phy2phy_learning", forced)["VSWITCH_FLOW_MODE"] == "ports"
+
+
+@needs_upstream
+def test_upstream_testcases_file_as_a_test_case_file() -> None:
+    # -f/--test-spec (TEST_CASE_FILES) reads a file holding PERFORMANCE_TESTS too
+    catalog = Catalog.load([UPSTREAM / "01_testcases.conf"])
+    names = set(catalog.names())
+    assert set(UPSTREAM_RUNNABLE + UPSTREAM_VPP) <= names
+    assert catalog.get("phy2phy_burst").source == str(UPSTREAM / "01_testcases.conf")
+    assert catalog.get("pvp_cont_vpp").unavailable_prerequisite
+
+
+def test_settings_in_a_test_case_file_are_ignored_with_a_warning(tmp_path: Path,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "t.conf"
+    path.write_text("TRAFFICGEN = 'Dummy'\nPERFORMANCE_TESTS = [{'Name': 'z', 'Deployment': 'p2p'}]\n")
+    assert Catalog.load([path]).get("z").deployment == "p2p"
+    assert "ignoring TRAFFICGEN: a test-case file is read for PERFORMANCE_TESTS only" in caplog.text

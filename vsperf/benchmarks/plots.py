@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 WIDTH_IN = 8.0
@@ -15,6 +16,17 @@ def _figure(height_in: float) -> Figure:
     from matplotlib.figure import Figure
 
     return Figure(figsize=(WIDTH_IN, height_in), layout="constrained")
+
+
+def _rates_from_zero(fig: Figure, ax: Axes, title: str, xlabel: str, ylabel: str) -> Figure:
+    """Finish a plot of rates: axis labels, a y axis from 0, a grid, the legend and the title."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    return fig
 
 
 def udploss_figure(title: str, rows: Sequence[Mapping[str, Any]]) -> Figure:
@@ -48,13 +60,7 @@ def iperf_figure(title: str, runs: Sequence[Mapping[str, Any]]) -> Figure:
         xs = [float(r["end_s"]) for r in rows]
         ax.plot(xs, [float(r["sender_mbps"]) for r in rows], ".-", label=f"{run['stack']} sender")
         ax.plot(xs, [float(r["receiver_mbps"] or 0.0) for r in rows], "x--", label=f"{run['stack']} receiver")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("Mbit/s")
-    ax.set_ylim(bottom=0)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.suptitle(title, fontsize=10)
-    return fig
+    return _rates_from_zero(fig, ax, title, "time (s)", "Mbit/s")
 
 
 def sweep_bw_figure(title: str, points: Sequence[Mapping[str, Any]]) -> Figure:
@@ -68,13 +74,7 @@ def sweep_bw_figure(title: str, points: Sequence[Mapping[str, Any]]) -> Figure:
         ax.plot([d[0] for d in dut], [d[1] for d in dut], "s--", label="Rx on DUT")
     ax.set_xscale("log", base=2)
     ax.set_xticks(flows, [str(f) for f in flows])
-    ax.set_xlabel("flows")
-    ax.set_ylabel("Mpps")
-    ax.set_ylim(bottom=0)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.suptitle(title, fontsize=10)
-    return fig
+    return _rates_from_zero(fig, ax, title, "flows", "Mpps")
 
 
 def latency_percentiles_figure(title: str, points: Sequence[Mapping[str, Any]]) -> Figure:

@@ -31,7 +31,7 @@ from vsperf.registry import Registries
 from vsperf.report.formats import FORMATS, render_report
 from vsperf.results.load import load_results
 from vsperf.runner import Runner, RunSummary
-from vsperf.testbed.deploy import unsupported_on_testbed
+from vsperf.testbed.deploy import dut_tools, unsupported_on_testbed
 from vsperf.testbed.preflight import check_testbed
 from vsperf.trafficgen.otg.server_cli import otg_server_command
 from vsperf.ui.logsetup import setup_console
@@ -92,7 +92,9 @@ def _check_prerequisites(plan: Sequence[PlannedTest], registries: Registries) ->
     probe = RunContext("check", Path("/nonexistent"), Path("/nonexistent"), LocalExecutor())
     seen: set[tuple[str, ...]] = set()
     for pt in plan:
-        if pt.lab_deployment and ("lab", pt.vswitch, pt.vnf, pt.lab_deployment) not in seen:
+        # On a testbed the DUT host's programs are checked by the testbed's preflight instead.
+        if pt.lab_deployment and not pt.settings["TESTBED"] and ("lab", pt.vswitch, pt.vnf,
+                                                                 pt.lab_deployment) not in seen:
             seen.add(("lab", pt.vswitch, pt.vnf, pt.lab_deployment))
             check_prerequisites(settings=pt.settings, registries=registries, deployment=pt.lab_deployment)
         if ("gen", pt.trafficgen) not in seen:
@@ -233,7 +235,8 @@ def _run(opts: dict[str, Any]) -> int:
     _check_prerequisites(plan, registries)
     run_id = new_run_id()
     if settings["TESTBED"]:
-        check_testbed(Path(settings["TESTBED"]), run_id=run_id, unsupported=unsupported_on_testbed(plan))
+        check_testbed(Path(settings["TESTBED"]), run_id=run_id, unsupported=unsupported_on_testbed(plan),
+                      dut_tools=dut_tools(plan))
     results_dir = opts["results_dir"] or _default_results_dir(settings)
     _check_results_dir(results_dir)
     progress = _progress(plan)

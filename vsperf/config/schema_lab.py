@@ -28,9 +28,10 @@ SETTINGS: dict[str, Setting] = {
         "How ovs (userspace datapath) attaches its veth ports: afxdp (AF_XDP, polled by a PMD thread) "
         "or system (AF_PACKET, polled by the main thread)."),
     "VSWITCH_FLOW_MODE": Setting(
-        Str(choices=("ports", "normal")),
-        "How ovs forwards: ports (VSPERF's port-to-port flows) or normal (one NORMAL flow: MAC "
-        "learning, as RFC 2889 address caching and learning need)."),
+        Str(choices=("auto", "ports", "normal")),
+        "How ovs forwards: ports (VSPERF's port-to-port flows), normal (one NORMAL flow: MAC "
+        "learning, as RFC 2889 address caching and learning need), or auto (normal for those two "
+        "traffic types, ports otherwise)."),
     "VSWITCH_OVS_AFXDP_MODE": Setting(
         Str(choices=("native", "generic")),
         "xdp-mode of afxdp ports (above MTU 3498, i.e. frames > 3516 B, ovs uses system ports)."),

@@ -20,10 +20,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from vsperf.context import RunContext
 from vsperf.dpdk.eal import (
     DPDK_RUNTIME_ROOT,
     TELEMETRY_CLIENT,
     TestpmdConfig,
+    dpdk_version,
     remove_runtime_dir,
     runtime_dir,
     testpmd_argv,
@@ -120,6 +122,19 @@ def parse_telemetry_stats(text: str, port: int) -> PortCounters:
     )
 
 
+class TestpmdVersion:
+    """`version()` of a component that is dpdk-testpmd (the `none` switch, the testpmd VNF):
+    asked once, as the report shows it."""
+
+    ctx: RunContext  # the component's (see vsperf.deployment.Component)
+    _testpmd_version: str | None = None
+
+    def version(self) -> str:
+        if self._testpmd_version is None:
+            self._testpmd_version = f"dpdk-testpmd (DPDK {dpdk_version(self.ctx.executor)})"
+        return self._testpmd_version
+
+
 class TestpmdProcess:
     """One testpmd forwarding between its ports (pairs 0<->1, 2<->3, ...)."""
 
@@ -195,12 +210,15 @@ class TestpmdProcess:
             if pending:
                 time.sleep(0.05)
 
+    def _telemetry(self, command: str) -> str:
+        """The answer of testpmd's DPDK telemetry socket to `command`."""
+        return self.lab.ctx.executor.run(
+            [TELEMETRY_CLIENT, "-f", self.file_prefix], input_text=f"{command}\n", timeout_s=10.0
+        ).stdout
+
     def _link_up(self, port: int) -> bool:
         try:
-            out = self.lab.ctx.executor.run(
-                [TELEMETRY_CLIENT, "-f", self.file_prefix], input_text=f"/ethdev/link_status,{port}\n",
-                timeout_s=10.0,
-            ).stdout
+            out = self._telemetry(f"/ethdev/link_status,{port}")
         except CommandError:
             return False
         return parse_link_up(out)
@@ -213,11 +231,7 @@ class TestpmdProcess:
     def counters(self, port: int) -> PortCounters:
         """Live counters of `port` through DPDK telemetry."""
         try:
-            out = self.lab.ctx.executor.run(
-                [TELEMETRY_CLIENT, "-f", self.file_prefix], input_text=f"/ethdev/stats,{port}\n",
-                timeout_s=10.0,
-            ).stdout
-            return parse_telemetry_stats(out, port)
+            return parse_telemetry_stats(self._telemetry(f"/ethdev/stats,{port}"), port)
         except (CommandError, ValueError, KeyError) as exc:
             raise DeploymentError(f"cannot read {self.label} port {port} counters: {exc}") from exc
 

@@ -38,17 +38,23 @@ def int_to_mac(value: int) -> str:
 
 
 @dataclass(frozen=True)
-class Direction:
-    """The frames one generator port sends to the other, and how they vary per stream."""
+class Headers:
+    """Header values of one direction's frames (stream 0): what every generator puts in them."""
 
-    tx_port: int
-    rx_port: int
     src_mac: str
     dst_mac: str
     src_ip: str
     dst_ip: str
     src_udp: int
     dst_udp: int
+
+
+@dataclass(frozen=True)
+class Direction(Headers):
+    """The frames one generator port sends to the other, and how they vary per stream."""
+
+    tx_port: int
+    rx_port: int
     vary: VaryField
     streams: int  # 1 when nothing varies
 
@@ -110,15 +116,15 @@ def directions(traffic: Traffic, ports: Sequence[GenPort]) -> list[Direction]:
     vary: VaryField = _VARY_BY_STREAM_TYPE[traffic.stream_type] if traffic.multistream > 0 else "none"
     streams = max(1, traffic.multistream)
     forward = Direction(
-        0, 1, src_mac, dst_mac, traffic.l3.srcip, traffic.l3.dstip, traffic.l4.srcport, traffic.l4.dstport,
-        vary, streams,
+        src_mac, dst_mac, traffic.l3.srcip, traffic.l3.dstip, traffic.l4.srcport, traffic.l4.dstport,
+        tx_port=0, rx_port=1, vary=vary, streams=streams,
     )
     result = [forward]
     if traffic.bidir:
         result.append(
             Direction(
-                1, 0, dst_mac, src_mac, traffic.l3.dstip, traffic.l3.srcip, traffic.l4.dstport,
-                traffic.l4.srcport, vary, streams,
+                dst_mac, src_mac, traffic.l3.dstip, traffic.l3.srcip, traffic.l4.dstport, traffic.l4.srcport,
+                tx_port=1, rx_port=0, vary=vary, streams=streams,
             )
         )
     for direction in result:

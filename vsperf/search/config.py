@@ -4,14 +4,19 @@ Each config is a frozen dataclass that checks itself in `__post_init__` and name
 it came from in its error message. `*_from_settings` read complete settings (what
 `vsperf.config.load_settings` returns: conf/*.yaml gives every setting its default, so nothing
 here repeats a default); a missing setting is a ConfigError naming it. `number`, `integer`,
-`flag`, `optional_number` and `check` are the readers every search config uses.
+`flag`, `optional_number` and `check` are the readers every search config uses. A config whose
+fields each come from one setting declares it once, in the field's metadata (`from_setting`): `config_from_settings`
+builds it and `check_field` names that setting in its errors.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 from vsperf.errors import ConfigError
 from vsperf.traffic import Traffic
@@ -61,6 +66,35 @@ def check(ok: bool, name: str, value: object, rule: str) -> None:
     """Raise a ConfigError naming the setting `name` unless `ok`."""
     if not ok:
         raise ConfigError(f"{name} must be {rule}, got {value!r}")
+
+
+_SETTING = "vsperf_setting"  # field metadata key: the setting a config field is read from
+_READERS: dict[str, Callable[[Mapping[str, Any], str], Any]] = {
+    "float": number,
+    "int": integer,
+    "bool": flag,
+    "float | None": optional_number,
+}
+C = TypeVar("C", bound="DataclassInstance")
+
+
+def from_setting(name: str) -> dict[str, str]:
+    """The metadata of a config field read from the setting `name`: `field(metadata=from_setting(name))`
+    (see `config_from_settings`)."""
+    return {_SETTING: name}
+
+
+def config_from_settings(cls: type[C], settings: Mapping[str, Any], **given: Any) -> C:
+    """`cls` with every field but those `given` read from its `from_setting` setting, by the
+    reader of its type."""
+    read = {f.name: _READERS[str(f.type)](settings, f.metadata[_SETTING]) for f in fields(cls) if f.name not in given}
+    return cls(**read, **given)
+
+
+def check_field(config: DataclassInstance, field_name: str, ok: bool, rule: str) -> None:
+    """`check` for the field `field_name` of `config`, naming the setting it is read from."""
+    name = next(f.metadata[_SETTING] for f in fields(config) if f.name == field_name)
+    check(ok, name, getattr(config, field_name), rule)
 
 
 _FIELD_SETTING = {

@@ -84,6 +84,35 @@ def _benchmark(kind: str) -> TrafficKind:
     return TrafficKind(configure, run)
 
 
+ConfigFromSettings = Callable[[Settings], Any]
+Search = Callable[[Measurer, Traffic, Any, OnTrial | None], SearchOutcome]
+SearchWithDut = Callable[[Measurer, Traffic, Any, OnTrial | None, DutControl | None], SearchOutcome]
+SearchAtThroughput = Callable[[Measurer, Traffic, Any, Callable[[], KnownThroughput], OnTrial | None], SearchOutcome]
+
+
+def _search(configure: ConfigFromSettings, search: Search) -> TrafficKind:
+    """A search configured from the settings alone that runs with its config and `on_trial`."""
+    return TrafficKind(
+        lambda s, _t: configure(s), lambda job, cfg: search(job.measurer, job.traffic, cfg, job.on_trial)
+    )
+
+
+def _search_with_dut(configure: ConfigFromSettings, search: SearchWithDut) -> TrafficKind:
+    """As `_search`, for a search that also controls the DUT."""
+    return TrafficKind(
+        lambda s, _t: configure(s), lambda job, cfg: search(job.measurer, job.traffic, cfg, job.on_trial, job.dut)
+    )
+
+
+def _at_throughput(configure: ConfigFromSettings, search: SearchAtThroughput) -> TrafficKind:
+    """As `_search`, for a test run at the throughput (given, configured, or measured first)."""
+    return TrafficKind(
+        lambda s, _t: configure(s),
+        lambda job, cfg: search(job.measurer, job.traffic, cfg, job.known_throughput, job.on_trial),
+        needs_throughput=True,
+    )
+
+
 TRAFFIC_KINDS: dict[str, TrafficKind] = {
     "rfc2544_throughput": TrafficKind(
         lambda s, t: throughput_search_config(s),
@@ -103,20 +132,9 @@ TRAFFIC_KINDS: dict[str, TrafficKind] = {
         lambda s, t: burst_config_from_settings(t),
         lambda job, cfg: burst(job.measurer, job.traffic, cfg.frames, job.on_trial),
     ),
-    "rfc2544_latency": TrafficKind(
-        lambda s, t: latency_config_from_settings(s),
-        lambda job, cfg: rfc2544_latency(job.measurer, job.traffic, cfg, job.known_throughput, job.on_trial),
-        needs_throughput=True,
-    ),
-    "rfc2544_frame_loss": TrafficKind(
-        lambda s, t: frame_loss_config_from_settings(s),
-        lambda job, cfg: rfc2544_frame_loss(job.measurer, job.traffic, cfg, job.on_trial),
-    ),
-    "rfc2544_recovery": TrafficKind(
-        lambda s, t: recovery_config_from_settings(s),
-        lambda job, cfg: rfc2544_recovery(job.measurer, job.traffic, cfg, job.known_throughput, job.on_trial),
-        needs_throughput=True,
-    ),
+    "rfc2544_latency": _at_throughput(latency_config_from_settings, rfc2544_latency),
+    "rfc2544_frame_loss": _search(frame_loss_config_from_settings, rfc2544_frame_loss),
+    "rfc2544_recovery": _at_throughput(recovery_config_from_settings, rfc2544_recovery),
     "rfc2544_reset": TrafficKind(
         lambda s, t: reset_config_from_settings(s),
         lambda job, cfg: rfc2544_reset(
@@ -124,23 +142,10 @@ TRAFFIC_KINDS: dict[str, TrafficKind] = {
         ),
         needs_throughput=True,
     ),
-    "rfc9004_back2back": TrafficKind(
-        lambda s, t: rfc9004_config_from_settings(s),
-        lambda job, cfg: rfc9004_back2back(job.measurer, job.traffic, cfg, job.known_throughput, job.on_trial),
-        needs_throughput=True,
-    ),
-    "rfc2889_forwarding": TrafficKind(
-        lambda s, t: forwarding_config_from_settings(s),
-        lambda job, cfg: rfc2889_forwarding(job.measurer, job.traffic, cfg, job.on_trial),
-    ),
-    "rfc2889_caching": TrafficKind(
-        lambda s, t: address_config_from_settings(s),
-        lambda job, cfg: rfc2889_caching(job.measurer, job.traffic, cfg, job.on_trial, job.dut),
-    ),
-    "rfc2889_learning": TrafficKind(
-        lambda s, t: address_config_from_settings(s),
-        lambda job, cfg: rfc2889_learning(job.measurer, job.traffic, cfg, job.on_trial, job.dut),
-    ),
+    "rfc9004_back2back": _at_throughput(rfc9004_config_from_settings, rfc9004_back2back),
+    "rfc2889_forwarding": _search(forwarding_config_from_settings, rfc2889_forwarding),
+    "rfc2889_caching": _search_with_dut(address_config_from_settings, rfc2889_caching),
+    "rfc2889_learning": _search_with_dut(address_config_from_settings, rfc2889_learning),
     **{kind: _benchmark(kind) for kind in (*BENCHMARKS, *GENERATOR_BENCHMARKS)},
 }
 

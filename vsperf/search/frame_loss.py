@@ -14,10 +14,10 @@ of line rate, e.g. `frame_loss_percent_at_90_percent`) so that the CSV has one c
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from vsperf.search.config import check, number
+from vsperf.search.config import check_field, config_from_settings, from_setting
 from vsperf.search.measurer import Measurer
 from vsperf.search.outcome import MetricValue, SearchOutcome
 from vsperf.search.outcome_build import row_keys
@@ -34,24 +34,20 @@ _EPS = 1e-9
 class FrameLossConfig:
     """The frame loss rate curve."""
 
-    duration_s: float  # each trial
-    step_percent: float  # % of line rate between loads (RFC 2544: <= 10)
-    max_rate_percent: float  # first load, % of line rate
+    duration_s: float = field(metadata=from_setting("TRAFFICGEN_DURATION"))  # each trial
+    # % of line rate between loads (RFC 2544: <= 10)
+    step_percent: float = field(metadata=from_setting("TRAFFICGEN_FRAME_LOSS_STEP_PERCENT"))
+    # first load, % of line rate
+    max_rate_percent: float = field(metadata=from_setting("TRAFFICGEN_RFC2544_MAX_RATE_PERCENT"))
 
     def __post_init__(self) -> None:
-        check(self.duration_s > 0, "TRAFFICGEN_DURATION", self.duration_s, "> 0")
-        check(0 < self.step_percent <= 10, "TRAFFICGEN_FRAME_LOSS_STEP_PERCENT", self.step_percent,
-              "in (0, 10] (RFC 2544: steps of at most 10 %)")
-        check(0 < self.max_rate_percent <= 100, "TRAFFICGEN_RFC2544_MAX_RATE_PERCENT", self.max_rate_percent,
-              "in (0, 100]")
+        check_field(self, "duration_s", self.duration_s > 0, "> 0")
+        check_field(self, "step_percent", 0 < self.step_percent <= 10, "in (0, 10] (RFC 2544: steps of at most 10 %)")
+        check_field(self, "max_rate_percent", 0 < self.max_rate_percent <= 100, "in (0, 100]")
 
 
 def frame_loss_config_from_settings(settings: Mapping[str, Any]) -> FrameLossConfig:
-    return FrameLossConfig(
-        duration_s=number(settings, "TRAFFICGEN_DURATION"),
-        step_percent=number(settings, "TRAFFICGEN_FRAME_LOSS_STEP_PERCENT"),
-        max_rate_percent=number(settings, "TRAFFICGEN_RFC2544_MAX_RATE_PERCENT"),
-    )
+    return config_from_settings(FrameLossConfig, settings)
 
 
 def load_key(offered_percent: float) -> str:

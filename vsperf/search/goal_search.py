@@ -30,7 +30,16 @@ from vsperf.search.measurer import Measurer, TrialResult
 from vsperf.search.mlr_goals import GoalResult, TrialDatabase, goal_result, high_loss
 from vsperf.search.outcome import MetricValue, SearchOutcome
 from vsperf.search.throughput import LEARNING_RATE_PERCENT
-from vsperf.search.trials import TRAFFIC_TYPE_UDP, Anomalies, OnTrial, TrialLog, merge_latency, percent_of, rate_metrics
+from vsperf.search.trials import (
+    TRAFFIC_TYPE_UDP,
+    Anomalies,
+    OnTrial,
+    TrialLog,
+    mean_or_zero,
+    merge_latency,
+    percent_of,
+    rate_metrics,
+)
 from vsperf.search.upper_bound import MIN_LOAD_PERCENT, LoadCeiling, generator_limit_notes
 from vsperf.traffic import Traffic
 from vsperf.units import l2_mbps
@@ -137,16 +146,12 @@ class GoalSearchAnswer:
 SearchOnce = Callable[[GoalSearchState], None]
 
 
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
-
-
 def goal_metrics(name: str, results: Sequence[GoalResult], traffic: Traffic) -> dict[str, MetricValue]:
     """One goal's metrics over the repetitions (see the module docstring)."""
     line, size = traffic.line_rate_fps, traffic.frame_size_bytes
-    lower = _mean([r.lower_bound_fps or 0.0 for r in results])
+    lower = mean_or_zero([r.lower_bound_fps or 0.0 for r in results])
     rx_values = [r.conditional_throughput_fps or 0.0 for r in results]
-    rx = _mean(rx_values)
+    rx = mean_or_zero(rx_values)
     uppers = [r.upper_bound_fps for r in results]
     losses = [100.0 * r.quantile_loss_ratio for r in results if r.quantile_loss_ratio is not None]
     spreads = [r.rx_spread_percent for r in results if r.rx_spread_percent is not None]
@@ -156,8 +161,8 @@ def goal_metrics(name: str, results: Sequence[GoalResult], traffic: Traffic) -> 
         f"{name}_throughput_rx_fps": rx,
         f"{name}_throughput_rx_percent": percent_of(rx, line),
         f"{name}_throughput_rx_mbps": l2_mbps(rx, size),
-        f"{name}_upper_bound_fps": _mean([u for u in uppers if u is not None]) if None not in uppers else None,
-        f"{name}_frame_loss_percent": _mean(losses) if losses else None,
+        f"{name}_upper_bound_fps": mean_or_zero([u for u in uppers if u is not None]) if None not in uppers else None,
+        f"{name}_frame_loss_percent": mean_or_zero(losses) if losses else None,
         # How sure: the fewest full-length trials behind a repetition's answer, the widest
         # forwarding-rate spread at an answer, and the failed confirmations above the answers.
         f"{name}_full_trials": min(r.full_trial_count for r in results),
@@ -202,7 +207,7 @@ def _verify(
         if not lowers:
             out[goal.name] = {"passed": False, "skipped": "no lower bound"}
             continue
-        rate = _mean(lowers)
+        rate = mean_or_zero(lowers)
         trial = log.rate(traffic, rate, cfg.verify_duration_s, f"{goal.name} verification")
         passed = not high_loss(trial, goal.loss_ratio)
         out[goal.name] = {"rate_fps": rate, "loss_percent": trial.loss_percent, "passed": passed}
@@ -254,9 +259,9 @@ def run_goal_search(
     rx_values = [r.conditional_throughput_fps or 0.0 for r in primary]
     losses = [100.0 * r.quantile_loss_ratio for r in primary if r.quantile_loss_ratio is not None]
     metrics: dict[str, MetricValue] = rate_metrics(
-        _mean([r.lower_bound_fps or 0.0 for r in primary]),
-        _mean(rx_values),
-        _mean(losses) if losses else 0.0,
+        mean_or_zero([r.lower_bound_fps or 0.0 for r in primary]),
+        mean_or_zero(rx_values),
+        mean_or_zero(losses) if losses else 0.0,
         merge_latency(t.latency for t in lb_trials),
         traffic,
     )

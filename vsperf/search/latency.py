@@ -18,16 +18,16 @@ A generator that returns no latency cannot run this test: it fails with a Traffi
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from vsperf.errors import TrafficGenError
-from vsperf.search.config import check, integer, number
+from vsperf.search.config import check_field, config_from_settings, from_setting
 from vsperf.search.measurer import LatencyStats, Measurer, TrialResult, generator_name
 from vsperf.search.outcome import MetricValue, SearchOutcome
-from vsperf.search.outcome_build import not_measured, row_keys, under_delivery_notes
+from vsperf.search.outcome_build import AtThroughput, under_delivery_notes
 from vsperf.search.select import KnownThroughput
-from vsperf.search.trials import Anomalies, OnTrial, TrialLog, percent_of
+from vsperf.search.trials import OnTrial, mean_or_zero, percent_of
 from vsperf.traffic import Traffic
 
 TRAFFIC_TYPE = "rfc2544_latency"
@@ -38,23 +38,16 @@ METRICS = ("min_latency_ns", "avg_latency_ns", "max_latency_ns", "tx_rate_fps", 
 class LatencyConfig:
     """RFC 2544 latency trials."""
 
-    duration_s: float  # one trial (RFC 2544: >= 120 s)
-    repetitions: int  # trials (RFC 2544: 20)
+    duration_s: float = field(metadata=from_setting("TRAFFICGEN_LATENCY_DURATION_S"))  # one trial (RFC 2544: >= 120 s)
+    repetitions: int = field(metadata=from_setting("TRAFFICGEN_LATENCY_REPETITIONS"))  # trials (RFC 2544: 20)
 
     def __post_init__(self) -> None:
-        check(self.duration_s > 0, "TRAFFICGEN_LATENCY_DURATION_S", self.duration_s, "> 0")
-        check(self.repetitions >= 1, "TRAFFICGEN_LATENCY_REPETITIONS", self.repetitions, ">= 1")
+        check_field(self, "duration_s", self.duration_s > 0, "> 0")
+        check_field(self, "repetitions", self.repetitions >= 1, ">= 1")
 
 
 def latency_config_from_settings(settings: Mapping[str, Any]) -> LatencyConfig:
-    return LatencyConfig(
-        duration_s=number(settings, "TRAFFICGEN_LATENCY_DURATION_S"),
-        repetitions=integer(settings, "TRAFFICGEN_LATENCY_REPETITIONS"),
-    )
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values)
+    return config_from_settings(LatencyConfig, settings)
 
 
 def latency_summary(stats: list[LatencyStats], trials: list[TrialResult]) -> dict[str, MetricValue]:
@@ -62,14 +55,14 @@ def latency_summary(stats: list[LatencyStats], trials: list[TrialResult]) -> dic
     averages = [s.avg_ns for s in stats]
     out: dict[str, MetricValue] = {
         "min_latency_ns": min(s.min_ns for s in stats),
-        "avg_latency_ns": _mean(averages),
+        "avg_latency_ns": mean_or_zero(averages),
         "max_latency_ns": max(s.max_ns for s in stats),
         "avg_latency_ns_min": min(averages),
         "avg_latency_ns_max": max(averages),
     }
     for name in sorted({key for s in stats for key in s.percentiles_ns}):
         values = [s.percentiles_ns[name] for s in stats if name in s.percentiles_ns]
-        out[f"{name}_latency_ns"] = _mean(values)
+        out[f"{name}_latency_ns"] = mean_or_zero(values)
     out["latency_samples"] = sum(s.samples for s in stats)
     every_frame = all(s.samples >= t.rx_frames > 0 for s, t in zip(stats, trials, strict=True))
     out["latency_method"] = "all frames" if every_frame else "tagged frames"
@@ -84,16 +77,11 @@ def rfc2544_latency(
     on_trial: OnTrial | None = None,
 ) -> SearchOutcome:
     """`cfg.repetitions` latency trials at the throughput `throughput()` returns."""
-    known = throughput()
+    run = AtThroughput.start(TRAFFIC_TYPE, METRICS, measurer, traffic, throughput, on_trial)
+    known, log, anomalies = run.known, run.log, run.anomalies
     line = traffic.line_rate_fps
     if known.rate_fps <= 0:
-        return not_measured(
-            TRAFFIC_TYPE, traffic, METRICS, "no throughput to run at (no rate passed): latency not measured", known
-        )
-    log = TrialLog(measurer, on_trial)
-    anomalies = Anomalies()
-    for note in known.anomalies:
-        anomalies.add(note)
+        return run.not_measured("no throughput to run at (no rate passed): latency not measured")
     trials: list[TrialResult] = []
     stats: list[LatencyStats] = []
     for rep in range(1, cfg.repetitions + 1):
@@ -114,25 +102,19 @@ def rfc2544_latency(
         )
     for note in under_delivery_notes(trials):
         anomalies.add(note)
-    tx_rate = _mean([t.actual_tx_rate_fps for t in trials])
+    tx_rate = mean_or_zero([t.actual_tx_rate_fps for t in trials])
     metrics: dict[str, MetricValue] = {
         **latency_summary(stats, trials),
         "tx_rate_fps": tx_rate,
         "tx_rate_percent": percent_of(tx_rate, line),
         "frame_loss_percent": loss_percent,
-        "throughput_fps": known.rate_fps,
-        **row_keys(TRAFFIC_TYPE, traffic),
     }
-    all_trials = (*known.trials, *log.trials)
     details: dict[str, Any] = {
         "parameters": {**asdict(cfg), "line_rate_fps": line},
-        "throughput": known.as_dict(),
         "latency_trials": [
             {"min_ns": s.min_ns, "avg_ns": s.avg_ns, "max_ns": s.max_ns, "samples": s.samples,
              "loss_percent": t.loss_percent}
             for s, t in zip(stats, trials, strict=True)
         ],
-        "trial_count": len(all_trials),
-        "trial_time_s": sum(t.duration_s for t in all_trials),
     }
-    return SearchOutcome(metrics=metrics, trials=all_trials, details=details, anomalies=anomalies.as_tuple())
+    return run.outcome(metrics, details)

@@ -93,6 +93,51 @@ class TrialResult:
         return data
 
     @classmethod
+    def measured(
+        cls,
+        kind: str,
+        traffic: Traffic,
+        requested_rate_fps: float,
+        duration_s: float,
+        tx_frames: int,
+        rx_frames: int,
+        actual_tx_rate_fps: float,
+        *,
+        latency: LatencyStats | None = None,
+        flags: tuple[str, ...] = (),
+        per_second: tuple[dict[str, float], ...] = (),
+        line_rate_fps: float | None = None,
+        asked_rate_fps: float | None = None,
+        sent_short: bool = False,
+    ) -> TrialResult:
+        """The result of a trial a generator ran, from its own counters: the one place that fills
+        in the frame size and line rate of `traffic` and the `delivery_flags`.
+
+        `kind` is "rate" or anything else for a burst. `flags` are the generator's own flags,
+        added after the delivery flags. `line_rate_fps` overrides the traffic's line rate (a
+        simulated port). Under-delivery is judged against `asked_rate_fps` where the generator was
+        asked for another rate than the search requested (whole frames/s per flow), and is
+        flagged whatever the rate when the generator sent fewer frames than planned (`sent_short`).
+        """
+        asked = requested_rate_fps if asked_rate_fps is None else asked_rate_fps
+        derived = delivery_flags(asked, actual_tx_rate_fps, tx_frames, rx_frames)
+        if sent_short and FLAG_UNDER_DELIVERY not in derived:
+            derived = (FLAG_UNDER_DELIVERY, *derived)
+        return cls(
+            kind="rate" if kind == "rate" else "burst",
+            frame_size_bytes=traffic.frame_size_bytes,
+            requested_rate_fps=requested_rate_fps,
+            duration_s=duration_s,
+            tx_frames=tx_frames,
+            rx_frames=rx_frames,
+            actual_tx_rate_fps=actual_tx_rate_fps,
+            line_rate_fps=traffic.line_rate_fps if line_rate_fps is None else line_rate_fps,
+            latency=latency,
+            flags=derived + tuple(flags),
+            per_second=per_second,
+        )
+
+    @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrialResult:
         latency = data.get("latency")
         return cls(

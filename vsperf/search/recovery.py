@@ -14,15 +14,15 @@ cannot be overloaded and nothing is measured (the metrics are None and an anomal
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from vsperf.search.config import check, integer, number
-from vsperf.search.measurer import UNDER_DELIVERY_TOLERANCE, Measurer, RecoveryMeasurer, missing_capability
+from vsperf.search.config import check_field, config_from_settings, from_setting
+from vsperf.search.measurer import Measurer, RecoveryMeasurer, missing_capability
 from vsperf.search.outcome import MetricValue, SearchOutcome
-from vsperf.search.outcome_build import keep_phase, not_measured, row_keys
+from vsperf.search.outcome_build import AtThroughput, keep_phase
 from vsperf.search.select import KnownThroughput
-from vsperf.search.trials import Anomalies, OnTrial, TrialLog, percent_of
+from vsperf.search.trials import OnTrial, mean_or_zero, percent_of
 from vsperf.traffic import Traffic
 
 TRAFFIC_TYPE = "rfc2544_recovery"
@@ -33,32 +33,25 @@ METRICS = ("recovery_time_s", "recovery_time_s_min", "recovery_time_s_max", "ove
 class RecoveryConfig:
     """The overload-then-drop trials."""
 
-    overload_percent: float  # % of the throughput (capped at line rate)
-    overload_s: float
-    drop_percent: float  # % of the overload rate after the drop
-    after_s: float  # traffic after the drop; a longer recovery is reported as a lower bound
-    repetitions: int
+    # % of the throughput
+    overload_percent: float = field(metadata=from_setting("TRAFFICGEN_RECOVERY_OVERLOAD_PERCENT"))
+    overload_s: float = field(metadata=from_setting("TRAFFICGEN_RECOVERY_OVERLOAD_S"))
+    # % of the overload rate after the drop
+    drop_percent: float = field(metadata=from_setting("TRAFFICGEN_RECOVERY_DROP_PERCENT"))
+    # traffic after the drop; a longer recovery is reported as a lower bound
+    after_s: float = field(metadata=from_setting("TRAFFICGEN_RECOVERY_AFTER_S"))
+    repetitions: int = field(metadata=from_setting("TRAFFICGEN_RECOVERY_REPETITIONS"))
 
     def __post_init__(self) -> None:
-        check(self.overload_percent > 100, "TRAFFICGEN_RECOVERY_OVERLOAD_PERCENT", self.overload_percent, "> 100")
-        check(self.overload_s > 0, "TRAFFICGEN_RECOVERY_OVERLOAD_S", self.overload_s, "> 0")
-        check(0 < self.drop_percent < 100, "TRAFFICGEN_RECOVERY_DROP_PERCENT", self.drop_percent, "in (0, 100)")
-        check(self.after_s > 0, "TRAFFICGEN_RECOVERY_AFTER_S", self.after_s, "> 0")
-        check(self.repetitions >= 1, "TRAFFICGEN_RECOVERY_REPETITIONS", self.repetitions, ">= 1")
+        check_field(self, "overload_percent", self.overload_percent > 100, "> 100")
+        check_field(self, "overload_s", self.overload_s > 0, "> 0")
+        check_field(self, "drop_percent", 0 < self.drop_percent < 100, "in (0, 100)")
+        check_field(self, "after_s", self.after_s > 0, "> 0")
+        check_field(self, "repetitions", self.repetitions >= 1, ">= 1")
 
 
 def recovery_config_from_settings(settings: Mapping[str, Any]) -> RecoveryConfig:
-    return RecoveryConfig(
-        overload_percent=number(settings, "TRAFFICGEN_RECOVERY_OVERLOAD_PERCENT"),
-        overload_s=number(settings, "TRAFFICGEN_RECOVERY_OVERLOAD_S"),
-        drop_percent=number(settings, "TRAFFICGEN_RECOVERY_DROP_PERCENT"),
-        after_s=number(settings, "TRAFFICGEN_RECOVERY_AFTER_S"),
-        repetitions=integer(settings, "TRAFFICGEN_RECOVERY_REPETITIONS"),
-    )
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values)
+    return config_from_settings(RecoveryConfig, settings)
 
 
 def rfc2544_recovery(
@@ -71,22 +64,17 @@ def rfc2544_recovery(
     """Measure the system recovery time `cfg.repetitions` times (see the module docstring)."""
     if not isinstance(measurer, RecoveryMeasurer):
         raise missing_capability(measurer, TRAFFIC_TYPE, "recovery_trial")
-    known = throughput()
+    run = AtThroughput.start(TRAFFIC_TYPE, METRICS, measurer, traffic, throughput, on_trial)
+    known, log, anomalies = run.known, run.log, run.anomalies
     line = traffic.line_rate_fps
     if known.rate_fps <= 0:
-        return not_measured(TRAFFIC_TYPE, traffic, METRICS, "no throughput (no rate passed): recovery not measured",
-                            known)
-    if known.rate_fps >= line * (1 - UNDER_DELIVERY_TOLERANCE):
-        return not_measured(
-            TRAFFIC_TYPE, traffic, METRICS,
-            "the throughput is the line rate: the DUT cannot be overloaded, so recovery is not measured", known,
+        return run.not_measured("no throughput (no rate passed): recovery not measured")
+    if run.at_line_rate:
+        return run.not_measured(
+            "the throughput is the line rate: the DUT cannot be overloaded, so recovery is not measured"
         )
     overload_fps = min(known.rate_fps * cfg.overload_percent / 100.0, line)
     recovery_fps = overload_fps * cfg.drop_percent / 100.0
-    log = TrialLog(measurer, on_trial)
-    anomalies = Anomalies()
-    for note in known.anomalies:
-        anomalies.add(note)
     times: list[float] = []
     resolutions: list[float] = []
     per_trial: list[dict[str, Any]] = []
@@ -116,7 +104,7 @@ def rfc2544_recovery(
     phases = list(log.trials)
     overloads, afters = phases[0::2], phases[1::2]
     metrics: dict[str, MetricValue] = {
-        "recovery_time_s": _mean(times),
+        "recovery_time_s": mean_or_zero(times),
         "recovery_time_s_min": min(times),
         "recovery_time_s_max": max(times),
         "recovery_time_resolution_s": max(resolutions),
@@ -124,18 +112,9 @@ def rfc2544_recovery(
         "overload_rate_percent": percent_of(overload_fps, line),
         "recovery_rate_fps": recovery_fps,
         "recovery_rate_percent": percent_of(recovery_fps, line),
-        "overload_frame_loss_percent": _mean([t.loss_percent for t in overloads]),
-        "recovery_frame_loss_percent": _mean([t.loss_percent for t in afters]),
-        "recovery_lost_frames": _mean([float(t.loss_frames) for t in afters]),
-        "throughput_fps": known.rate_fps,
-        **row_keys(TRAFFIC_TYPE, traffic),
+        "overload_frame_loss_percent": mean_or_zero([t.loss_percent for t in overloads]),
+        "recovery_frame_loss_percent": mean_or_zero([t.loss_percent for t in afters]),
+        "recovery_lost_frames": mean_or_zero([float(t.loss_frames) for t in afters]),
     }
-    all_trials = (*known.trials, *log.trials)
-    details: dict[str, Any] = {
-        "parameters": {**asdict(cfg), "line_rate_fps": line},
-        "throughput": known.as_dict(),
-        "recovery_trials": per_trial,
-        "trial_count": len(all_trials),
-        "trial_time_s": sum(t.duration_s for t in all_trials),
-    }
-    return SearchOutcome(metrics=metrics, trials=all_trials, details=details, anomalies=anomalies.as_tuple())
+    details: dict[str, Any] = {"parameters": {**asdict(cfg), "line_rate_fps": line}, "recovery_trials": per_trial}
+    return run.outcome(metrics, details)

@@ -17,15 +17,15 @@ nothing again before the stream ends gives a lower bound, and an anomaly says so
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from vsperf.search.config import check, integer, number
+from vsperf.search.config import check_field, config_from_settings, from_setting
 from vsperf.search.measurer import DutControl, Measurer, ResetMeasurer, missing_capability
 from vsperf.search.outcome import MetricValue, SearchOutcome
-from vsperf.search.outcome_build import keep_phase, not_measured, row_keys, under_delivery_notes
+from vsperf.search.outcome_build import AtThroughput, keep_phase, under_delivery_notes
 from vsperf.search.select import KnownThroughput
-from vsperf.search.trials import Anomalies, OnTrial, TrialLog, percent_of
+from vsperf.search.trials import OnTrial, mean_or_zero, percent_of
 from vsperf.traffic import Traffic
 
 TRAFFIC_TYPE = "rfc2544_reset"
@@ -36,27 +36,21 @@ METRICS = ("reset_time_s", "reset_time_s_min", "reset_time_s_max", "reset_time_f
 class ResetConfig:
     """The stream around each reset."""
 
-    duration_s: float  # the whole stream; must outlast the reset
-    reset_at_s: float  # when the reset starts, seconds into the stream
-    repetitions: int
+    # the whole stream; must outlast the reset
+    duration_s: float = field(metadata=from_setting("TRAFFICGEN_RESET_DURATION_S"))
+    # when the reset starts, seconds into the stream
+    reset_at_s: float = field(metadata=from_setting("TRAFFICGEN_RESET_AT_S"))
+    repetitions: int = field(metadata=from_setting("TRAFFICGEN_RESET_REPETITIONS"))
 
     def __post_init__(self) -> None:
-        check(self.duration_s > 0, "TRAFFICGEN_RESET_DURATION_S", self.duration_s, "> 0")
-        check(0 <= self.reset_at_s < self.duration_s, "TRAFFICGEN_RESET_AT_S", self.reset_at_s,
-              f"in [0, TRAFFICGEN_RESET_DURATION_S={self.duration_s:g})")
-        check(self.repetitions >= 1, "TRAFFICGEN_RESET_REPETITIONS", self.repetitions, ">= 1")
+        check_field(self, "duration_s", self.duration_s > 0, "> 0")
+        check_field(self, "reset_at_s", 0 <= self.reset_at_s < self.duration_s,
+                    f"in [0, TRAFFICGEN_RESET_DURATION_S={self.duration_s:g})")
+        check_field(self, "repetitions", self.repetitions >= 1, ">= 1")
 
 
 def reset_config_from_settings(settings: Mapping[str, Any]) -> ResetConfig:
-    return ResetConfig(
-        duration_s=number(settings, "TRAFFICGEN_RESET_DURATION_S"),
-        reset_at_s=number(settings, "TRAFFICGEN_RESET_AT_S"),
-        repetitions=integer(settings, "TRAFFICGEN_RESET_REPETITIONS"),
-    )
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values)
+    return config_from_settings(ResetConfig, settings)
 
 
 def rfc2544_reset(
@@ -70,15 +64,11 @@ def rfc2544_reset(
     """Measure the reset time `cfg.repetitions` times (see the module docstring)."""
     if not isinstance(measurer, ResetMeasurer):
         raise missing_capability(measurer, TRAFFIC_TYPE, "reset_trial")
-    known = throughput()
+    run = AtThroughput.start(TRAFFIC_TYPE, METRICS, measurer, traffic, throughput, on_trial)
+    known, log, anomalies = run.known, run.log, run.anomalies
     line = traffic.line_rate_fps
     if known.rate_fps <= 0:
-        return not_measured(TRAFFIC_TYPE, traffic, METRICS, "no throughput (no rate passed): reset not measured",
-                            known)
-    log = TrialLog(measurer, on_trial)
-    anomalies = Anomalies()
-    for note in known.anomalies:
-        anomalies.add(note)
+        return run.not_measured("no throughput (no rate passed): reset not measured")
     restart = dut.restart if dut is not None else None
     gaps: list[float] = []
     loss_times: list[float] = []
@@ -101,25 +91,19 @@ def rfc2544_reset(
     for note in under_delivery_notes(log.trials):
         anomalies.add(note)
     trials = list(log.trials)
-    tx_rate = _mean([t.actual_tx_rate_fps for t in trials])
+    tx_rate = mean_or_zero([t.actual_tx_rate_fps for t in trials])
     metrics: dict[str, MetricValue] = {
-        "reset_time_s": _mean(gaps),
+        "reset_time_s": mean_or_zero(gaps),
         "reset_time_s_min": min(gaps),
         "reset_time_s_max": max(gaps),
-        "reset_time_frame_loss_s": _mean(loss_times),
+        "reset_time_frame_loss_s": mean_or_zero(loss_times),
         "reset_time_resolution_s": max(r["resolution_s"] for r in per_trial),
-        "reset_lost_frames": _mean([float(t.loss_frames) for t in trials]),
+        "reset_lost_frames": mean_or_zero([float(t.loss_frames) for t in trials]),
         "tx_rate_fps": tx_rate,
         "tx_rate_percent": percent_of(tx_rate, line),
-        "throughput_fps": known.rate_fps,
-        **row_keys(TRAFFIC_TYPE, traffic),
     }
-    all_trials = (*known.trials, *log.trials)
     details: dict[str, Any] = {
         "parameters": {**asdict(cfg), "line_rate_fps": line, "reset_action": "given" if dut else "none"},
-        "throughput": known.as_dict(),
         "reset_trials": per_trial,
-        "trial_count": len(all_trials),
-        "trial_time_s": sum(t.duration_s for t in all_trials),
     }
-    return SearchOutcome(metrics=metrics, trials=all_trials, details=details, anomalies=anomalies.as_tuple())
+    return run.outcome(metrics, details)

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from vsperf.search.config import check, integer, number
+from vsperf.search.config import check, check_field, config_from_settings, from_setting, number
 from vsperf.search.measurer import (
     AddressMeasurer,
     AddressTrialResult,
@@ -50,56 +50,50 @@ _EPS = 1e-9
 class ForwardingConfig:
     """Offered loads of the forwarding-rate test."""
 
-    duration_s: float  # each trial (RFC 2889: 30 s by default)
-    step_percent: float  # % of line rate between offered loads
-    max_rate_percent: float  # maximum offered load, % of line rate
+    duration_s: float = field(metadata=from_setting("TRAFFICGEN_DURATION"))  # each trial (RFC 2889: 30 s by default)
+    # % of line rate between offered loads
+    step_percent: float = field(metadata=from_setting("TRAFFICGEN_RFC2889_LOAD_STEP_PERCENT"))
+    # maximum offered load, %
+    max_rate_percent: float = field(metadata=from_setting("TRAFFICGEN_RFC2544_MAX_RATE_PERCENT"))
 
     def __post_init__(self) -> None:
-        check(self.duration_s > 0, "TRAFFICGEN_DURATION", self.duration_s, "> 0")
-        check(0 < self.step_percent <= 100, "TRAFFICGEN_RFC2889_LOAD_STEP_PERCENT", self.step_percent, "in (0, 100]")
-        check(0 < self.max_rate_percent <= 100, "TRAFFICGEN_RFC2544_MAX_RATE_PERCENT", self.max_rate_percent,
-              "in (0, 100]")
+        check_field(self, "duration_s", self.duration_s > 0, "> 0")
+        check_field(self, "step_percent", 0 < self.step_percent <= 100, "in (0, 100]")
+        check_field(self, "max_rate_percent", 0 < self.max_rate_percent <= 100, "in (0, 100]")
 
 
 @dataclass(frozen=True)
 class AddressConfig:
     """The address caching and learning tests."""
 
-    max_addresses: int  # most addresses the caching search tries
-    address_rate_fps: float  # learning frames of the caching test; test frames of both
-    learning_addresses: int  # addresses of the learning-rate test
-    min_learning_rate_fps: float  # lowest learning rate tried
-    width: float  # relative width of the learning-rate search
-    max_rate_percent: float  # highest learning rate tried, % of line rate
+    # most addresses the caching search tries
+    max_addresses: int = field(metadata=from_setting("TRAFFICGEN_RFC2889_MAX_ADDRESSES"))
+    # learning frames of the caching test; test frames of both
+    address_rate_fps: float = field(metadata=from_setting("TRAFFICGEN_RFC2889_ADDRESS_RATE_FPS"))
+    # addresses of the learning-rate test
+    learning_addresses: int = field(metadata=from_setting("TRAFFICGEN_RFC2889_LEARNING_ADDRESSES"))
+    # lowest learning rate tried
+    min_learning_rate_fps: float = field(metadata=from_setting("TRAFFICGEN_RFC2889_MIN_LEARNING_RATE_FPS"))
+    width: float  # relative width of the learning-rate search (TRAFFICGEN_SEARCH_WIDTH_PERCENT / 100)
+    # highest learning rate tried, % of line rate
+    max_rate_percent: float = field(metadata=from_setting("TRAFFICGEN_RFC2544_MAX_RATE_PERCENT"))
 
     def __post_init__(self) -> None:
-        check(self.max_addresses >= 1, "TRAFFICGEN_RFC2889_MAX_ADDRESSES", self.max_addresses, ">= 1")
-        check(self.address_rate_fps > 0, "TRAFFICGEN_RFC2889_ADDRESS_RATE_FPS", self.address_rate_fps, "> 0")
-        check(self.learning_addresses >= 1, "TRAFFICGEN_RFC2889_LEARNING_ADDRESSES", self.learning_addresses, ">= 1")
-        check(self.min_learning_rate_fps > 0, "TRAFFICGEN_RFC2889_MIN_LEARNING_RATE_FPS",
-              self.min_learning_rate_fps, "> 0")
+        check_field(self, "max_addresses", self.max_addresses >= 1, ">= 1")
+        check_field(self, "address_rate_fps", self.address_rate_fps > 0, "> 0")
+        check_field(self, "learning_addresses", self.learning_addresses >= 1, ">= 1")
+        check_field(self, "min_learning_rate_fps", self.min_learning_rate_fps > 0, "> 0")
         check(0 < self.width < 1, "TRAFFICGEN_SEARCH_WIDTH_PERCENT", 100 * self.width, "in (0, 100)")
-        check(0 < self.max_rate_percent <= 100, "TRAFFICGEN_RFC2544_MAX_RATE_PERCENT", self.max_rate_percent,
-              "in (0, 100]")
+        check_field(self, "max_rate_percent", 0 < self.max_rate_percent <= 100, "in (0, 100]")
 
 
 def forwarding_config_from_settings(settings: Mapping[str, Any]) -> ForwardingConfig:
-    return ForwardingConfig(
-        duration_s=number(settings, "TRAFFICGEN_DURATION"),
-        step_percent=number(settings, "TRAFFICGEN_RFC2889_LOAD_STEP_PERCENT"),
-        max_rate_percent=number(settings, "TRAFFICGEN_RFC2544_MAX_RATE_PERCENT"),
-    )
+    return config_from_settings(ForwardingConfig, settings)
 
 
 def address_config_from_settings(settings: Mapping[str, Any]) -> AddressConfig:
-    return AddressConfig(
-        max_addresses=integer(settings, "TRAFFICGEN_RFC2889_MAX_ADDRESSES"),
-        address_rate_fps=number(settings, "TRAFFICGEN_RFC2889_ADDRESS_RATE_FPS"),
-        learning_addresses=integer(settings, "TRAFFICGEN_RFC2889_LEARNING_ADDRESSES"),
-        min_learning_rate_fps=number(settings, "TRAFFICGEN_RFC2889_MIN_LEARNING_RATE_FPS"),
-        width=number(settings, "TRAFFICGEN_SEARCH_WIDTH_PERCENT") / 100.0,
-        max_rate_percent=number(settings, "TRAFFICGEN_RFC2544_MAX_RATE_PERCENT"),
-    )
+    width = number(settings, "TRAFFICGEN_SEARCH_WIDTH_PERCENT") / 100.0
+    return config_from_settings(AddressConfig, settings, width=width)
 
 
 def rfc2889_forwarding(

@@ -21,9 +21,9 @@ from typing import Any
 
 from vsperf.search.back2back import rfc2544_back2back
 from vsperf.search.config import Back2BackConfig, integer, number
-from vsperf.search.measurer import UNDER_DELIVERY_TOLERANCE, Measurer
-from vsperf.search.outcome import MetricValue, SearchOutcome
-from vsperf.search.outcome_build import not_measured, row_keys
+from vsperf.search.measurer import Measurer
+from vsperf.search.outcome import SearchOutcome
+from vsperf.search.outcome_build import AtThroughput, after_throughput
 from vsperf.search.select import KnownThroughput
 from vsperf.search.trials import OnTrial
 from vsperf.traffic import Traffic
@@ -49,23 +49,15 @@ def rfc9004_back2back(
     on_trial: OnTrial | None = None,
 ) -> SearchOutcome:
     """RFC 9004 back-to-back at one frame size (see the module docstring)."""
-    known = throughput()
-    line = traffic.line_rate_fps
-    if known.rate_fps >= line * (1 - UNDER_DELIVERY_TOLERANCE):
-        return not_measured(
-            TRAFFIC_TYPE, traffic, METRICS,
+    run = AtThroughput.start(TRAFFIC_TYPE, METRICS, measurer, traffic, throughput, on_trial)
+    known = run.known
+    if run.at_line_rate:
+        return run.not_measured(
             f"the throughput is the line rate ({known.rate_fps:.0f} fps): the DUT buffers nothing at this frame "
-            "size, so back-to-back frames are not measured (RFC 9004)",
-            known,
+            "size, so back-to-back frames are not measured (RFC 9004)"
         )
     b2b = rfc2544_back2back(measurer, traffic, cfg, on_trial, throughput_fps=known.rate_fps)
-    metrics: dict[str, MetricValue] = {**b2b.metrics, "throughput_fps": known.rate_fps}
-    metrics.update(row_keys(TRAFFIC_TYPE, traffic))
-    trials = (*known.trials, *b2b.trials)
-    details: dict[str, Any] = {
-        **b2b.details,
-        "throughput": known.as_dict(),
-        "trial_count": len(trials),
-        "trial_time_s": sum(t.duration_s for t in trials),
-    }
-    return SearchOutcome(metrics=metrics, trials=trials, details=details, anomalies=(*known.anomalies, *b2b.anomalies))
+    return after_throughput(
+        TRAFFIC_TYPE, traffic, known, b2b.trials, dict(b2b.metrics), dict(b2b.details),
+        (*known.anomalies, *b2b.anomalies),
+    )

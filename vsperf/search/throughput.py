@@ -38,6 +38,7 @@ from vsperf.search.trials import (
     Anomalies,
     OnTrial,
     TrialLog,
+    mean_or_zero,
     merge_latency,
     percent_of,
     rate_metrics,
@@ -145,10 +146,6 @@ def search_throughput_once(
     )
 
 
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
-
-
 def _verify(
     log: TrialLog, traffic: Traffic, cfg: ThroughputSearchConfig, rate_percent: float, anomalies: Anomalies
 ) -> tuple[dict[str, Any], TrialResult | None]:
@@ -221,7 +218,7 @@ def rfc2544_throughput(
     rx_values = [a.best.rx_rate_fps if a.best else 0.0 for a in answers]
     tx_values = [a.best.actual_tx_rate_fps if a.best else 0.0 for a in answers]
     if passing:
-        loss_percent = _mean([t.loss_percent for t in passing])
+        loss_percent = mean_or_zero([t.loss_percent for t in passing])
     else:
         failures = [a.lowest_failure for a in answers if a.lowest_failure is not None]
         loss_percent = min(t.loss_percent for t in failures) if failures else 0.0
@@ -236,12 +233,16 @@ def rfc2544_throughput(
     if len(passing) < len(answers) and passing:
         anomalies.add(f"{len(answers) - len(passing)} of {len(answers)} repetitions found no passing rate")
     metrics: dict[str, MetricValue] = rate_metrics(
-        _mean(tx_values), _mean(rx_values), loss_percent, merge_latency(t.latency for t in passing), traffic
+        mean_or_zero(tx_values),
+        mean_or_zero(rx_values),
+        loss_percent,
+        merge_latency(t.latency for t in passing),
+        traffic,
     )
 
     verification: dict[str, Any] | None = None
     if cfg.verify and passing:
-        verification, reported = _verify(log, traffic, cfg, percent_of(_mean(tx_values), line), anomalies)
+        verification, reported = _verify(log, traffic, cfg, percent_of(mean_or_zero(tx_values), line), anomalies)
         if reported is not None:
             metrics.update(trial_rate_metrics(reported, traffic))
     elif cfg.verify:

@@ -7,13 +7,20 @@ hands it to the `on_trial` callback (progress display, results written early).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from statistics import fmean
 
 from vsperf.search.measurer import LatencyStats, Measurer, TrialResult
 from vsperf.search.outcome import MetricValue
 from vsperf.traffic import Traffic
 from vsperf.units import l2_mbps
+
+
+def mean_or_zero(values: Sequence[float]) -> float:
+    """The mean of `values`; 0.0 for none (a metric over no trial)."""
+    return fmean(values) if values else 0.0
+
 
 OnTrial = Callable[[TrialResult], None]
 

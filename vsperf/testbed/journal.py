@@ -36,6 +36,8 @@ class PortJournal:
     bindings: list[tuple[str, PciBinding]] = field(default_factory=list)  # (host, binding)
     knobs: list[tuple[str, str, str]] = field(default_factory=list)  # (host, sysfs/procfs path, value)
     links: list[tuple[str, str]] = field(default_factory=list)  # (host, interface vsperf creates there)
+    # (host, PID, start time in clock ticks, label): daemons vsperf started there (a private OVS)
+    processes: list[tuple[str, int, int, str]] = field(default_factory=list)
 
     @classmethod
     def create(cls, root: Path, run_id: str) -> PortJournal:
@@ -72,6 +74,17 @@ class PortJournal:
         self.links = [(h, n) for h, n in self.links if (h, n) != (host, name)]
         self.save()
 
+    def record_process(self, host: str, pid: int, start_ticks: int, label: str) -> None:
+        """Remember a daemon vsperf started on `host` (stopped at restore, by PID and start time)."""
+        if not any(h == host and p == pid for h, p, _, _ in self.processes):
+            self.processes.append((host, pid, start_ticks, label))
+            self.save()
+
+    def forget_process(self, host: str, pid: int) -> None:
+        """Drop a daemon once it has stopped."""
+        self.processes = [e for e in self.processes if not (e[0] == host and e[1] == pid)]
+        self.save()
+
     def forget_knob(self, host: str, path: str) -> None:
         """Drop a kernel setting once it has been put back."""
         self.knobs = [(h, p, v) for h, p, v in self.knobs if not (h == host and p == path)]
@@ -96,11 +109,13 @@ class PortJournal:
             "bindings": [{"host": h, **asdict(b)} for h, b in self.bindings],
             "knobs": [{"host": h, "path": p, "value": v} for h, p, v in self.knobs],
             "links": [{"host": h, "name": n} for h, n in self.links],
+            "processes": [{"host": h, "pid": p, "start_ticks": t, "label": label}
+                          for h, p, t, label in self.processes],
         }
 
     def save(self) -> None:
         """Write atomically; an empty journal is removed."""
-        if not self.ports and not self.bindings and not self.knobs and not self.links:
+        if not (self.ports or self.bindings or self.knobs or self.links or self.processes):
             self.path.unlink(missing_ok=True)
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -119,10 +134,17 @@ class PortJournal:
             bindings = [(b.pop("host"), PciBinding(**b)) for b in data["bindings"]]
             knobs = [(str(k["host"]), str(k["path"]), str(k["value"])) for k in data["knobs"]]
             links = [(str(x["host"]), str(x["name"])) for x in data.get("links", [])]  # absent before links
+            processes = [(str(x["host"]), int(x["pid"]), int(x["start_ticks"]), str(x["label"]))
+                         for x in data.get("processes", [])]
             return cls(path, int(data["owner_pid"]), float(data["owner_start_time"]), ports, bindings, knobs,
-                       links)
+                       links, processes)
         except (OSError, json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"{path}: unreadable testbed journal: {exc}") from exc
+
+    @property
+    def run_id(self) -> str:
+        """The run that wrote it (from its file name)."""
+        return self.path.stem.removeprefix(PREFIX)
 
     @property
     def owner_alive(self) -> bool:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 
-from vsperf.errors import UserError
+from vsperf.errors import PrerequisiteError, UserError
 from vsperf.executor import CommandLog
 from vsperf.lab.state import DEFAULT_STATE_ROOT
+from vsperf.testbed.deploy import missing_tools
 from vsperf.testbed.file import load_testbed
 from vsperf.testbed.model import Testbed
 from vsperf.testbed.session import TestbedSession
@@ -22,13 +24,14 @@ class TestbedUnsupportedError(UserError):
 
 
 def check_testbed(path: Path, *, run_id: str, unsupported: str | None = None,
-                  state_root: Path = DEFAULT_STATE_ROOT) -> Testbed:
+                  dut_tools: Mapping[str, str] | None = None, state_root: Path = DEFAULT_STATE_ROOT) -> Testbed:
     """Load the testbed file, connect to every host (host keys verified), check every port and
     restore the ports of a killed earlier run; UserError (exit 2) on any problem.
 
     `unsupported`: why a planned test cannot run on a testbed yet (see
     `vsperf.testbed.deploy.unsupported_on_testbed`); such a run is refused here, after the
-    checks, before anything is created.
+    checks, before anything is created. `dut_tools`: programs the DUT host must have (program ->
+    Debian package; see `vsperf.testbed.deploy.dut_tools`).
     """
     testbed = load_testbed(path)
     session = TestbedSession.open(testbed, run_id=run_id, state_root=state_root, command_log=CommandLog(None))
@@ -36,10 +39,13 @@ def check_testbed(path: Path, *, run_id: str, unsupported: str | None = None,
         hosts = ", ".join(f"{h.name} ({'this machine' if h.is_local else h.ssh.label if h.ssh else ''})"
                           for h in testbed.hosts)
         log.info("testbed %s: hosts %s reachable, %d port(s) checked", path, hosts, len(testbed.cables))
+        missing = None if unsupported else missing_tools(session, dut_tools or {})
     finally:
         session.close()
     if unsupported:
         raise TestbedUnsupportedError(
             f"testbed {path}: hosts and ports checked, but {unsupported}; run without --testbed, "
             f"or with --trafficgen dummy")
+    if missing:
+        raise PrerequisiteError(f"testbed {path}: {missing}")
     return testbed

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import shlex
+import signal
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -18,6 +20,7 @@ from types import TracebackType
 
 from vsperf.errors import VsperfError
 from vsperf.executor import CommandLog, Executor, LocalExecutor
+from vsperf.remote.command import parse_stat_line, signal_command
 from vsperf.remote.ssh import SshExecutor
 from vsperf.testbed.journal import PortJournal, leftover_journals
 from vsperf.testbed.model import Cable, Testbed
@@ -137,6 +140,24 @@ class TestbedSession:
         self.journal.record_link(host, name)
         self.executors[host].run(argv, timeout_s=10)
 
+    def reachable(self, host: str) -> bool:
+        """False when `host` is an SSH host whose connection is gone."""
+        return not _unreachable(self.executors.get(host))
+
+    def adopt_daemon(self, host: str, pidfile: str, label: str) -> int:
+        """Record a daemon that `host` started detached (its pid file), by PID and start time:
+        `restore` (or the next run) stops it if it still runs. Returns its PID."""
+        executor = self.executors[host]
+        pid_text = executor.run(["cat", pidfile], timeout_s=10).stdout.strip()
+        stat = executor.run(["cat", f"/proc/{int(pid_text)}/stat"], timeout_s=10).stdout
+        pid, ticks = parse_stat_line(stat)
+        self.journal.record_process(host, pid, ticks or 0, label)
+        return pid
+
+    def forget_daemon(self, host: str, pid: int) -> None:
+        """A daemon recorded by `adopt_daemon` has stopped."""
+        self.journal.forget_process(host, pid)
+
     def delete_link(self, host: str, name: str) -> None:
         """Delete an interface made by `create_link` (gone already is fine) and forget it."""
         self.executors[host].run(["ip", "link", "del", "dev", name], check=False, timeout_s=10)
@@ -147,12 +168,20 @@ class TestbedSession:
         done: list[str] = []
         # A host whose connection is gone gets one line, not one per item; the journal keeps its items.
         recorded = ({h for h, _ in journal.links} | {h for h, _ in journal.ports} | {h for h, _ in journal.bindings}
-                    | {h for h, _, _ in journal.knobs})
+                    | {h for h, _, _ in journal.knobs} | {e[0] for e in journal.processes})
         lost = {h for h in recorded if _unreachable(executors.get(h))}
         for host in sorted(lost):
             log.warning("host %s: not restored: the host is unreachable (the next run restores it)", host)
         executors = {h: ex for h, ex in executors.items() if h not in lost}
-        # Created interfaces first: deleting a bridge releases the ports enslaved to it.
+        # Daemons first (a switch lets go of its ports), then created interfaces (deleting a bridge
+        # releases the ports enslaved to it).
+        for host, pid, ticks, label in list(journal.processes):
+            if host in executors:
+                with _logged(f"host {host}: {label} (pid {pid})"):
+                    argv = shlex.split(signal_command(pid, ticks or None, signal.SIGKILL))
+                    executors[host].run(argv, check=False, timeout_s=10)
+                    journal.forget_process(host, pid)
+                    done.append(f"host {host}: {label} (pid {pid}) stopped")
         for host, name in list(journal.links):
             if host in executors:
                 with _logged(f"host {host}: {name}"):
@@ -179,10 +208,15 @@ class TestbedSession:
         return done
 
     def restore_leftovers(self, state_root: Path) -> list[str]:
-        """Restore the ports of runs that were killed (journals whose owner is gone)."""
+        """Restore the ports of runs that were killed (journals whose owner is gone), and remove
+        those runs' directories on the hosts (`host_run_dirs`, e.g. a copied generator engine)."""
         done: list[str] = []
         for journal in leftover_journals(state_root):
             done += self._restore(journal, self.executors)
+            for host, executor in self.executors.items():
+                if not _unreachable(executor):
+                    with _logged(f"host {host}: directories of run {journal.run_id}"):
+                        executor.run(host_run_dirs_removal(journal.run_id), check=False, timeout_s=30)
         return done
 
     def close_connections(self) -> None:
@@ -204,6 +238,12 @@ class TestbedSession:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+def host_run_dirs_removal(run_id: str) -> list[str]:
+    """The command that removes run `run_id`'s directories on a host: /tmp/vsperf-RUNID-* (what a
+    run puts on a testbed host lives there; the run id makes them that run's only)."""
+    return ["find", "/tmp", "-maxdepth", "1", "-name", f"vsperf-{run_id}-*", "-exec", "rm", "-rf", "--", "{}", "+"]
 
 
 def _unreachable(executor: Executor | None) -> bool:

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from vsperf.context import RunContext
 from vsperf.deployment import GenPort
+from vsperf.errors import TrafficGenError
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
 
@@ -56,3 +57,32 @@ class TrafficGenerator(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+# ---- What every generator does with a trial before sending it ------------------------------
+
+
+def check_rate_trial(rate_fps: float, duration_s: float) -> None:
+    """TrafficGenError unless the rate and the duration of a rate trial are positive."""
+    if rate_fps <= 0 or duration_s <= 0:
+        raise TrafficGenError(f"a trial needs a positive rate and duration, got {rate_fps} fps, {duration_s} s")
+
+
+def check_burst(frames: int) -> None:
+    """TrafficGenError unless a burst has at least one frame."""
+    if frames <= 0:
+        raise TrafficGenError(f"a burst needs at least one frame, got {frames}")
+
+
+def rate_shares(rate_fps: float, duration_s: float, directions: int) -> tuple[float, list[int]]:
+    """A rate trial split evenly over `directions`: the rate of each and the frames each sends
+    (at least one)."""
+    per_direction = rate_fps / directions
+    return per_direction, [max(1, round(per_direction * duration_s))] * directions
+
+
+def burst_shares(frames: int, directions: int) -> list[int]:
+    """A burst split over `directions` (the first sends the remainder; each at least one frame)."""
+    shares = [frames // directions] * directions
+    shares[0] += frames - sum(shares)
+    return [max(1, n) for n in shares]

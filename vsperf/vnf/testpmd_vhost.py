@@ -24,11 +24,10 @@ from vsperf.dpdk.conf import DpdkLabConf
 from vsperf.dpdk.eal import (
     UNIX_PATH_MAX_CHARS,
     TestpmdConfig,
-    dpdk_version,
     require_testpmd,
     virtio_user_vdev,
 )
-from vsperf.dpdk.testpmd import PortCounters, TestpmdProcess
+from vsperf.dpdk.testpmd import PortCounters, TestpmdProcess, TestpmdVersion
 from vsperf.errors import DeploymentError
 from vsperf.lab.env import LabEnv
 from vsperf.vnf.base import Vnf
@@ -45,7 +44,20 @@ def vhost_socket_path(lab: LabEnv, index: int, port: int) -> Path:
     return vhost_dir(lab) / f"v{index}p{port}.sock"
 
 
-class TestpmdVhostVnf(Vnf):
+
+def vhost_user_ports(lab: LabEnv, index: int) -> tuple[SwitchPort, SwitchPort]:
+    """The two vhost-user ports of VNF `index` (their sockets in `vhost_dir`, which the lab removes
+    at teardown); DeploymentError when a socket path is too long for a unix socket."""
+    lab.track_dir(vhost_dir(lab))
+    ports = []
+    for k in (0, 1):
+        path = vhost_socket_path(lab, index, k)
+        if len(str(path)) > UNIX_PATH_MAX_CHARS:
+            raise DeploymentError(f"vhost-user socket path too long ({len(str(path))} chars): {path}")
+        ports.append(SwitchPort(name=f"vnf{index}.{k}", kind="vhostuser", role="vnf", socket_path=str(path)))
+    return ports[0], ports[1]
+
+class TestpmdVhostVnf(TestpmdVersion, Vnf):
     """dpdk-testpmd on two vhost-user (virtio-user) ports: the guest of a PVP loop, without a VM."""
 
     __test__ = False  # not a pytest test class despite the name
@@ -60,7 +72,6 @@ class TestpmdVhostVnf(Vnf):
         self._index = 0
         self._ports: tuple[SwitchPort, ...] = ()
         self._testpmd: TestpmdProcess | None = None
-        self._version: str | None = None
         self.final_counters: dict[int, PortCounters] = {}
 
     @property
@@ -69,11 +80,6 @@ class TestpmdVhostVnf(Vnf):
 
     def check_prerequisites(self) -> None:
         require_testpmd()
-
-    def version(self) -> str:
-        if self._version is None:
-            self._version = f"dpdk-testpmd (DPDK {dpdk_version(self.ctx.executor)})"
-        return self._version
 
     def details(self) -> dict[str, str]:
         return {
@@ -93,16 +99,7 @@ class TestpmdVhostVnf(Vnf):
     def create(self, lab: LabEnv, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
         self._lab = lab
         self._index = index
-        lab.track_dir(vhost_dir(lab))
-        ports = []
-        for k in (0, 1):
-            path = vhost_socket_path(lab, index, k)
-            if len(str(path)) > UNIX_PATH_MAX_CHARS:
-                raise DeploymentError(f"vhost-user socket path too long ({len(str(path))} chars): {path}")
-            ports.append(
-                SwitchPort(name=f"vnf{index}.{k}", kind="vhostuser", role="vnf", socket_path=str(path))
-            )
-        self._ports = (ports[0], ports[1])
+        self._ports = vhost_user_ports(lab, index)
         return self._ports
 
     def testpmd_config(self) -> TestpmdConfig:

@@ -21,12 +21,11 @@ from vsperf.dpdk.conf import DpdkLabConf
 from vsperf.dpdk.eal import (
     TestpmdConfig,
     check_veth_mtu,
-    dpdk_version,
     require_port_driver,
     require_testpmd,
     veth_vdev,
 )
-from vsperf.dpdk.testpmd import PortCounters, TestpmdProcess
+from vsperf.dpdk.testpmd import PortCounters, TestpmdProcess, TestpmdVersion
 from vsperf.errors import ConfigError, DeploymentError
 from vsperf.lab.env import LabEnv
 from vsperf.vswitch.base import ForwardingPlan, PortKind, SwitchPort, VSwitch
@@ -65,7 +64,7 @@ def forwarding_pairs(plan: ForwardingPlan) -> list[tuple[SwitchPort, SwitchPort]
     return pairs
 
 
-class NoVSwitch(VSwitch):
+class NoVSwitch(TestpmdVersion, VSwitch):
     """No vswitch: dpdk-testpmd forwards between the ports (AF_XDP or AF_PACKET)."""
 
     NAME: ClassVar[str] = "none"
@@ -79,7 +78,6 @@ class NoVSwitch(VSwitch):
         self.conf = DpdkLabConf.from_settings(settings)
         self._lab: LabEnv | None = None
         self._testpmd: TestpmdProcess | None = None
-        self._version: str | None = None
         self.final_counters: dict[int, PortCounters] = {}
 
     def check_prerequisites(self) -> None:
@@ -92,11 +90,6 @@ class NoVSwitch(VSwitch):
             "vswitch 'none' (testpmd forwarding) cannot push VLAN tags; use vswitch ovs or ovs-dpdk "
             "for VLAN frame modification tests"
         )
-
-    def version(self) -> str:
-        if self._version is None:
-            self._version = f"dpdk-testpmd (DPDK {dpdk_version(self.ctx.executor)})"
-        return self._version
 
     def details(self) -> dict[str, str]:
         return {

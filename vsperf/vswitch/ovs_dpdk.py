@@ -91,9 +91,7 @@ class OvsDpdkVSwitch(OvsVSwitch):
 
     def interface_config(self, port: SwitchPort, index: int) -> tuple[str, dict[str, str]]:
         if port.kind == "veth":
-            # AF_XDP on a tap (a VM's NIC) drops frames: taps go through AF_PACKET.
-            driver = "af_packet" if port.tap else self.conf.port_driver
-            return "dpdk", {"dpdk-devargs": veth_vdev(driver, index, port.ifname)}
+            return "dpdk", {"dpdk-devargs": veth_vdev(self.conf.port_driver, index, port.ifname)}
         if self.conf.vhostuser_server_mode:
             return "dpdkvhostuser", {}
         return "dpdkvhostuserclient", {"vhost-server-path": port.socket_path}

@@ -12,7 +12,7 @@ It also answers the optional capabilities (recovery, reset and RFC 2889 address 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, ParamSpec, TypeVar
 
 from vsperf import __version__
 from vsperf.context import RunContext
@@ -29,6 +29,17 @@ from vsperf.trafficgen.dummy.model import (
     simulate_burst,
     simulate_rate_trial,
 )
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _simulated(simulate: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """What the model answers; a value it refuses (ValueError) is the generator's TrafficGenError."""
+    try:
+        return simulate(*args, **kwargs)
+    except ValueError as exc:
+        raise TrafficGenError(f"dummy: {exc}") from exc
 
 
 class DummyTrafficGenerator(TrafficGenerator):
@@ -61,26 +72,18 @@ class DummyTrafficGenerator(TrafficGenerator):
         return self._trial_index
 
     def trial(self, traffic: Traffic, rate_fps: float, duration_s: float) -> TrialResult:
-        try:
-            return simulate_rate_trial(self.model, traffic, rate_fps, duration_s, self._next_index())
-        except ValueError as exc:
-            raise TrafficGenError(f"dummy: {exc}") from exc
+        return _simulated(simulate_rate_trial, self.model, traffic, rate_fps, duration_s, self._next_index())
 
     def burst(self, traffic: Traffic, frames: int) -> TrialResult:
-        try:
-            return simulate_burst(self.model, traffic, frames, self._next_index())
-        except ValueError as exc:
-            raise TrafficGenError(f"dummy: {exc}") from exc
+        return _simulated(simulate_burst, self.model, traffic, frames, self._next_index())
 
     def recovery_trial(
         self, traffic: Traffic, overload_fps: float, overload_s: float, recovery_fps: float, recovery_s: float
     ) -> RecoveryTrialResult:
-        try:
-            return simulate_recovery_trial(
-                self.model, traffic, overload_fps, overload_s, recovery_fps, recovery_s, self._next_index()
-            )
-        except ValueError as exc:
-            raise TrafficGenError(f"dummy: {exc}") from exc
+        return _simulated(
+            simulate_recovery_trial,
+            self.model, traffic, overload_fps, overload_s, recovery_fps, recovery_s, self._next_index(),
+        )
 
     def reset_trial(
         self,
@@ -90,12 +93,9 @@ class DummyTrafficGenerator(TrafficGenerator):
         reset_at_s: float,
         reset: Callable[[], None] | None,
     ) -> ResetTrialResult:
-        try:
-            return simulate_reset_trial(
-                self.model, traffic, rate_fps, duration_s, reset_at_s, self._next_index(), reset
-            )
-        except ValueError as exc:
-            raise TrafficGenError(f"dummy: {exc}") from exc
+        return _simulated(
+            simulate_reset_trial, self.model, traffic, rate_fps, duration_s, reset_at_s, self._next_index(), reset
+        )
 
     def address_trial(
         self,
@@ -105,9 +105,7 @@ class DummyTrafficGenerator(TrafficGenerator):
         test_rate_fps: float,
         forget: Callable[[], None] | None,
     ) -> AddressTrialResult:
-        try:
-            return simulate_address_trial(
-                self.model, traffic, addresses, learning_rate_fps, test_rate_fps, self._next_index(), forget
-            )
-        except ValueError as exc:
-            raise TrafficGenError(f"dummy: {exc}") from exc
+        return _simulated(
+            simulate_address_trial,
+            self.model, traffic, addresses, learning_rate_fps, test_rate_fps, self._next_index(), forget,
+        )

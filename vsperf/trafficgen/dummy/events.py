@@ -25,7 +25,6 @@ from vsperf.search.measurer import (
     RecoveryTrialResult,
     ResetTrialResult,
     TrialResult,
-    delivery_flags,
 )
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.dummy.model import (
@@ -49,17 +48,7 @@ def _frames_before(t_s: float, rate_fps: float) -> int:
 def _rate_result(
     traffic: Traffic, requested_fps: float, offered_fps: float, duration_s: float, tx: int, rx: int, line: float
 ) -> TrialResult:
-    return TrialResult(
-        kind="rate",
-        frame_size_bytes=traffic.frame_size_bytes,
-        requested_rate_fps=requested_fps,
-        duration_s=duration_s,
-        tx_frames=tx,
-        rx_frames=rx,
-        actual_tx_rate_fps=offered_fps,
-        line_rate_fps=line,
-        flags=delivery_flags(requested_fps, offered_fps, tx, rx),
-    )
+    return TrialResult.measured("rate", traffic, requested_fps, duration_s, tx, rx, offered_fps, line_rate_fps=line)
 
 
 def simulate_recovery_trial(

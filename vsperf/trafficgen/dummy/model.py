@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from vsperf.errors import ConfigError
-from vsperf.search.measurer import LatencyStats, TrialResult, delivery_flags
+from vsperf.search.measurer import LatencyStats, TrialResult
 from vsperf.traffic import Traffic
 from vsperf.units import line_rate_fps
 
@@ -206,17 +206,9 @@ def simulate_rate_trial(
     ratio = loss_ratio(model, offered, capacity)
     lost = min(tx, math.ceil(tx * ratio)) if ratio > 0 else 0
     rx = tx - lost
-    return TrialResult(
-        kind="rate",
-        frame_size_bytes=traffic.frame_size_bytes,
-        requested_rate_fps=rate_fps,
-        duration_s=duration_s,
-        tx_frames=tx,
-        rx_frames=rx,
-        actual_tx_rate_fps=offered,
-        line_rate_fps=line,
-        latency=rate_latency(model, offered, capacity, rx),
-        flags=delivery_flags(rate_fps, offered, tx, rx),
+    latency = rate_latency(model, offered, capacity, rx)
+    return TrialResult.measured(
+        "rate", traffic, rate_fps, duration_s, tx, rx, offered, latency=latency, line_rate_fps=line
     )
 
 
@@ -227,17 +219,9 @@ def simulate_burst(model: DutModel, traffic: Traffic, frames: int, trial_index: 
     line = port_line_rate_fps(model, traffic)
     capacity = capacity_at_fps(model, traffic.frame_size_bytes) * noise_factor(model, trial_index)
     lost = burst_lost_frames(model, frames, capacity, line)
-    return TrialResult(
-        kind="burst",
-        frame_size_bytes=traffic.frame_size_bytes,
-        requested_rate_fps=line,
-        duration_s=frames / line,
-        tx_frames=frames,
-        rx_frames=frames - lost,
-        actual_tx_rate_fps=line,
-        line_rate_fps=line,
-        latency=burst_latency(model, frames, capacity, line),
-        flags=delivery_flags(line, line, frames, frames - lost),
+    latency = burst_latency(model, frames, capacity, line)
+    return TrialResult.measured(
+        "burst", traffic, line, frames / line, frames, frames - lost, line, latency=latency, line_rate_fps=line
     )
 
 

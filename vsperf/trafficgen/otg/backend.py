@@ -21,7 +21,7 @@ from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
 from vsperf.lab.streams import directions
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
-from vsperf.trafficgen.base import TrafficGenerator
+from vsperf.trafficgen.base import TrafficGenerator, check_burst, check_rate_trial
 from vsperf.trafficgen.otg import client
 from vsperf.trafficgen.otg.flows import FlowPlan, burst_plans, rate_plans, trial_config
 from vsperf.trafficgen.otg.metrics import FlowCounts, flow_counts, trial_result
@@ -125,15 +125,13 @@ class OtgTrafficGenerator(TrafficGenerator):
     # --- trials -------------------------------------------------------------------------------
 
     def trial(self, traffic: Traffic, rate_fps: float, duration_s: float) -> TrialResult:
-        if rate_fps <= 0 or duration_s <= 0:
-            raise TrafficGenError(f"a trial needs a positive rate and duration, got {rate_fps} fps, {duration_s} s")
+        check_rate_trial(rate_fps, duration_s)
         plans = rate_plans(self._directions(traffic), rate_fps, duration_s)
         counts = self._run(traffic, plans, duration_s)
         return self._result("rate", traffic, plans, counts, rate_fps, duration_s)
 
     def burst(self, traffic: Traffic, frames: int) -> TrialResult:
-        if frames <= 0:
-            raise TrafficGenError(f"a burst needs at least one frame, got {frames}")
+        check_burst(frames)
         plans = burst_plans(self._directions(traffic), frames)
         expected_s = frames / max(1.0, traffic.line_rate_fps)
         counts = self._run(traffic, plans, expected_s)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from vsperf.search.measurer import FLAG_UNDER_DELIVERY, LatencyStats, TrialResult, delivery_flags
+from vsperf.search.measurer import LatencyStats, TrialResult
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.otg.flows import FlowPlan
 
@@ -97,20 +97,9 @@ def trial_result(
     rx = sum(c.frames_rx for c in counts)
     actual = sum(achieved_fps(p, c, per_port_line) for p, c in zip(plans, counts, strict=True))
     asked = sum(float(p.rate_pps) if p.rate_pps else per_port_line for p in plans)
-    flags = list(delivery_flags(asked, actual, tx, rx))  # a burst: asked = line rate, as vsgen
-    if tx < sum(p.frames for p in plans) and FLAG_UNDER_DELIVERY not in flags:
-        flags.insert(0, FLAG_UNDER_DELIVERY)
     if kind == "burst":
         duration_s = tx / actual if actual > 0 else 0.0
-    return TrialResult(
-        kind=kind,
-        frame_size_bytes=traffic.frame_size_bytes,
-        requested_rate_fps=requested_rate_fps,
-        duration_s=duration_s,
-        tx_frames=tx,
-        rx_frames=rx,
-        actual_tx_rate_fps=actual,
-        line_rate_fps=traffic.line_rate_fps,
-        latency=latency_of(counts),
-        flags=tuple(flags),
+    return TrialResult.measured(  # a burst: asked = line rate, as vsgen
+        kind, traffic, requested_rate_fps, duration_s, tx, rx, actual, latency=latency_of(counts),
+        asked_rate_fps=asked, sent_short=tx < sum(p.frames for p in plans),
     )

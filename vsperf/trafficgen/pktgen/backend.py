@@ -34,9 +34,9 @@ from vsperf.dpdk.eal import require_port_driver
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
 from vsperf.lab import netdev
 from vsperf.lab.streams import Direction, directions
-from vsperf.search.measurer import LatencyStats, TrialResult, delivery_flags
+from vsperf.search.measurer import LatencyStats, TrialResult
 from vsperf.traffic import Traffic
-from vsperf.trafficgen.base import TrafficGenerator
+from vsperf.trafficgen.base import TrafficGenerator, burst_shares, check_burst, check_rate_trial, rate_shares
 from vsperf.trafficgen.pktgen import lua, replies
 from vsperf.trafficgen.pktgen.client import LuaClient
 from vsperf.trafficgen.pktgen.process import PktgenConfig, PktgenProcess, group_by_netns
@@ -199,21 +199,15 @@ class PktgenTrafficGenerator(TrafficGenerator):
     # --- trials ------------------------------------------------------------------------------
 
     def trial(self, traffic: Traffic, rate_fps: float, duration_s: float) -> TrialResult:
-        if rate_fps <= 0 or duration_s <= 0:
-            raise TrafficGenError(f"a trial needs a positive rate and duration, got {rate_fps} fps, {duration_s} s")
+        check_rate_trial(rate_fps, duration_s)
         dirs = self._directions(traffic)
-        per_port = rate_fps / len(dirs)
-        counts = [max(1, round(per_port * duration_s))] * len(dirs)
+        per_port, counts = rate_shares(rate_fps, duration_s, len(dirs))
         return self._run("rate", traffic, dirs, counts, per_port, rate_fps, duration_s)
 
     def burst(self, traffic: Traffic, frames: int) -> TrialResult:
-        if frames <= 0:
-            raise TrafficGenError(f"a burst needs at least one frame, got {frames}")
+        check_burst(frames)
         dirs = self._directions(traffic)
-        counts = [frames // len(dirs)] * len(dirs)
-        counts[0] += frames - sum(counts)
-        counts = [max(1, n) for n in counts]
-        return self._run("burst", traffic, dirs, counts, None, traffic.line_rate_fps, 0.0)
+        return self._run("burst", traffic, dirs, burst_shares(frames, len(dirs)), None, traffic.line_rate_fps, 0.0)
 
     def _directions(self, traffic: Traffic) -> list[Direction]:
         if not self._clients:
@@ -309,20 +303,9 @@ class PktgenTrafficGenerator(TrafficGenerator):
             actual += port_rate
             measured_s = max(measured_s, sent / port_rate if port_rate > 0 else 0.0)
         latency = self._latency(dirs) if latency_on else None
-        flags = delivery_flags(requested_fps, actual, tx, rx)
-        if latency is not None:
-            flags += (FLAG_LATENCY_SAMPLED,)
-        return TrialResult(
-            kind="rate" if kind == "rate" else "burst",
-            frame_size_bytes=traffic.frame_size_bytes,
-            requested_rate_fps=requested_fps,
-            duration_s=duration_s if kind == "rate" else measured_s,
-            tx_frames=tx,
-            rx_frames=rx,
-            actual_tx_rate_fps=actual,
-            line_rate_fps=traffic.line_rate_fps,
-            latency=latency,
-            flags=flags,
+        return TrialResult.measured(
+            kind, traffic, requested_fps, duration_s if kind == "rate" else measured_s, tx, rx, actual,
+            latency=latency, flags=(FLAG_LATENCY_SAMPLED,) if latency is not None else (),
         )
 
     def _port_counters(self, stats: list[dict[int, replies.PortCounters]], gen_port: int) -> replies.PortCounters:

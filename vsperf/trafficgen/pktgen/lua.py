@@ -18,6 +18,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from vsperf.lab.streams import Headers
+
 # One line: the JSON encoder (control, quote, backslash and non-ASCII bytes as \u00XX, so a
 # reply never contains a raw newline) and the request wrapper.
 HELPER = (
@@ -117,19 +119,13 @@ def format_rate(rate: float) -> str:
 
 
 @dataclass(frozen=True)
-class PortSetup:
+class PortSetup(Headers):
     """What one pktgen port sends in a trial (one direction of the test)."""
 
     port: int  # pktgen's port number
     frame_size_bytes: int  # including the FCS, as pktgen's `size`
     rate: float  # percent of the link speed pktgen reads (see rate_percent)
     count: int  # frames to send; pktgen stops by itself after them
-    src_mac: str
-    dst_mac: str
-    src_ip: str
-    dst_ip: str
-    src_udp: int
-    dst_udp: int
     vary: str  # "none", "dl_dst", "nw_dst" or "tp_dst" (vsperf.lab.streams.Direction)
     streams: int  # >= 1; more than 1 uses pktgen's range mode
     vlan_id: int | None = None  # 802.1Q tag on every frame (None: untagged)

@@ -24,9 +24,9 @@ from vsperf.deployment import GenPort
 from vsperf.errors import CommandError, DeploymentError, PrerequisiteError, TrafficGenError
 from vsperf.lab.cpus import sender_cpus
 from vsperf.lab.streams import Direction, directions
-from vsperf.search.measurer import TrialResult, delivery_flags
+from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
-from vsperf.trafficgen.base import TrafficGenerator
+from vsperf.trafficgen.base import TrafficGenerator, burst_shares, check_burst, check_rate_trial, rate_shares
 from vsperf.trafficgen.trafgen import bpf
 from vsperf.trafficgen.trafgen.config import FCS_BYTES, packet_config, parse_version
 from vsperf.trafficgen.trafgen.rxcount import NO_VLAN, RxCounter, RxCounts
@@ -93,26 +93,18 @@ class TrafgenTrafficGenerator(TrafficGenerator):
     # --- trials ----------------------------------------------------------------------------
 
     def trial(self, traffic: Traffic, rate_fps: float, duration_s: float) -> TrialResult:
-        if rate_fps <= 0 or duration_s <= 0:
-            raise TrafficGenError(
-                f"a trial needs a positive rate and duration, got {rate_fps} fps, {duration_s} s"
-            )
+        check_rate_trial(rate_fps, duration_s)
         dirs = self._directions(traffic)
-        per_port = rate_fps / len(dirs)
-        frames = [max(1, round(per_port * duration_s))] * len(dirs)
-        tx, rx, actual, counts, flags = self._run(traffic, dirs, frames, per_port)
-        return self._result("rate", traffic, rate_fps, duration_s, tx, rx, actual, counts, flags)
+        per_port, frames = rate_shares(rate_fps, duration_s, len(dirs))
+        tx, rx, actual, _counts, flags = self._run(traffic, dirs, frames, per_port)
+        return TrialResult.measured("rate", traffic, rate_fps, duration_s, tx, rx, actual, flags=flags)
 
     def burst(self, traffic: Traffic, frames: int) -> TrialResult:
-        if frames <= 0:
-            raise TrafficGenError(f"a burst needs at least one frame, got {frames}")
+        check_burst(frames)
         dirs = self._directions(traffic)
-        share = [frames // len(dirs)] * len(dirs)
-        share[0] += frames - sum(share)
-        share = [max(1, n) for n in share]
-        tx, rx, actual, counts, flags = self._run(traffic, dirs, share, None)
+        tx, rx, actual, _counts, flags = self._run(traffic, dirs, burst_shares(frames, len(dirs)), None)
         duration = tx / actual if actual > 0 else 0.0
-        return self._result("burst", traffic, traffic.line_rate_fps, duration, tx, rx, actual, counts, flags)
+        return TrialResult.measured("burst", traffic, traffic.line_rate_fps, duration, tx, rx, actual, flags=flags)
 
     def _directions(self, traffic: Traffic) -> list[Direction]:
         if not self._ports:
@@ -121,23 +113,6 @@ class TrafgenTrafficGenerator(TrafficGenerator):
             return directions(traffic, self._ports)
         except Exception as exc:
             raise TrafficGenError(f"trafgen: {exc}") from exc
-
-    def _result(
-        self, kind: str, traffic: Traffic, rate: float, duration: float, tx: int, rx: int, actual: float,
-        counts: list[RxCounts], extra: tuple[str, ...],
-    ) -> TrialResult:
-        flags = delivery_flags(rate, actual, tx, rx) + extra
-        return TrialResult(
-            kind="rate" if kind == "rate" else "burst",
-            frame_size_bytes=traffic.frame_size_bytes,
-            requested_rate_fps=rate,
-            duration_s=duration,
-            tx_frames=tx,
-            rx_frames=rx,
-            actual_tx_rate_fps=actual,
-            line_rate_fps=traffic.line_rate_fps,
-            flags=flags,
-        )
 
     def _expected_vlan(self, traffic: Traffic, port: GenPort) -> int:
         pushed = port.rx_vlan_id

@@ -285,8 +285,9 @@ class VsgenTrafficGenerator(TrafficGenerator):
                                   f"fps for {overload_s} s, then {recovery_fps} fps for {recovery_s} s")
         ids = self._prepare(traffic)
         rate1, rate2 = overload_fps / len(ids), recovery_fps / len(ids)
+        # One thread per direction: the receiver splits a direction's frames at one index.
         request = replace(self._request("rate", ids, rate1, (max(1, round(rate1 * overload_s)),)),
-                          rate2_fps=rate2, frames2=max(1, round(rate2 * recovery_s)))
+                          rate2_fps=rate2, frames2=max(1, round(rate2 * recovery_s)), threads=1)
         result, _ticks = self._run(request, traffic)
         before = [phases(d)[0] for d in result.dirs]
         after = [phases(d)[1] for d in result.dirs]
@@ -368,12 +369,14 @@ class VsgenTrafficGenerator(TrafficGenerator):
         if self._host_cpus is not None:
             available = self._host_cpus
         cpus = transmit_cpus(self.settings, available)
+        threads = int(self.settings["VSGEN_TX_THREADS"])
         try:
             return RunRequest(
                 mode=mode, dirs=ids, rate_fps=rate, frames=frames, path=path_setting(self.settings),
                 residual_s=float(self.settings["TRAFFICGEN_RESIDUAL_WAIT_S"]),
                 detail_streams=int(self.settings["VSGEN_STREAM_DETAIL"]),
-                cpus=tuple(cpus[i % len(cpus)] for i in range(len(ids))) if cpus else (),
+                cpus=tuple(cpus[j % len(cpus)] for j in range(len(ids) * threads)) if cpus else (),
+                threads=threads,
             )
         except ValueError as exc:
             raise TrafficGenError(f"vsgen: {exc}") from exc
@@ -401,10 +404,10 @@ class VsgenTrafficGenerator(TrafficGenerator):
             if d.path_note and d.path_note not in self._notes_logged:
                 self._notes_logged.add(d.path_note)
                 log.info("vsgen sends from port %d with %s: %s", d.tx_port, d.path, d.path_note)
-            log.debug("vsgen direction %d: %s, %d of %d frames, requested %.1f fps, achieved %.1f fps, "
-                      "transmit CPU %.3f s, lost %d, duplicated %d, reordered %d", d.direction, d.path,
-                      d.tx_frames, d.frames_requested, d.requested_fps, d.achieved_fps, d.cpu_s, d.lost, d.dup,
-                      d.reorder)
+            log.debug("vsgen direction %d: %s, %d thread(s), %d of %d frames, requested %.1f fps, achieved "
+                      "%.1f fps, transmit CPU %.3f s, lost %d, duplicated %d, reordered %d", d.direction, d.path,
+                      d.threads, d.tx_frames, d.frames_requested, d.requested_fps, d.achieved_fps, d.cpu_s, d.lost,
+                      d.dup, d.reorder)
         return result, ticks
 
     def _result(self, kind: str, traffic: Traffic, rate: float, duration: float, result: RunResult,

@@ -6,7 +6,7 @@ Where the engine comes from, first match wins:
 3. the sources, package data beside this module (csrc/); built with `make` into a cache
    directory keyed by a hash of the sources, so a change of the sources rebuilds and two vsperf
    processes never share a half-written file.
-The build needs a C compiler, clang (BPF target), make and libbpf-dev; a missing one is a
+The build needs a C compiler, clang (BPF target), make, libbpf-dev and libxdp-dev; a missing one is a
 PrerequisiteError that names the Debian packages to install.
 """
 
@@ -28,8 +28,9 @@ _PKG = Path(__file__).resolve().parent
 PACKAGED_BINARY = _PKG / "bin" / ENGINE_NAME
 SOURCE_DIRS = (_PKG / "csrc",)
 SOURCE_SUFFIXES = (".c", ".h", ".S")
-BUILD_PACKAGES = "make gcc clang llvm libbpf-dev linux-libc-dev"
+BUILD_PACKAGES = "make gcc clang llvm libbpf-dev libxdp-dev linux-libc-dev"
 _LIBBPF_HEADER = Path("/usr/include/bpf/libbpf.h")
+_LIBXDP_HEADER = Path("/usr/include/xdp/xsk.h")  # the AF_XDP transmit path (csrc/afxdp.c)
 _BUILD_TIMEOUT_S = 300.0
 
 
@@ -71,11 +72,13 @@ def cache_root(env: dict[str, str] | None = None) -> Path:
 
 
 def missing_build_tools(which: Callable[[str], str | None] = shutil.which,
-                        libbpf_header: Path = _LIBBPF_HEADER) -> list[str]:
-    """What the build lacks: tool names and "libbpf-dev" (empty: it can build)."""
+                        libbpf_header: Path = _LIBBPF_HEADER, libxdp_header: Path = _LIBXDP_HEADER) -> list[str]:
+    """What the build lacks: tool names, "libbpf-dev" and "libxdp-dev" (empty: it can build)."""
     missing = [tool for tool in ("make", "cc", "clang") if which(tool) is None]
     if not libbpf_header.is_file():
         missing.append("libbpf-dev")
+    if not libxdp_header.is_file():
+        missing.append("libxdp-dev")
     return missing
 
 

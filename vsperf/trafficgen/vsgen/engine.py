@@ -138,7 +138,8 @@ class Engine:
         # Its output ended: it is exiting; give it a moment so that its exit code is known.
         code = proc.wait(1.0) if proc else None
         tail = proc.log_tail(3) if proc else ""
-        return f"vsgen engine exited ({code}): {tail or 'no message'}"
+        where = f" on host {self.executor.host}" if is_remote(self.executor) else ""
+        return f"vsgen engine{where} exited ({code}): {tail or 'no message'}"
 
     def _read(self, stream: IO[bytes]) -> None:
         try:

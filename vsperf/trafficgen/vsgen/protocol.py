@@ -3,8 +3,8 @@
 Commands (one line each; see csrc/main.c and run.c):
     port I netns=NAME|- ifname=IF
     dir D tx=I rx=J streams=N vary=none|mac|ip|udp|smac base=V l3=14|18 frame=HEX
-    run mode=rate|burst|cont dirs=D[,D] [rate=FPS] [frames=N[,N]] [path=auto|xdp|packet]
-        [residual=S] [detail=K] [cpus=C[,C]] [tick=S] [rate2=FPS frames2=N]
+    run mode=rate|burst|cont dirs=D[,D] [rate=FPS] [frames=N[,N]] [path=auto|xdp|afxdp|packet]
+        [residual=S] [detail=K] [cpus=C[,C]] [tick=S] [rate2=FPS frames2=N] [threads=N]
     stop | ping | quit
 Events: hello, ok, tick, result, error, bye (a JSON object per line, "ev" names it).
 """
@@ -21,9 +21,10 @@ from vsperf.trafficgen.vsgen.frames import MAX_DIRECTIONS, MAX_STREAMS, Vary
 from vsperf.trafficgen.vsgen.histogram import PortLatency
 
 Mode = Literal["rate", "burst", "cont"]
-Path = Literal["auto", "xdp", "packet"]
-PATHS: tuple[Path, ...] = ("auto", "xdp", "packet")
+Path = Literal["auto", "xdp", "afxdp", "packet"]
+PATHS: tuple[Path, ...] = ("auto", "xdp", "afxdp", "packet")
 MAX_PORTS = 16
+MAX_TX_THREADS = 8  # transmit threads per direction (VSG_MAX_THREADS in csrc/vsgen_shared.h)
 _NAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,63}$")
 
 
@@ -71,12 +72,16 @@ class RunRequest:
     path: Path = "auto"
     residual_s: float = 2.0
     detail_streams: int = 64  # per-stream counters reported when a direction has at most this many
-    cpus: tuple[int, ...] = ()  # transmit thread of direction i on cpus[i % len(cpus)]
+    # Transmit thread j (direction by direction, `threads` each) on cpus[j % len(cpus)].
+    cpus: tuple[int, ...] = ()
     tick_s: float = 1.0
     # Two-rate run (rate mode; RFC 2544 system recovery): after `frames`, each direction goes on
     # without a pause with `frames2` frames at `rate2_fps` (0 and 0: one rate).
     rate2_fps: float = 0.0
     frames2: int = 0
+    # Transmit threads per direction (at most one per stream): thread t sends streams t, t+N, ...,
+    # its share of the frames and of the rate; the counts add up to the direction's exactly.
+    threads: int = 1
 
     def __post_init__(self) -> None:
         if (self.rate2_fps > 0) != (self.frames2 > 0) or self.rate2_fps < 0 or self.frames2 < 0:
@@ -95,6 +100,10 @@ class RunRequest:
             raise ValueError(f"residual wait {self.residual_s} s outside 0..60 s")
         if self.tick_s < 0.05:
             raise ValueError(f"tick {self.tick_s} s below 0.05 s")
+        if not 1 <= self.threads <= MAX_TX_THREADS:
+            raise ValueError(f"transmit threads {self.threads} outside 1..{MAX_TX_THREADS}")
+        if self.frames2 and self.threads > 1:
+            raise ValueError("a two-rate run (rate2, frames2) transmits from one thread per direction")
 
     def command(self) -> str:
         """The engine's command line for this run."""
@@ -109,6 +118,8 @@ class RunRequest:
             words.append("cpus=" + ",".join(str(c) for c in self.cpus))
         if self.frames2:
             words += [f"rate2={self.rate2_fps:.6f}", f"frames2={self.frames2}"]
+        if self.threads > 1:
+            words.append(f"threads={self.threads}")
         return " ".join(words)
 
 
@@ -139,7 +150,7 @@ class DirResult:
     direction: int
     tx_port: int
     rx_port: int
-    path: str  # "xdp-live" or "af_packet"
+    path: str  # "xdp-live", "af_xdp" or "af_packet"
     path_note: str  # why XDP was not used, when it was not
     ring_drops: int | None  # frames the peer's full ring refused (XDP on veth), None: not known
     streams: int
@@ -148,7 +159,7 @@ class DirResult:
     tx_frames: int
     tx_time_s: float
     achieved_fps: float
-    cpu_s: float  # CPU time of the transmit thread
+    cpu_s: float  # CPU time of the transmit threads (summed)
     rx_frames: int  # duplicates included
     dup: int
     reorder: int
@@ -166,6 +177,7 @@ class DirResult:
     # Index (sequence * streams + stream: frames are sent in that order) of the last frame lost:
     # skipped by a later frame of its stream, or never followed by one; -1 when none was lost.
     last_lost_index: int = -1
+    threads: int = 1  # transmit threads that sent this direction (at most one per stream)
 
     @property
     def unique_rx_frames(self) -> int:
@@ -246,7 +258,7 @@ def _dir(d: dict[str, Any]) -> DirResult:
         t_start_ns=int(float(d.get("t_start_ns", 0))), rate2_fps=float(d.get("rate2_fps", 0.0)),
         frames2_requested=int(d.get("frames2_requested", 0)), tx1_frames=int(d.get("tx1", d["tx"])),
         t_drop_s=float(d.get("t_drop_s", 0.0)), rx2_frames=int(d.get("rx2", 0)),
-        last_lost_index=int(d.get("last_lost", -1)),
+        last_lost_index=int(d.get("last_lost", -1)), threads=int(d.get("threads", 1)),
     )
 
 

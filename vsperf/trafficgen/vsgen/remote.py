@@ -38,7 +38,9 @@ def builder(executor: Executor) -> Executor:
 
 
 def remote_dir(run_id: str) -> PurePosixPath:
-    """The run's directory on the generator host (the engine binary lives there)."""
+    """The run's directory on the generator host (the engine binary lives there). Its name
+    matches /tmp/vsperf-RUNID-*: after a killed run, the next run's testbed session removes it
+    (`vsperf.testbed.session.host_run_dirs_removal`)."""
     return PurePosixPath(f"/tmp/vsperf-{run_id}-vsgen")
 
 

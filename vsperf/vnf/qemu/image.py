@@ -243,6 +243,10 @@ class ImageBuilder:
                 if not (directory / MANIFEST).is_file():
                     raise
                 # Another vsperf built the same image at the same moment: same key, same content.
+        # Images of older package versions are never used again: keep the cache to one image.
+        for old in self.cache_dir.glob("guest-*"):
+            if old != directory and (old / MANIFEST).is_file():
+                shutil.rmtree(old, ignore_errors=True)
         took = time.monotonic() - started
         log.info("built guest image %s in %.1f s (%d KiB initramfs)", directory, took, len(initrd) // 1024)
         return self._load(directory, took)

@@ -40,6 +40,8 @@ for arg in $(cat /proc/cmdline); do
   esac
 done
 [ "$LB" = buildin ] && LB=linux_bridge
+up() { cut -d' ' -f1 /proc/uptime; }
+echo "vsperf guest init: loopback $LB, kernel up $(up) s"
 
 fail() {
   echo "@FAILED@ $*"
@@ -84,7 +86,7 @@ if [ "$LB" = testpmd ]; then
     sleep 0.2
   done
   grep -E 'forwarding|^Port [0-9]+:' /tmp/testpmd.log
-  echo "@READY@ loopback=testpmd fwd=$FWD"
+  echo "@READY@ loopback=testpmd fwd=$FWD uptime=$(up)"
   wait $PID
   cat /tmp/testpmd.log
   fail "dpdk-testpmd exited"
@@ -104,7 +106,7 @@ while [ $i -lt $NICS ]; do
   ip link set $br up
   i=$((i + 2))
 done
-echo "@READY@ loopback=linux_bridge"
+echo "@READY@ loopback=linux_bridge uptime=$(up)"
 while :; do sleep 3600; done
 """.replace("@READY@", READY_MARKER).replace("@FAILED@", FAILED_MARKER).replace("@MODULES@", MODULES_FILE)
 

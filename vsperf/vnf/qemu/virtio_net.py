@@ -13,7 +13,7 @@ import logging
 import os
 from typing import ClassVar
 
-from vsperf.errors import CommandError, DeploymentError
+from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
 from vsperf.lab import netdev
 from vsperf.lab.env import LabEnv
 from vsperf.lab.state import Resource
@@ -23,6 +23,7 @@ from vsperf.vswitch.base import PortKind, SwitchPort
 
 log = logging.getLogger(__name__)
 VHOST_NET = "/dev/vhost-net"
+DPDK_SWITCHES = ("ovs-dpdk", "ovsdpdkvhost")  # the name and VSPERF's alias
 
 
 def vhost_net_available() -> bool:
@@ -37,6 +38,13 @@ class QemuVirtioNetVnf(QemuVnf):
     ALIASES: ClassVar[tuple[str, ...]] = ("QemuVirtioNet",)
     PORT_KIND: ClassVar[PortKind] = "veth"  # a kernel interface in the switch namespace
     NIC_TYPE: ClassVar[str] = "virtio-net (tap)"
+
+    def check_prerequisites(self) -> None:
+        if str(self.settings["VSWITCH"]).lower() in DPDK_SWITCHES:
+            # Measured: OVS-DPDK's AF_XDP and AF_PACKET ports on taps lose about half of the frames.
+            raise PrerequisiteError("VNF QemuVirtioNet (taps) does not work with ovs-dpdk here; use --vnf "
+                                    "QemuDpdkVhostUser with ovs-dpdk, or QemuVirtioNet with ovs or linux-bridge")
+        super().check_prerequisites()
 
     def create_ports(self, lab: LabEnv, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
         ns = lab.switch_netns

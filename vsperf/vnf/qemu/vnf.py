@@ -25,6 +25,7 @@ from vsperf.vnf.base import Vnf
 from vsperf.vnf.qemu.accel import choose_accel
 from vsperf.vnf.qemu.guest import GuestScript, LoginPrompts, QemuGuest, console_log_path
 from vsperf.vnf.qemu.image import GuestImage, ImageBuilder, kernel_cmdline
+from vsperf.vnf.qemu.init_script import READY_MARKER
 from vsperf.vnf.qemu.macros import guest_setting
 from vsperf.vnf.qemu.qemu import QEMU_BINARY, Accel, NicConfig, QemuConfig, parse_smp
 from vsperf.vswitch.base import SwitchPort
@@ -136,14 +137,22 @@ def user_image_script(spec: GuestSpec) -> GuestScript:
             "ip link set eth0 master br0", "ip link set eth1 master br0",
             "ip link set eth0 up", "ip link set eth1 up", "ip link set br0 up",
         ))
-    fwd = f"--forward-mode={spec.fwd_mode}"
+    params = spec.testpmd_params.replace(" -i", " ").strip()
+    if " -- " not in f" {params} ":
+        params = f"{params} --".strip()
+    # In the background testpmd must not read the terminal (SIGTTIN): a pipe that never writes
+    # feeds it; --stats-period flushes its log every second, which shows that it forwards.
+    # The marker is assembled by the shell, so the echo of the typed command never matches it.
     return GuestScript((
         "modprobe uio_pci_generic",
         "for d in 0000:00:04.0 0000:00:05.0; do echo $d > /sys/bus/pci/devices/$d/driver/unbind; "
         "echo uio_pci_generic > /sys/bus/pci/devices/$d/driver_override; echo $d > /sys/bus/pci/drivers_probe; done",
         f"echo {spec.hugepages} > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages",
-        f"dpdk-testpmd {spec.testpmd_params.replace(' -i', '')} {fwd} --auto-start > /tmp/testpmd.log 2>&1 &",
-    ), ready_pattern="")
+        f"(sleep 2147483647 | dpdk-testpmd {params} --forward-mode={spec.fwd_mode} --stats-period 1 "
+        "> /tmp/testpmd.log 2>&1 &)",
+        "for i in $(seq 60); do grep -q 'Port statistics' /tmp/testpmd.log && break; sleep 1; done; "
+        "grep -q 'Port statistics' /tmp/testpmd.log && echo VSPERF-GUEST-$(echo FORWARDING) loopback=testpmd",
+    ), ready_pattern=READY_MARKER + " loopback=testpmd")
 
 
 class QemuVnf(Vnf):

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "udpmsg.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -45,5 +46,43 @@ int udpmsg_parse_u64(const char *s, uint64_t max, uint64_t *out)
     if (errno != 0 || *end != '\0' || v > max)
         return -1;
     *out = (uint64_t)v;
+    return 0;
+}
+
+int udpmsg_scheduler_option(int opt, const char *arg, int *policy, uint64_t *priority)
+{
+    if (opt == 'S') {
+        *policy = udpmsg_policy(arg);
+        if (*policy < 0) {
+            fprintf(stderr, "unknown scheduler %s (OTHER, BATCH, IDLE, FIFO, RR)\n", arg);
+            return -1;
+        }
+        return 0;
+    }
+    if (udpmsg_parse_u64(arg, 99, priority)) {
+        fprintf(stderr, "invalid priority %s (0..99)\n", arg);
+        return -1;
+    }
+    return 0;
+}
+
+int udpmsg_port_option(const char *arg, uint64_t *port)
+{
+    if (udpmsg_parse_u64(arg, 65535, port) || *port == 0) {
+        fprintf(stderr, "invalid port %s\n", arg);
+        return -1;
+    }
+    return 0;
+}
+
+int udpmsg_address(const char *what, const char *ip, uint64_t port, struct sockaddr_in *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->sin_family = AF_INET;
+    out->sin_port = htons((uint16_t)port);
+    if (inet_pton(AF_INET, ip, &out->sin_addr) != 1) {
+        fprintf(stderr, "invalid %s address %s\n", what, ip);
+        return -1;
+    }
     return 0;
 }

@@ -170,24 +170,14 @@ int main(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, "p:B:S:P:r:m:t:i:w:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'p':
-            if (udpmsg_parse_u64(optarg, 65535, &port) || port == 0) {
-                fprintf(stderr, "invalid port %s\n", optarg);
+            if (udpmsg_port_option(optarg, &port))
                 return 2;
-            }
             break;
         case 'B': bind_ip = optarg; break;
         case 'S':
-            policy = udpmsg_policy(optarg);
-            if (policy < 0) {
-                fprintf(stderr, "unknown scheduler %s (OTHER, BATCH, IDLE, FIFO, RR)\n", optarg);
-                return 2;
-            }
-            break;
         case 'P':
-            if (udpmsg_parse_u64(optarg, 99, &priority)) {
-                fprintf(stderr, "invalid priority %s (0..99)\n", optarg);
+            if (udpmsg_scheduler_option(opt, optarg, &policy, &priority))
                 return 2;
-            }
             break;
         case 'r':
             if (udpmsg_parse_u64(optarg, 1u << 30, &rcvbuf)) {
@@ -233,11 +223,9 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    if (inet_pton(AF_INET, bind_ip, &addr.sin_addr) != 1) {
-        fprintf(stderr, "invalid bind address %s\n", bind_ip);
+    struct sockaddr_in addr;
+    if (udpmsg_address("bind", bind_ip, port, &addr))
         return 2;
-    }
     if (policy >= 0 && udpmsg_set_scheduler(policy, (int)priority) != 0)
         return 1;
     x.fd = socket(AF_INET, SOCK_DGRAM, 0);

@@ -50,10 +50,8 @@ int main(int argc, char **argv)
         switch (opt) {
         case 's': server = optarg; break;
         case 'p':
-            if (udpmsg_parse_u64(optarg, 65535, &port) || port == 0) {
-                fprintf(stderr, "invalid port %s\n", optarg);
+            if (udpmsg_port_option(optarg, &port))
                 return 2;
-            }
             break;
         case 'm':
             if (udpmsg_parse_u64(optarg, UDPMSG_MAX_PAYLOAD, &payload)) {
@@ -68,17 +66,9 @@ int main(int argc, char **argv)
             }
             break;
         case 'S':
-            policy = udpmsg_policy(optarg);
-            if (policy < 0) {
-                fprintf(stderr, "unknown scheduler %s (OTHER, BATCH, IDLE, FIFO, RR)\n", optarg);
-                return 2;
-            }
-            break;
         case 'P':
-            if (udpmsg_parse_u64(optarg, 99, &priority)) {
-                fprintf(stderr, "invalid priority %s (0..99)\n", optarg);
+            if (udpmsg_scheduler_option(opt, optarg, &policy, &priority))
                 return 2;
-            }
             break;
         case 'c': connected = 1; break;
         case 'h': usage(stdout); return 0;
@@ -89,11 +79,9 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    struct sockaddr_in dst = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    if (inet_pton(AF_INET, server, &dst.sin_addr) != 1) {
-        fprintf(stderr, "invalid server address %s\n", server);
+    struct sockaddr_in dst;
+    if (udpmsg_address("server", server, port, &dst))
         return 2;
-    }
     if (policy >= 0 && udpmsg_set_scheduler(policy, (int)priority) != 0)
         return 1;
 

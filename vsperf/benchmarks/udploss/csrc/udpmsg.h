@@ -2,6 +2,7 @@
 #ifndef UDPMSG_H
 #define UDPMSG_H
 
+#include <netinet/in.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -26,5 +27,16 @@ static inline uint64_t udpmsg_now_ns(void)
 
 /* Parse an unsigned decimal number into *out; -1 when `s` is not one or exceeds `max`. */
 int udpmsg_parse_u64(const char *s, uint64_t max, uint64_t *out);
+
+/* The -S/--scheduler (`opt` 'S': *policy) or -P/--priority (`opt` 'P': *priority, 0..99)
+ * option both programs take; prints what is wrong and returns -1 on a bad value. */
+int udpmsg_scheduler_option(int opt, const char *arg, int *policy, uint64_t *priority);
+
+/* The -p/--port option (1..65535) into *port; prints what is wrong and returns -1 on a bad value. */
+int udpmsg_port_option(const char *arg, uint64_t *port);
+
+/* The IPv4 address `ip` with `port` into *out; prints "invalid `what` address" and returns -1
+ * when `ip` is not an IPv4 address. */
+int udpmsg_address(const char *what, const char *ip, uint64_t port, struct sockaddr_in *out);
 
 #endif

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <xdp/xsk.h>
+
 #include "vsgen_shared.h"
 
 #define VSG_VERSION "1.0"
@@ -16,8 +18,9 @@
 #define VSG_NAME_MAX 64
 #define VSG_ERR_MAX 512
 #define VSG_MIN_STREAM_CAP 1024u
+#define VSG_MAX_JOBS (VSG_MAX_DIRS * VSG_MAX_THREADS)
 
-enum vsg_path { VSG_PATH_AUTO = 0, VSG_PATH_XDP, VSG_PATH_PACKET };
+enum vsg_path { VSG_PATH_AUTO = 0, VSG_PATH_XDP, VSG_PATH_PACKET, VSG_PATH_AFXDP };
 enum vsg_mode { VSG_MODE_RATE = 0, VSG_MODE_BURST, VSG_MODE_CONT };
 
 /* A veth's XDP transmit counters (summed over queues). */
@@ -43,8 +46,8 @@ struct vsg_port {
 	const char *rx_mode; /* "native" or "generic" */
 	uint32_t stream_cap;
 	struct vsg_cfg *cfg;
-	struct vsg_txstate *tx;
-	struct vsg_rxstat *rx;
+	struct vsg_txstate *tx; /* VSG_MAX_THREADS slots, one per transmit thread */
+	struct vsg_rxstat *rx; /* VSG_MAX_RXQ slots, one per receive queue: vsg_rx_sum adds them */
 	struct vsg_rxstream *streams;
 	uint64_t *hist;
 	size_t map_len[5];
@@ -68,17 +71,24 @@ struct vsg_dir {
 	unsigned char frame[VSG_MAX_FRAME];
 };
 
-/* A transmit thread's job and what it measured. */
+/* A transmit thread's job and what it measured. A direction sent by N threads has N jobs:
+ * thread t sends streams t, t+N, t+2N, ... (each stream's frames from one thread, in order). */
 struct vsg_job {
 	struct vsg_engine *eng;
 	int dir_id;
+	int thread;        /* t: the thread's index in its direction, its transmit slot */
+	int nthreads;      /* N: the direction's transmit threads */
+	uint32_t nstreams; /* streams this thread sends: t, t+N, ... below the direction's streams */
+	int idle;          /* a count so small that this thread has no frame to send: not started */
 	enum vsg_path path;
-	double rate_fps;   /* 0: as fast as possible */
-	uint64_t frames;   /* 0: until stopped */
+	double rate_fps;   /* this thread's share of the direction's rate; 0: as fast as possible */
+	uint64_t frames;   /* this thread's share of the direction's frames; 0: until stopped */
 	double rate2_fps;  /* two-rate run: the rate after `frames` frames (0: one rate) */
 	uint64_t frames2;  /* two-rate run: frames sent at rate2_fps */
 	int cpu;           /* -1: not pinned */
 	atomic_int *stop;
+	atomic_int *ready; /* threads set up and waiting for `go` */
+	_Atomic double *go; /* when every thread of the run starts (0: not yet) */
 	/* results */
 	atomic_int done;
 	_Atomic uint64_t sent;
@@ -106,9 +116,13 @@ struct run_args {
 	enum vsg_path path;
 	double residual;
 	uint64_t detail;
-	int cpus[VSG_MAX_DIRS];
+	int cpus[VSG_MAX_JOBS];
 	int ncpus;
 	double tick;
+	int threads; /* transmit threads per direction (at most one per stream) */
+	/* the jobs of direction dirs[i]: jobs[job0[i]] .. jobs[job0[i] + njobs[i] - 1] */
+	int job0[VSG_MAX_DIRS];
+	int njobs[VSG_MAX_DIRS];
 };
 
 struct vsg_engine {
@@ -124,6 +138,28 @@ struct vsg_engine {
 	char *line;          /* the last line returned by vsg_ctl_readline */
 	size_t line_cap;
 };
+
+/* One transmit thread's AF_XDP socket and its frames (afxdp.c). */
+struct vsg_afxdp {
+	struct xsk_umem *umem;
+	struct xsk_socket *xsk;
+	struct xsk_ring_prod fq;
+	struct xsk_ring_cons cq;
+	struct xsk_ring_prod tx;
+	void *area;
+	size_t area_len;
+	uint64_t *free_addrs; /* frames not in the kernel's hands (a stack) */
+	uint32_t nfree;
+	uint32_t len;
+};
+
+/* afxdp.c */
+int vsg_afxdp_open(struct vsg_afxdp *x, const struct vsg_port *port, const struct vsg_dir *d, uint32_t queue,
+		   char *err);
+long vsg_afxdp_send(struct vsg_afxdp *x, const struct vsg_port *port, const struct vsg_dir *d,
+		    const struct vsg_cfg *cfg, const struct vsg_job *job, uint64_t first, uint32_t n, char *err);
+void vsg_afxdp_drain(struct vsg_afxdp *x, const struct vsg_port *port, double timeout_s);
+void vsg_afxdp_close(struct vsg_afxdp *x);
 
 /* util.c */
 double vsg_now(void);
@@ -155,6 +191,7 @@ int vsg_ctl_readline(struct vsg_engine *eng, int timeout_ms, char **line);
 
 /* report.c */
 void vsg_emit_tick(struct vsg_engine *eng, struct run_args *a, struct vsg_job *jobs, double t);
+uint64_t vsg_job_sent(struct vsg_engine *eng, struct vsg_job *job);
 double vsg_process_cpu(void);
 void vsg_emit_result(struct vsg_engine *eng, struct run_args *a, struct vsg_job *jobs, double elapsed,
 		     double cpu, const char *stopped_by);

@@ -15,7 +15,40 @@
 
 static const char *path_name(enum vsg_path p)
 {
-	return p == VSG_PATH_XDP ? "xdp-live" : "af_packet";
+	return p == VSG_PATH_XDP ? "xdp-live" : p == VSG_PATH_AFXDP ? "af_xdp" : "af_packet";
+}
+
+/* A port's receive counters over its queues. The longest gap is the longest of any one queue
+ * (with one receive queue, the port's). */
+static void vsg_rx_sum(const struct vsg_port *port, struct vsg_rxstat *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->lat_min_ns = ~0ull;
+	for (int q = 0; q < VSG_MAX_RXQ; q++) {
+		const struct vsg_rxstat *s = &port->rx[q];
+
+		out->frames += s->frames;
+		out->dup += s->dup;
+		out->reorder += s->reorder;
+		out->late += s->late;
+		out->stale += s->stale;
+		out->foreign += s->foreign;
+		out->other += s->other;
+		out->tagged += s->tagged;
+		out->lat_sum_ns += s->lat_sum_ns;
+		if (s->lat_min_ns < out->lat_min_ns)
+			out->lat_min_ns = s->lat_min_ns;
+		if (s->lat_max_ns > out->lat_max_ns)
+			out->lat_max_ns = s->lat_max_ns;
+		if (s->first_ns && (!out->first_ns || s->first_ns < out->first_ns))
+			out->first_ns = s->first_ns;
+		if (s->last_ns > out->last_ns)
+			out->last_ns = s->last_ns;
+		if (s->gap_max_ns > out->gap_max_ns) {
+			out->gap_max_ns = s->gap_max_ns;
+			out->gap_end_ns = s->gap_end_ns;
+		}
+	}
 }
 
 void vsg_emit_tick(struct vsg_engine *eng, struct run_args *a, struct vsg_job *jobs, double t)
@@ -25,18 +58,23 @@ void vsg_emit_tick(struct vsg_engine *eng, struct run_args *a, struct vsg_job *j
 
 	o += (size_t)snprintf(buf + o, sizeof(buf) - o, "{\"ev\":\"tick\",\"t\":%.6f,\"tx\":{", t);
 	for (int i = 0; i < a->ndirs; i++) {
-		struct vsg_port *port = &eng->ports[eng->dirs[a->dirs[i]].tx_port];
-		uint64_t sent = jobs[i].path == VSG_PATH_XDP ? port->tx->sent : atomic_load(&jobs[i].sent);
+		uint64_t sent = 0;
 
+		for (int j = a->job0[i]; j < a->job0[i] + a->njobs[i]; j++)
+			sent += vsg_job_sent(eng, &jobs[j]);
 		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s\"%d\":%llu", i ? "," : "", a->dirs[i],
 				      (unsigned long long)sent);
 	}
 	o += (size_t)snprintf(buf + o, sizeof(buf) - o, "},\"rx\":{");
 	for (int p = 0, first = 1; p < VSG_MAX_PORTS; p++) {
+		uint64_t frames = 0;
+
 		if (!eng->ports[p].defined)
 			continue;
+		for (int q = 0; q < VSG_MAX_RXQ; q++)
+			frames += eng->ports[p].rx[q].frames;
 		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s\"%d\":%llu", first ? "" : ",", p,
-				      (unsigned long long)eng->ports[p].rx->frames);
+				      (unsigned long long)frames);
 		first = 0;
 	}
 	snprintf(buf + o, sizeof(buf) - o, "}}");
@@ -52,17 +90,54 @@ double vsg_process_cpu(void)
 	       (double)ru.ru_stime.tv_usec * 1e-6;
 }
 
-static void result_dir(FILE *f, struct vsg_engine *eng, struct run_args *a, struct vsg_job *job, int i)
+/* Frames stream `s` was sent: its thread's frames go round robin over the thread's streams. */
+static uint64_t stream_tx(const struct vsg_job *jobs, int n, uint32_t s)
 {
-	int id = a->dirs[i];
+	const struct vsg_job *job = &jobs[s % (uint32_t)n];
+	uint64_t sent = atomic_load(&job->sent), r = s / (uint32_t)n;
+
+	return sent / job->nstreams + (r < sent % job->nstreams);
+}
+
+static void result_dir(FILE *f, struct vsg_engine *eng, struct run_args *a, struct vsg_job *jobs, int i)
+{
+	int id = a->dirs[i], n = a->njobs[i];
 	struct vsg_dir *d = &eng->dirs[id];
 	struct vsg_port *rxp = &eng->ports[d->rx_port];
-	uint64_t sent = atomic_load(&job->sent), base = sent / d->streams, extra = sent % d->streams;
+	struct vsg_job *job = &jobs[a->job0[i]]; /* thread 0: the one sending when others are idle */
+	uint64_t sent = 0, frames = 0, sent1 = 0;
 	uint64_t rx = 0, dup = 0, reo = 0, lost = 0, excess = 0, with_loss = 0, max_loss = 0, rx2 = 0;
 	int64_t last_lost = -1; /* index (seq * streams + stream) of the last frame lost, -1: none */
 	uint32_t off = rxp->cfg->rx_offset[id];
-	double span = job->t_end - job->t_start, achieved;
+	double t_start = job->t_start, t_end = job->t_end, cpu_s = 0, achieved, span;
 	int detail = d->streams <= a->detail;
+	long long ring_drops = -1;
+	uint64_t xmit0_errors = 0, xmit1_errors = 0;
+
+	/* The direction's threads together: frames summed, from the first start to the last end;
+	 * the port's veth counters from the earliest reading to the latest. */
+	for (int j = a->job0[i]; j < a->job0[i] + n; j++) {
+		const struct vsg_job *t = &jobs[j];
+
+		sent += atomic_load(&t->sent);
+		frames += t->frames;
+		sent1 += t->sent1;
+		cpu_s += t->cpu_s;
+		if (t->idle)
+			continue;
+		if (t->t_start < t_start)
+			t_start = t->t_start;
+		if (t->t_end > t_end)
+			t_end = t->t_end;
+		if (t->have_xmit) {
+			if (ring_drops < 0 || t->xmit0.errors < xmit0_errors)
+				xmit0_errors = t->xmit0.errors;
+			if (ring_drops < 0 || t->xmit1.errors > xmit1_errors)
+				xmit1_errors = t->xmit1.errors;
+			ring_drops = (long long)(xmit1_errors - xmit0_errors);
+		}
+	}
+	span = t_end - t_start;
 
 	/* Paced: N frames own N slots of 1/rate (the last one ends 1/rate after it is sent). */
 	if (a->rate > 0)
@@ -75,19 +150,18 @@ static void result_dir(FILE *f, struct vsg_engine *eng, struct run_args *a, stru
 		vsg_json_escape(txp->xdp_note, note, sizeof(note));
 	fprintf(f, "%s{\"dir\":%d,\"tx_port\":%d,\"rx_port\":%d,\"path\":\"%s\",\"path_note\":\"%s\","
 		   "\"ring_drops\":%lld,\"streams\":%u,"
-		   "\"requested_fps\":%.3f,\"frames_requested\":%llu,\"tx\":%llu,\"tx_time_s\":%.9f,"
+		   "\"threads\":%d,\"requested_fps\":%.3f,\"frames_requested\":%llu,\"tx\":%llu,\"tx_time_s\":%.9f,"
 		   "\"achieved_fps\":%.3f,\"cpu_s\":%.6f,\"t_start_ns\":%.0f,\"rate2_fps\":%.3f,"
 		   "\"frames2_requested\":%llu,\"tx1\":%llu,\"t_drop_s\":%.9f",
 		i ? "," : "", id, d->tx_port, d->rx_port, path_name(job->path), note,
-		job->have_xmit ? (long long)(job->xmit1.errors - job->xmit0.errors) : -1LL, d->streams, a->rate,
-		(unsigned long long)job->frames, (unsigned long long)sent, span, achieved, job->cpu_s,
-		job->t_start * 1e9, job->rate2_fps, (unsigned long long)job->frames2, (unsigned long long)job->sent1,
-		job->t_drop > 0 ? job->t_drop - job->t_start : 0.0);
+		ring_drops, d->streams, n, a->rate, (unsigned long long)frames, (unsigned long long)sent, span, achieved,
+		cpu_s, t_start * 1e9, job->rate2_fps, (unsigned long long)job->frames2, (unsigned long long)sent1,
+		job->t_drop > 0 ? job->t_drop - t_start : 0.0);
 	if (detail)
 		fprintf(f, ",\"detail\":[");
 	for (uint32_t s = 0; s < d->streams; s++) {
 		const struct vsg_rxstream *rs = &rxp->streams[off + s];
-		uint64_t tx = base + (s < extra), uniq = rs->rx - rs->dup, l = tx > uniq ? tx - uniq : 0;
+		uint64_t tx = stream_tx(jobs + a->job0[i], n, s), uniq = rs->rx - rs->dup, l = tx > uniq ? tx - uniq : 0;
 
 		/* The last frame lost: skipped by a later frame of its stream, or never followed by one. */
 		int64_t miss = rs->last_gap ? (int64_t)rs->last_gap - 1 : -1;
@@ -120,8 +194,11 @@ static void result_dir(FILE *f, struct vsg_engine *eng, struct run_args *a, stru
 
 static void result_port(FILE *f, struct vsg_port *port, int first)
 {
-	const struct vsg_rxstat *st = port->rx;
+	struct vsg_rxstat sum;
+	const struct vsg_rxstat *st = &sum;
 	int nb = 0;
+
+	vsg_rx_sum(port, &sum);
 
 	fprintf(f, "%s{\"port\":%d,\"rx_mode\":\"%s\",\"frames\":%llu,\"dup\":%llu,\"reorder\":%llu,"
 		   "\"late\":%llu,\"stale\":%llu,\"foreign\":%llu,\"other\":%llu,\"tagged\":%llu,"
@@ -156,7 +233,7 @@ void vsg_emit_result(struct vsg_engine *eng, struct run_args *a, struct vsg_job 
 		   "\"residual_s\":%.3f,\"stopped_by\":\"%s\",\"dirs\":[",
 		modes[a->mode], eng->trial_tag, elapsed, cpu, a->residual, stopped_by);
 	for (int i = 0; i < a->ndirs; i++)
-		result_dir(f, eng, a, &jobs[i], i);
+		result_dir(f, eng, a, jobs, i);
 	fprintf(f, "],\"ports\":[");
 	for (int p = 0, first = 1; p < VSG_MAX_PORTS; p++) {
 		if (!eng->ports[p].defined)

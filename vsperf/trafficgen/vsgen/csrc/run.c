@@ -1,9 +1,11 @@
 /* vsgen engine: one trial (rate, burst or continuous) from arming the counters to the result.
  *
- *   run mode=rate|burst|cont dirs=0,1 [rate=FPS] [frames=N[,N...]] [path=auto|xdp|packet]
- *       [residual=S] [detail=K] [cpus=C[,C...]] [tick=S] [rate2=FPS frames2=N]
+ *   run mode=rate|burst|cont dirs=0,1 [rate=FPS] [frames=N[,N...]] [path=auto|xdp|afxdp|packet]
+ *       [residual=S] [detail=K] [cpus=C[,C...]] [tick=S] [rate2=FPS frames2=N] [threads=N]
  *
- * rate and frames are per direction. rate2/frames2 (rate mode): after its `frames` frames, each
+ * rate and frames are per direction. threads=N: each direction transmits from N threads (at most
+ * one per stream; see tx.c for how streams, frames and rate are shared), transmit thread j (all
+ * directions' threads in order, direction by direction) on cpus[j % count]. rate2/frames2 (rate mode): after its `frames` frames, each
  * direction goes on without a pause with frames2 frames at rate2 (RFC 2544 system recovery);
  * sequence numbers continue, and the receiver counts apart the frames sent after the change. The engine emits a "tick" line every `tick` seconds
  * while transmitting (cumulative counters), then waits `residual` seconds so that every frame
@@ -39,11 +41,12 @@ static int parse_list(const char *s, uint64_t *out, int max)
 
 static int parse_args(char **kv, int nkv, struct run_args *a)
 {
-	uint64_t list[VSG_MAX_DIRS];
+	uint64_t list[VSG_MAX_JOBS];
 	int n;
 
 	memset(a, 0, sizeof(*a));
 	a->mode = -1;
+	a->threads = 1;
 	a->residual = 2.0;
 	a->detail = 64;
 	a->tick = 1.0;
@@ -94,9 +97,9 @@ static int parse_args(char **kv, int nkv, struct run_args *a)
 			}
 		} else if (!strcmp(k, "path")) {
 			a->path = !strcmp(v, "auto") ? VSG_PATH_AUTO : !strcmp(v, "xdp") ? VSG_PATH_XDP
-				  : !strcmp(v, "packet") ? VSG_PATH_PACKET : -1;
+				  : !strcmp(v, "packet") ? VSG_PATH_PACKET : !strcmp(v, "afxdp") ? VSG_PATH_AFXDP : -1;
 			if ((int)a->path < 0) {
-				vsg_error("run: path must be auto, xdp or packet, got '%s'", v);
+				vsg_error("run: path must be auto, xdp, afxdp or packet, got '%s'", v);
 				return -1;
 			}
 		} else if (!strcmp(k, "residual")) {
@@ -115,7 +118,7 @@ static int parse_args(char **kv, int nkv, struct run_args *a)
 				return -1;
 			}
 		} else if (!strcmp(k, "cpus")) {
-			n = parse_list(v, list, VSG_MAX_DIRS);
+			n = parse_list(v, list, VSG_MAX_JOBS);
 			if (n <= 0) {
 				vsg_error("run: bad cpus '%s'", v);
 				return -1;
@@ -123,6 +126,12 @@ static int parse_args(char **kv, int nkv, struct run_args *a)
 			for (int j = 0; j < n; j++)
 				a->cpus[j] = (int)list[j];
 			a->ncpus = n;
+		} else if (!strcmp(k, "threads")) {
+			if (vsg_parse_u64(v, &list[0]) || !list[0] || list[0] > VSG_MAX_THREADS) {
+				vsg_error("run: threads must be 1..%d, got '%s'", VSG_MAX_THREADS, v);
+				return -1;
+			}
+			a->threads = (int)list[0];
 		} else {
 			vsg_error("run: unknown key '%s'", k);
 			return -1;
@@ -138,6 +147,11 @@ static int parse_args(char **kv, int nkv, struct run_args *a)
 	}
 	if ((a->rate2 > 0) != (a->frames2 > 0) || (a->frames2 && a->mode != VSG_MODE_RATE)) {
 		vsg_error("run: rate2 and frames2 go together, in rate mode only");
+		return -1;
+	}
+	if (a->frames2 && a->threads > 1) {
+		/* the receiver splits a direction's frames at one index of the global order */
+		vsg_error("run: a two-rate run (rate2, frames2) transmits from one thread per direction");
 		return -1;
 	}
 	for (int j = 0; a->frames2 && j < a->nframes; j++)
@@ -215,8 +229,9 @@ static int arm(struct vsg_engine *eng, struct run_args *a)
 		memcpy(port->cfg->rx_offset, off, sizeof(off));
 		memcpy(port->cfg->rx_streams, cnt, sizeof(cnt));
 		memset(port->cfg->rx_split, 0, sizeof(port->cfg->rx_split)); /* set at the rate change */
-		memset(port->rx, 0, sizeof(*port->rx));
-		port->rx->lat_min_ns = ~0ull;
+		memset(port->rx, 0, VSG_MAX_RXQ * sizeof(*port->rx));
+		for (int q = 0; q < VSG_MAX_RXQ; q++)
+			port->rx[q].lat_min_ns = ~0ull;
 		memset(port->streams, 0, (size_t)cum * sizeof(struct vsg_rxstream));
 		memset(port->hist, 0, (size_t)VSG_HIST_BUCKETS * sizeof(uint64_t));
 	}
@@ -225,7 +240,7 @@ static int arm(struct vsg_engine *eng, struct run_args *a)
 		struct vsg_port *port = &eng->ports[d->tx_port];
 
 		vsg_set_tx_cfg(port, d, a->dirs[i]);
-		memset(port->tx, 0, sizeof(*port->tx));
+		memset(port->tx, 0, VSG_MAX_THREADS * sizeof(*port->tx));
 	}
 	return 0;
 }
@@ -236,8 +251,8 @@ static int choose_path(struct vsg_engine *eng, struct run_args *a, int id, enum 
 	struct vsg_port *port = &eng->ports[d->tx_port];
 	char err[VSG_ERR_MAX] = "";
 
-	if (a->path == VSG_PATH_PACKET) {
-		*out = VSG_PATH_PACKET;
+	if (a->path == VSG_PATH_PACKET || a->path == VSG_PATH_AFXDP) {
+		*out = a->path; /* AF_XDP refuses a frame too large for its UMEM frames itself */
 		return 0;
 	}
 	if (a->path == VSG_PATH_XDP && d->len <= XDP_LIVE_MAX_FRAME) {
@@ -298,49 +313,101 @@ static void wait_busy(struct vsg_engine *eng, double until, atomic_int *stop, co
 	}
 }
 
+/* Share direction `i`'s frames, rate and streams among its threads (see tx.c). */
+static int plan_jobs(struct vsg_engine *eng, struct run_args *a, int i, struct vsg_job *jobs, int *njobs,
+		     atomic_int *stop)
+{
+	const struct vsg_dir *d = &eng->dirs[a->dirs[i]];
+	uint32_t s = d->streams, n = (uint32_t)a->threads < s ? (uint32_t)a->threads : s;
+	uint64_t total = a->mode == VSG_MODE_CONT ? 0 : a->frames[a->nframes == 1 ? 0 : i];
+	uint64_t per_stream = total / s, extra = total % s; /* streams 0..extra-1 get one more */
+	enum vsg_path path;
+
+	if (choose_path(eng, a, a->dirs[i], &path))
+		return -1;
+	a->job0[i] = *njobs;
+	a->njobs[i] = (int)n;
+	for (uint32_t t = 0; t < n; t++) {
+		struct vsg_job *job = &jobs[(*njobs)++];
+
+		job->eng = eng;
+		job->dir_id = a->dirs[i];
+		job->thread = (int)t;
+		job->nthreads = (int)n;
+		job->nstreams = (s - t + n - 1) / n;
+		job->path = path;
+		job->frames = per_stream * job->nstreams + (extra > t ? (extra - t + n - 1) / n : 0);
+		job->idle = total && !job->frames;
+		job->rate_fps = a->mode == VSG_MODE_BURST ? 0 : a->rate * job->nstreams / s;
+		job->rate2_fps = a->rate2;
+		job->frames2 = a->frames2;
+		job->cpu = a->ncpus ? a->cpus[(*njobs - 1) % a->ncpus] : -1;
+		job->stop = stop;
+	}
+	return 0;
+}
+
 int vsg_run(struct vsg_engine *eng, char **kv, int nkv)
 {
 	struct run_args a;
-	struct vsg_job jobs[VSG_MAX_DIRS];
-	pthread_t threads[VSG_MAX_DIRS];
-	atomic_int stop = 0;
+	struct vsg_job jobs[VSG_MAX_JOBS];
+	pthread_t threads[VSG_MAX_JOBS];
+	int running_job[VSG_MAX_JOBS] = {0};
+	atomic_int stop = 0, ready = 0;
+	_Atomic double go = 0;
 	const char *stopped_by = "done";
 	double t0, cpu0, next_tick;
-	int started = 0, failed = 0;
+	int njobs = 0, started = 0, failed = 0;
 
 	if (parse_args(kv, nkv, &a) || check_dirs(eng, &a))
 		return -1;
 	memset(jobs, 0, sizeof(jobs));
-	for (int i = 0; i < a.ndirs; i++) {
-		jobs[i].eng = eng;
-		jobs[i].dir_id = a.dirs[i];
-		jobs[i].rate_fps = a.mode == VSG_MODE_BURST ? 0 : a.rate;
-		jobs[i].frames = a.mode == VSG_MODE_CONT ? 0 : a.frames[a.nframes == 1 ? 0 : i];
-		jobs[i].rate2_fps = a.rate2;
-		jobs[i].frames2 = a.frames2;
-		jobs[i].cpu = a.ncpus ? a.cpus[i % a.ncpus] : -1;
-		jobs[i].stop = &stop;
-		if (choose_path(eng, &a, a.dirs[i], &jobs[i].path))
+	for (int i = 0; i < a.ndirs; i++)
+		if (plan_jobs(eng, &a, i, jobs, &njobs, &stop))
 			return -1;
-	}
 	if (arm(eng, &a))
 		return -1;
+	for (int j = 0; j < njobs; j++) {
+		struct vsg_txstate *st = &eng->ports[eng->dirs[jobs[j].dir_id].tx_port].tx[jobs[j].thread];
+
+		st->stream = st->first = (uint32_t)jobs[j].thread;
+		st->step = (uint32_t)jobs[j].nthreads;
+		jobs[j].ready = &ready;
+		jobs[j].go = &go;
+		if (jobs[j].idle)
+			atomic_store(&jobs[j].done, 1);
+	}
 	cpu0 = vsg_process_cpu();
 	t0 = vsg_now();
-	for (int i = 0; i < a.ndirs; i++) {
-		if (pthread_create(&threads[i], NULL, vsg_tx_thread, &jobs[i])) {
+	for (int j = 0; j < njobs; j++) {
+		if (jobs[j].idle)
+			continue;
+		if (pthread_create(&threads[j], NULL, vsg_tx_thread, &jobs[j])) {
 			vsg_error("cannot start a transmit thread: %s", strerror(errno));
 			atomic_store(&stop, 1);
+			failed = 1;
 			break;
 		}
+		running_job[j] = 1;
 		started++;
 	}
+	/* Every thread set up (its socket open, ...) or failed: then all start at one instant. */
+	for (double until = vsg_now() + 5.0; vsg_now() < until; usleep(50)) {
+		int alive = 0;
+
+		for (int j = 0; j < njobs; j++)
+			alive += running_job[j] && !atomic_load(&jobs[j].done);
+		if (atomic_load(&ready) >= alive)
+			break;
+	}
+	t0 = vsg_now() + 100e-6;
+	atomic_store(&go, t0);
 	next_tick = t0 + a.tick;
 	for (;;) {
 		int running = 0;
 
-		for (int i = 0; i < started; i++)
-			running += !atomic_load(&jobs[i].done);
+		for (int j = 0; j < njobs; j++)
+			running += running_job[j] && !atomic_load(&jobs[j].done);
 		if (!running || atomic_load(&stop))
 			break;
 		wait_busy(eng, next_tick < vsg_now() + 0.01 ? next_tick : vsg_now() + 0.01, &stop, &stopped_by);
@@ -353,14 +420,16 @@ int vsg_run(struct vsg_engine *eng, char **kv, int nkv)
 			next_tick += a.tick;
 		}
 	}
-	for (int i = 0; i < started; i++) {
-		pthread_join(threads[i], NULL);
-		if (jobs[i].failed) {
-			vsg_error("%s", jobs[i].err);
+	for (int j = 0; j < njobs; j++) {
+		if (!running_job[j])
+			continue;
+		pthread_join(threads[j], NULL);
+		if (jobs[j].failed) {
+			vsg_error("%s", jobs[j].err);
 			failed = 1;
 		}
 	}
-	if (failed || started < a.ndirs)
+	if (failed || !started)
 		return -1;
 	if (!atomic_load(&eng->stop_all)) {
 		atomic_int ignored = 0;

@@ -1,9 +1,16 @@
-/* vsgen engine: transmit threads, one per direction, each inside its port's namespace.
+/* vsgen engine: transmit threads, one or more per direction, each inside its port's namespace.
+ *
+ * Threads: thread t of a direction's N sends streams t, t+N, t+2N, ... round robin (its own
+ * transmit slot, vsg_txstate), so every stream's sequence numbers come from one thread, in
+ * order; its share of the frames is what those streams get of the direction's count (frame i
+ * of the direction belongs to stream i % streams), and its share of the rate is its share of
+ * the streams. The counts add up exactly to the direction's.
  *
  * Paths:
  *  - XDP live frames: BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES runs vsg_tx once per frame
  *    on a page-pool copy of the template; the program stamps the frame and redirects it out
  *    of the port (the veth hands it to its peer's NAPI, no socket or qdisc on the way).
+ *  - AF_XDP (afxdp.c): an AF_XDP socket per thread (queue = thread), frames stamped in its UMEM.
  *  - AF_PACKET: sendmmsg() on a raw socket that bypasses the qdisc, frames stamped here.
  *
  * Pacing: frame i (from 0) is due at t0 + i / rate. The thread sleeps (absolute deadlines,
@@ -72,11 +79,19 @@ static uint64_t due_by(double t, double t0, double rate, uint64_t total)
 	return total && due > total ? total : due;
 }
 
-static int xdp_send(struct vsg_port *port, const struct vsg_dir *d, uint32_t n, char *err)
+/* Run the transmit program on `n` copies of `data`. With `meta_len` (a thread's slot, 4 bytes
+ * before the frame) the program finds its thread's state in the XDP metadata. */
+static int xdp_send(struct vsg_port *port, const unsigned char *data, size_t size, uint32_t meta_len, uint32_t n,
+		    char *err)
 {
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = d->frame, .data_size_in = (__u32)d->len, .repeat = n,
+	struct xdp_md md = {.data = meta_len, .data_end = (__u32)size};
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = data, .data_size_in = (__u32)size, .repeat = n,
 		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = XDP_BATCH);
 
+	if (meta_len) {
+		o.ctx_in = &md;
+		o.ctx_size_in = sizeof(md);
+	}
 	if (bpf_prog_test_run_opts(port->tx_prog_fd, &o) && errno != EINTR) {
 		snprintf(err, VSG_ERR_MAX, "XDP live-frame transmission on %s failed: %s", port->ifname,
 			 strerror(errno));
@@ -130,9 +145,10 @@ static int pkt_open(struct pkt_tx *p, const struct vsg_port *port, const struct 
 	return 0;
 }
 
-/* Send `n` frames numbered from `first`; returns how many the kernel took (-1: failure). */
+/* Send `n` frames of thread `job`, numbered (within the thread) from `first`; returns how many
+ * the kernel took (-1: failure). */
 static long pkt_send(struct pkt_tx *p, const struct vsg_port *port, const struct vsg_dir *d,
-		     const struct vsg_cfg *cfg, uint8_t dir_id, uint64_t first, uint32_t n, char *err)
+		     const struct vsg_cfg *cfg, const struct vsg_job *job, uint64_t first, uint32_t n, char *err)
 {
 	long total = 0;
 
@@ -145,8 +161,9 @@ static long pkt_send(struct pkt_tx *p, const struct vsg_port *port, const struct
 			uint64_t idx = first + (uint64_t)total + i;
 
 			clock_gettime(CLOCK_MONOTONIC, &ts);
-			vsg_stamp(p->bufs + i * d->len, d->l3, (__u8)d->vary, d->base, dir_id,
-				  (uint32_t)(idx % d->streams), cfg->trial_tag, (uint32_t)(idx / d->streams),
+			vsg_stamp(p->bufs + i * d->len, d->l3, (__u8)d->vary, d->base, (uint8_t)job->dir_id,
+				  (uint32_t)job->thread + (uint32_t)job->nthreads * (uint32_t)(idx % job->nstreams),
+				  cfg->trial_tag, (uint32_t)(idx / job->nstreams),
 				  (uint32_t)((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec));
 		}
 		sent = sendmmsg(p->fd, p->msgs, batch, 0);
@@ -166,7 +183,15 @@ static long pkt_send(struct pkt_tx *p, const struct vsg_port *port, const struct
 
 static uint64_t sent_so_far(struct vsg_job *job, const struct vsg_port *port)
 {
-	return job->path == VSG_PATH_XDP ? port->tx->sent : atomic_load(&job->sent);
+	return job->path == VSG_PATH_XDP ? port->tx[job->thread].sent : atomic_load(&job->sent);
+}
+
+/* What vsg_emit_tick and the result count as sent by `job` so far. */
+uint64_t vsg_job_sent(struct vsg_engine *eng, struct vsg_job *job)
+{
+	if (job->idle)
+		return 0;
+	return sent_so_far(job, &eng->ports[eng->dirs[job->dir_id].tx_port]);
 }
 
 void *vsg_tx_thread(void *arg)
@@ -176,6 +201,9 @@ void *vsg_tx_thread(void *arg)
 	const struct vsg_dir *d = &eng->dirs[job->dir_id];
 	struct vsg_port *port = &eng->ports[d->tx_port];
 	struct pkt_tx pkt = {.fd = -1};
+	struct vsg_afxdp xsk = {0};
+	unsigned char *xdp_data = NULL; /* the frame, after the thread's slot when N > 1 */
+	uint32_t meta_len = job->nthreads > 1 ? (uint32_t)sizeof(uint32_t) : 0;
 	sigset_t all;
 	double t0, cpu0, deadline = 0, rate = job->rate_fps;
 	uint64_t total = job->frames, sent = 0, base = 0; /* base: frames before the current rate */
@@ -197,10 +225,32 @@ void *vsg_tx_thread(void *arg)
 		goto failed;
 	if (job->path == VSG_PATH_PACKET && pkt_open(&pkt, port, d, job->err))
 		goto failed;
+	if (job->path == VSG_PATH_AFXDP && vsg_afxdp_open(&xsk, port, d, (uint32_t)job->thread, job->err))
+		goto failed;
+	if (job->path == VSG_PATH_XDP) {
+		uint32_t slot = (uint32_t)job->thread;
+
+		xdp_data = malloc(meta_len + d->len);
+		if (!xdp_data) {
+			snprintf(job->err, VSG_ERR_MAX, "out of memory");
+			goto failed;
+		}
+		memcpy(xdp_data, &slot, meta_len);
+		memcpy(xdp_data + meta_len, d->frame, d->len);
+	}
 	job->have_xmit = job->path == VSG_PATH_XDP && port->is_veth &&
 			 !vsg_veth_xmit(port->ctl_sock, port->ifname, &job->xmit0);
+	/* Start together: a direction's schedule, and so its rate, counts from one instant. */
+	atomic_fetch_add(job->ready, 1);
+	while (!(t0 = atomic_load(job->go))) {
+		if (atomic_load(job->stop)) {
+			t0 = vsg_now();
+			break;
+		}
+		usleep(50);
+	}
+	sleep_until(t0);
 	cpu0 = vsg_thread_cpu();
-	t0 = vsg_now();
 	job->t_start = t0;
 	if (rate > 0 && total)
 		deadline = t0 + (double)total / rate * (1.0 + PACED_GRACE_SHARE) + PACED_GRACE_S;
@@ -258,11 +308,12 @@ void *vsg_tx_thread(void *arg)
 		}
 		n = (uint32_t)want;
 		if (job->path == VSG_PATH_XDP) {
-			if (xdp_send(port, d, n, job->err))
+			if (xdp_send(port, xdp_data, meta_len + d->len, meta_len, n, job->err))
 				goto failed;
-			sent = port->tx->sent;
+			sent = port->tx[job->thread].sent;
 		} else {
-			long m = pkt_send(&pkt, port, d, port->cfg, (uint8_t)job->dir_id, sent, n, job->err);
+			long m = job->path == VSG_PATH_AFXDP ? vsg_afxdp_send(&xsk, port, d, port->cfg, job, sent, n, job->err)
+							     : pkt_send(&pkt, port, d, port->cfg, job, sent, n, job->err);
 
 			if (m < 0)
 				goto failed;
@@ -270,6 +321,8 @@ void *vsg_tx_thread(void *arg)
 			atomic_store(&job->sent, sent);
 		}
 	}
+	if (job->path == VSG_PATH_AFXDP)
+		vsg_afxdp_drain(&xsk, port, 1.0); /* every frame handed over leaves before the end */
 	job->t_end = vsg_now();
 	job->cpu_s = vsg_thread_cpu() - cpu0;
 	if (!job->t_drop)
@@ -286,6 +339,8 @@ out:
 	if (pkt.fd >= 0)
 		close(pkt.fd);
 	free(pkt.bufs);
+	free(xdp_data);
+	vsg_afxdp_close(&xsk);
 	return NULL;
 }
 
@@ -321,7 +376,7 @@ int vsg_xdp_probe(struct vsg_engine *eng, struct vsg_port *port, const struct vs
 	port->cfg->trial_tag = 0;
 	if (vsg_enter_ns(port->ns_fd, err))
 		return -1;
-	rc = xdp_send(port, d, 1, err);
+	rc = xdp_send(port, d->frame, d->len, 0, 1, err);
 	port->cfg->trial_tag = tag;
 	if (vsg_enter_ns(eng->own_ns_fd, err) || rc)
 		return -1;

@@ -8,9 +8,11 @@
  *   goes away with the process); counts this trial's frames per stream, analyses sequence
  *   numbers and records latency, then drops them; every other frame passes untouched.
  *
- * All per-port state lives in mmapable array maps the engine reads directly. One port's
- * receive program runs in one NAPI context at a time (veth has one queue per direction
- * here), so plain (non-atomic) updates are exact.
+ * All per-port state lives in mmapable array maps the engine reads directly. A port's receive
+ * queues run in parallel: each queue has its own counters (vsg_rx_map slot), the histogram is
+ * updated atomically, and a stream's state is only touched by the queue its frames arrive on
+ * (a stream is sent by one transmit thread, pinned to one CPU, and a veth hands the frames a
+ * CPU sends to one queue of its peer), so plain updates are exact there.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -29,7 +31,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
+	__uint(max_entries, VSG_MAX_THREADS);
 	__type(key, __u32);
 	__type(value, struct vsg_txstate);
 } vsg_tx_map SEC(".maps");
@@ -37,7 +39,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
+	__uint(max_entries, VSG_MAX_RXQ);
 	__type(key, __u32);
 	__type(value, struct vsg_rxstat);
 } vsg_rx_map SEC(".maps");
@@ -63,18 +65,25 @@ static __always_inline int tx_frame(struct xdp_md *ctx, const int l3)
 {
 	__u8 *p = (__u8 *)(long)ctx->data;
 	__u8 *end = (__u8 *)(long)ctx->data_end;
-	__u32 k = 0;
+	__u8 *meta = (__u8 *)(long)ctx->data_meta;
+	__u32 k = 0, slot = 0;
 	struct vsg_cfg *cfg = bpf_map_lookup_elem(&vsg_cfg_map, &k);
-	struct vsg_txstate *st = bpf_map_lookup_elem(&vsg_tx_map, &k);
+	struct vsg_txstate *st;
 	__u32 stream;
 
+	/* The transmit thread's slot: in the metadata its BPF_PROG_RUN call gave (kept as given
+	 * for every frame of the call), none for a single thread. */
+	if (meta + sizeof(__u32) <= p)
+		slot = *(__u32 *)meta & (VSG_MAX_THREADS - 1);
+	st = bpf_map_lookup_elem(&vsg_tx_map, &slot);
 	if (!cfg || !st || p + VSG_MIN_FRAME > end)
 		return XDP_ABORTED;
 	stream = st->stream;
 	vsg_stamp(p, l3, cfg->tx_vary, cfg->tx_dst_base, cfg->tx_dir, stream, cfg->trial_tag, st->round,
 		  (__u32)bpf_ktime_get_ns());
-	if (++stream >= cfg->tx_streams) {
-		stream = 0;
+	stream += st->step ? st->step : 1;
+	if (stream >= cfg->tx_streams) {
+		stream = st->first;
 		st->round++;
 	}
 	st->stream = stream;
@@ -190,7 +199,7 @@ static __always_inline int rx_frame(struct xdp_md *ctx, struct vsg_cfg *cfg, str
 	bucket = vsg_bucket(lat);
 	h = bpf_map_lookup_elem(&vsg_hist_map, &bucket);
 	if (h)
-		(*h)++;
+		__sync_fetch_and_add(h, 1);
 	return XDP_DROP;
 other:
 	st->other++;
@@ -202,8 +211,8 @@ static __always_inline int vsg_rx(struct xdp_md *ctx, struct vsg_cfg *cfg)
 	__u64 now = bpf_ktime_get_ns();
 	__u8 *p = (__u8 *)(long)ctx->data;
 	__u8 *end = (__u8 *)(long)ctx->data_end;
-	__u32 k = 0;
-	struct vsg_rxstat *st = bpf_map_lookup_elem(&vsg_rx_map, &k);
+	__u32 q = ctx->rx_queue_index & (VSG_MAX_RXQ - 1);
+	struct vsg_rxstat *st = bpf_map_lookup_elem(&vsg_rx_map, &q);
 
 	if (!st)
 		return XDP_PASS;

@@ -18,6 +18,8 @@
 #include <linux/types.h>
 
 #define VSG_MAX_DIRS 8
+#define VSG_MAX_RXQ 8 /* receive counters per port: one slot per receive queue (modulo 8) */
+#define VSG_MAX_THREADS 8 /* transmit threads per direction (a power of 2: BPF masks with it) */
 #define VSG_SIG_LEN 14
 #define VSG_L4_LEN 8
 #define VSG_IP_LEN 20
@@ -71,14 +73,23 @@ struct vsg_cfg {
 	__u32 rx_split[VSG_MAX_DIRS];
 };
 
-/* Transmit progress of the port's direction (the transmit program's only state). */
+/* Transmit progress of one transmit thread of the port's direction (the transmit program's only
+ * state; one 64-byte slot per thread, so threads on different CPUs share no cache line). Thread t
+ * of N sends streams t, t+N, t+2N, ... round robin: each stream's sequence numbers come from one
+ * thread, in order. The thread's slot index is the first 4 bytes of the XDP metadata of the frame
+ * BPF_PROG_RUN is given (no metadata: slot 0). */
 struct vsg_txstate {
-	__u64 sent;   /* frames produced by the transmit program */
+	__u64 sent;   /* frames produced by the transmit program for this thread */
 	__u32 stream; /* stream of the next frame */
 	__u32 round;  /* sequence number of the next frame (frames go round robin over streams) */
+	__u32 first;  /* the thread's first stream (its index t) */
+	__u32 step;   /* the direction's thread count N (0 counts as 1) */
+	__u8 pad[40];
 };
 
-/* Receive counters of one port; reset by the engine before each trial. */
+/* Receive counters of one receive queue of a port (slot rx_queue_index % VSG_MAX_RXQ: queues
+ * run in parallel on different CPUs, each updates its own 128-byte slot); reset by the engine
+ * before each trial and summed by it. */
 struct vsg_rxstat {
 	__u64 frames;     /* frames of the current trial, duplicates included */
 	__u64 dup;        /* duplicates (sequence number already seen, within the window) */
@@ -97,6 +108,7 @@ struct vsg_rxstat {
 	__u64 last_ns;
 	__u64 gap_max_ns;
 	__u64 gap_end_ns;
+	__u64 pad;
 };
 
 /* Receive state of one stream: sequence analysis over a 64-frame window. */

@@ -1,0 +1,96 @@
+"""vsgen with two transmit threads per direction on the wire (a veth pair, two queues each; root),
+with XDP live frames, AF_XDP sockets and AF_PACKET.
+
+Checks what the threads must not change: exact frame counts (a count split over the threads adds
+up), no loss at a modest rate, every stream's sequence in order (each stream is sent by one
+thread), the streams spread over both threads, and nothing left behind (the fixtures of
+test_vsgen_wire.py check the engine process, the XDP programs and the control FIFO).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_vsgen_wire import Net, Pair, engine_processes, fresh_net, has_xdp, make_ctx, running, sh
+
+from vsperf.errors import TrafficGenError
+from vsperf.traffic import Traffic
+
+pytestmark = [pytest.mark.root]
+
+STREAMS = 6
+QUEUES = 2
+
+
+@pytest.fixture
+def net() -> Iterator[Net]:
+    yield from fresh_net()
+
+
+@pytest.fixture
+def pair(net: Net, tmp_path: Path) -> Iterator[Pair]:
+    """The wire with two rx/tx queues per veth: each transmit CPU feeds its own receive queue."""
+    a, b = net.ns("a"), net.ns("b")
+    if_a, if_b = f"vsg{net.rid}0", f"vsg{net.rid}1"
+    queues = ("numtxqueues", str(QUEUES), "numrxqueues", str(QUEUES))
+    sh("ip", "link", "add", if_a, "netns", a, *queues, "type", "veth", "peer", "name", if_b, "netns", b, *queues)
+    sh("ip", "link", "set", if_a, "up", ns=a)
+    sh("ip", "link", "set", if_b, "up", ns=b)
+    ports = (net.port(a, if_a, "198.18.0.1"), net.port(b, if_b, "198.18.1.1"))
+    yield Pair(net, ports, make_ctx(tmp_path))
+    assert engine_processes(str(tmp_path)) == [], "an engine process was left behind"
+    assert not has_xdp(a, if_a) and not has_xdp(b, if_b), "an XDP program was left"
+    assert list(tmp_path.glob("vsgen/*.ctl")) == [], "the control FIFO was left"
+
+
+@pytest.mark.parametrize("path", ["xdp", "afxdp", "packet"])
+def test_two_threads_send_exact_counts_without_loss(pair: Pair, path: str) -> None:
+    with running(pair.ctx, VSGEN_TX_THREADS=2, VSGEN_CPUS=[0, 1], VSGEN_PATH=path) as gen:
+        gen.start(pair.ports)
+        result = gen.trial(Traffic(bidir=False, multistream=STREAMS), 100_000.0, 1.0)
+        assert (result.tx_frames, result.rx_frames) == (100_000, 100_000)
+        assert abs(result.actual_tx_rate_fps / 100_000.0 - 1) <= 0.03  # paced: a shared, loaded machine
+        assert gen.last_run is not None
+        (d,) = gen.last_run.dirs
+        assert d.threads == 2 and d.path == {"xdp": "xdp-live", "afxdp": "af_xdp", "packet": "af_packet"}[path]
+        assert (d.lost, d.dup, d.reorder, d.excess) == (0, 0, 0, 0)
+        # every stream got its share of the count, in order (no stream lost or reordered a frame)
+        assert [s.tx for s in d.detail] == [100_000 // STREAMS + (s < 100_000 % STREAMS) for s in range(STREAMS)]
+        assert all(s.rx == s.tx and s.reorder == 0 for s in d.detail)
+        (port,) = [p for p in gen.last_run.ports if p.port == 1]
+        assert port.frames == 100_000 and port.late == 0 and port.foreign == 0
+
+
+def test_an_odd_burst_over_two_threads_both_ways(pair: Pair) -> None:
+    """A count that does not divide: the threads' shares add up to it exactly, in each direction."""
+    with running(pair.ctx, VSGEN_TX_THREADS=2, VSGEN_CPUS=[0, 1]) as gen:
+        gen.start(pair.ports)
+        result = gen.burst(Traffic(bidir=True, multistream=STREAMS - 1), 200_003)
+        assert result.tx_frames == 200_003
+        assert gen.last_run is not None
+        assert [d.tx_frames for d in gen.last_run.dirs] == [100_002, 100_001]
+        for d in gen.last_run.dirs:
+            assert d.threads == 2 and d.dup == 0 and d.excess == 0
+            # at full speed a busy machine may drop frames (real loss, counted): never more than sent
+            assert d.rx_frames + d.lost == d.tx_frames
+
+
+def test_afxdp_needs_a_queue_per_thread(pair: Pair) -> None:
+    """Three AF_XDP threads on two queues: one clear error, and the engine is still usable."""
+    with running(pair.ctx, VSGEN_TX_THREADS=3, VSGEN_PATH="afxdp") as gen:
+        gen.start(pair.ports)
+        with pytest.raises(TrafficGenError, match="as many queues as transmit threads"):
+            gen.burst(Traffic(bidir=False, multistream=STREAMS), 1000)
+        result = gen.burst(Traffic(bidir=False, multistream=2), 1000)  # two streams: two threads
+        assert (result.tx_frames, result.rx_frames) == (1000, 1000)
+
+
+def test_one_stream_is_one_thread(pair: Pair) -> None:
+    """Threads never share a stream: with one stream the second thread has nothing to send."""
+    with running(pair.ctx, VSGEN_TX_THREADS=2) as gen:
+        gen.start(pair.ports)
+        result = gen.trial(Traffic(bidir=False), 50_000.0, 0.5)
+        assert (result.tx_frames, result.rx_frames) == (25_000, 25_000)
+        assert gen.last_run is not None and gen.last_run.dirs[0].threads == 1

@@ -1,0 +1,172 @@
+"""The testbed's p2p deployment against a recording executor: what it refuses, the order of its
+commands (the bridge journaled before it exists, ports recorded before they change), teardown."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePosixPath
+from types import SimpleNamespace
+from typing import IO, Any, cast
+
+import pytest
+from settings_util import make_settings
+
+from vsperf.config import traffic_from_settings
+from vsperf.errors import DeploymentError
+from vsperf.executor import Executor, Process
+from vsperf.plan import PlannedTest
+from vsperf.testbed.deploy import (
+    TestbedDeployment,
+    bridge_name,
+    dut_tools,
+    missing_tools,
+    unsupported_on_testbed,
+)
+from vsperf.testbed.journal import PortJournal
+from vsperf.testbed.model import Cable, DutPort, GenPortSpec, Testbed, TestbedHost
+from vsperf.testbed.ports import read_port
+from vsperf.testbed.session import TestbedSession
+
+
+class FakeHost:
+    """An executor whose interfaces are a dict; every command is recorded."""
+
+    def __init__(self, name: str, links: dict[str, dict[str, Any]], calls: list[tuple[str, list[str]]]) -> None:
+        self.name = name
+        self.links = links
+        self.calls = calls
+        self.absent: set[str] = set()  # programs `command -v` does not find
+
+    @property
+    def host(self) -> str:
+        return self.name
+
+    def run(self, argv: Sequence[str], *, netns: str | None = None, check: bool = True,
+            timeout_s: float | None = 60.0, env: Mapping[str, str] | None = None,
+            input_text: str | None = None) -> subprocess.CompletedProcess[str]:
+        args = list(argv)
+        self.calls.append((self.name, args))
+        out = ""
+        if args[:2] == ["ip", "-j"]:
+            dev = args[-1]
+            out = json.dumps([self.links[dev]] if dev in self.links else [])
+        elif args[:3] == ["ip", "link", "set"]:
+            link = self.links[args[4]]
+            if "master" in args:
+                link["master"] = args[args.index("master") + 1]
+            if args[-1] in ("up", "down"):
+                link["flags"] = ["UP", "LOWER_UP"] if args[-1] == "up" else []
+            if "mtu" in args:
+                link["mtu"] = int(args[args.index("mtu") + 1])
+        elif args[:4] == ["ip", "link", "add", "name"]:
+            self.links[args[4]] = {"ifname": args[4], "flags": [], "mtu": 1500, "address": "02:00:00:00:00:ff"}
+        elif args[:3] == ["ip", "link", "del"]:
+            gone = args[-1]
+            self.links.pop(gone, None)
+            for link in self.links.values():
+                if link.get("master") == gone:
+                    link.pop("master")
+        elif args[:3] == ["ip", "link", "show"]:
+            return subprocess.CompletedProcess(args, 0 if args[-1] in self.links else 1, "", "")
+        elif args[:3] == ["sh", "-c", 'command -v "$1"']:
+            return subprocess.CompletedProcess(args, 1 if args[-1] in self.absent else 0, "", "")
+        elif args[0] == "uname":
+            out = "6.1.0-test\n"
+        return subprocess.CompletedProcess(args, 0, out, "")
+
+    def spawn(self, argv: Sequence[str], *, netns: str | None = None, env: Mapping[str, str] | None = None,
+              stdout: IO[bytes] | int | None = None, stderr: IO[bytes] | int | None = None,
+              stdin: int | None = None) -> Process:
+        raise AssertionError("the deployment starts no process")
+
+    def put(self, local: Path, remote: PurePosixPath | str, *, mode: int | None = None) -> None:
+        raise AssertionError("no file copied")
+
+    def get(self, remote: PurePosixPath | str, local: Path) -> None:
+        raise AssertionError("no file copied")
+
+
+def _link(name: str, mac: str, up: bool = False) -> dict[str, Any]:
+    return {"ifname": name, "flags": ["UP", "LOWER_UP"] if up else [], "mtu": 1500, "address": mac, "addr_info": []}
+
+
+def _session(tmp_path: Path) -> tuple[TestbedSession, list[tuple[str, list[str]]], dict[str, FakeHost]]:
+    calls: list[tuple[str, list[str]]] = []
+    hosts = {
+        "dut": FakeHost("dut", {"ens1": _link("ens1", "02:00:00:00:00:01"),
+                                "ens2": _link("ens2", "02:00:00:00:00:02")}, calls),
+        "gen": FakeHost("gen", {"p0": _link("p0", "02:00:00:00:01:01", up=True),
+                                "p1": _link("p1", "02:00:00:00:01:02")}, calls),
+    }
+    cables = tuple(Cable(DutPort(d, None, "kernel"), GenPortSpec(g, None)) for d, g in (("ens1", "p0"), ("ens2", "p1")))
+    testbed = Testbed("lab.yaml", (TestbedHost("dut"), TestbedHost("gen")), "dut", "gen", cables)
+    executors = cast(dict[str, Executor], hosts)
+    session = TestbedSession(testbed, executors, PortJournal.create(tmp_path, "abc123"))
+    for host, ifname in (("dut", "ens1"), ("dut", "ens2"), ("gen", "p0"), ("gen", "p1")):
+        session.checked[(host, ifname)] = read_port(executors[host], ifname)
+    calls.clear()
+    return session, calls, hosts
+
+
+def test_p2p_bridges_the_dut_ports_and_puts_everything_back(tmp_path: Path) -> None:
+    session, calls, hosts = _session(tmp_path)
+    traffic = traffic_from_settings(make_settings(), 64)
+    deployment = TestbedDeployment("p2p", session, run_id="abc123", traffic=traffic)
+    with deployment:
+        bridge = bridge_name("abc123")
+        assert hosts["dut"].links["ens1"]["master"] == bridge and hosts["dut"].links["ens2"]["master"] == bridge
+        journal = json.loads(session.journal.path.read_text())
+        assert journal["links"] == [{"host": "dut", "name": bridge}]
+        assert {(p["host"], p["interface"]) for p in journal["ports"]} == {("dut", "ens1"), ("dut", "ens2"),
+                                                                           ("gen", "p0"), ("gen", "p1")}
+        ports = deployment.gen_ports
+        assert [(p.netns, p.ifname, p.mac, p.peer_mac) for p in ports] == [
+            (None, "p0", "02:00:00:00:01:01", "02:00:00:00:01:02"),
+            (None, "p1", "02:00:00:00:01:02", "02:00:00:00:01:01")]
+        assert ports[0].ipv4 == traffic.l3.srcip and ports[1].ipv4 == traffic.l3.dstip
+        deployment.check_alive()
+        components = {c.name: c for c in deployment.components()}
+        bridge_info = components["linux-bridge"]
+        assert bridge_info.version == "6.1.0-test" and bridge_info.details["host"] == "dut"
+    # every command ran on its own host; the bridge is gone, the ports are as they were
+    assert {host for host, argv in calls if argv[:3] == ["ip", "link", "add"]} == {"dut"}
+    assert bridge not in hosts["dut"].links and "master" not in hosts["dut"].links["ens1"]
+    assert hosts["dut"].links["ens1"]["flags"] == [] and hosts["gen"].links["p0"]["flags"] == ["UP", "LOWER_UP"]
+    assert hosts["gen"].links["p1"]["flags"] == [] and not session.journal.path.exists()
+    with pytest.raises(DeploymentError, match=r"bridge .* is gone"):
+        deployment.check_alive()
+
+
+def test_the_bridge_name_is_an_interface_name_with_the_run_id() -> None:
+    assert bridge_name("abc123") == "vsperfabc123b0" and len(bridge_name("abc123")) <= 15
+
+
+def _pt(**kw: Any) -> PlannedTest:
+    values = {"simulated": False, "traffic_only": False, "hold": "", "vswitch": "linux-bridge", "trafficgen": "vsgen",
+              "test": SimpleNamespace(name="phy2phy_tput", deployment="p2p", frame_modification=None, load={})}
+    values.update(kw)
+    return cast(PlannedTest, SimpleNamespace(**values))
+
+
+def test_what_a_testbed_cannot_run_yet_is_named() -> None:
+    assert unsupported_on_testbed([_pt(), _pt(vswitch="ovs"), _pt(simulated=True, vswitch="ovs-dpdk")]) is None
+    assert unsupported_on_testbed([_pt(vswitch="ovs-dpdk")]) == \
+        "test phy2phy_tput: vswitch ovs-dpdk (only linux-bridge and ovs deploy on a testbed)"
+    pvp = SimpleNamespace(name="pvp_tput", deployment="pvp", frame_modification=None, load={})
+    assert "deployment pvp" in str(unsupported_on_testbed([_pt(test=pvp)]))
+    assert "traffic generator trafgen" in str(unsupported_on_testbed([_pt(trafficgen="trafgen")]))
+    assert "--mode trafficgen" in str(unsupported_on_testbed([_pt(traffic_only=True)]))
+
+
+def test_the_dut_hosts_programs_are_checked_with_a_one_line_fix(tmp_path: Path) -> None:
+    tools = dut_tools([_pt(vswitch="ovs"), _pt(simulated=True, vswitch="linux-bridge")])
+    assert tools["ovs-vswitchd"] == "openvswitch-switch" and tools["ip"] == "iproute2"
+    assert dut_tools([_pt(simulated=True)]) == {} and "ovs-vsctl" not in dut_tools([_pt()])
+    session, calls, hosts = _session(tmp_path)
+    assert missing_tools(session, tools) is None
+    hosts["dut"].absent.add("ovs-vswitchd")
+    assert missing_tools(session, tools) == \
+        "host dut: ovs-vswitchd is missing: apt-get install openvswitch-switch there"
+    assert all(host == "dut" for host, _ in calls)
