@@ -15,7 +15,9 @@ linux-bridge and ovs, each with one and two transmit threads (VSGEN_TX_THREADS, 
 queues per port: LAB_PORT_QUEUES=2), the wire's alternately WIRE_ROUNDS times side by side. On
 the wire VSGEN_CPUS=[0,1] (the default rule leaves out VSWITCH_PMD_CPU_MASK's CPUs even when no
 switch runs); linux-bridge uses both CPUs by default, ovs leaves its PMD's CPU out.
-Target: two threads deliver >= 1.8x one thread's rate on the wire (best round of each).
+Target: two threads deliver >= 1.8x one thread's rate on the wire (best round of each). The
+transmit threads' CPU seconds (from vsperf's debug log) are printed too: on a shared machine the
+threads get what the other work leaves, and frames per CPU second show what a thread does with it.
 
 "Delivered": frames counted at the receiving interface. vsgen counts its own frames (its XDP
 receive program); the others are counted by the lab's tc receive counter (vsperf.trafficgen.trafgen.rxcount),
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -239,10 +242,22 @@ def bench_vsgen(env: Env, seconds: float) -> tuple[float, list[tuple[float, floa
         gen.stop()
 
 
+def _transmit_cpu(out: Path) -> tuple[int, float]:
+    """Frames sent and transmit threads' CPU seconds of a vsperf run's vsgen trials (its debug log):
+    on a shared machine the CPU the threads got says how much of the rate was theirs to take."""
+    frames, cpu_s = 0, 0.0
+    log = out / "overall.log"
+    for line in log.read_text().splitlines() if log.exists() else []:
+        m = re.search(r"vsgen direction \d+: .*?(\d+) of \d+ frames.*transmit CPU ([0-9.]+) s", line)
+        if m:
+            frames, cpu_s = frames + int(m.group(1)), cpu_s + float(m.group(2))
+    return frames, cpu_s
+
+
 def bench_deployments(cases: list[str], seconds: float) -> bool:
     """vsgen with 1 and 2 transmit threads on the lab's deployments, through `vsperf`; prints the
     rates and the wire's 2-thread / 1-thread ratio; True when that meets its target."""
-    print(f"{'case':<14}{'threads':>8}{'tx Mpps':>9}{'rx tester':>11}{'rx DUT':>9}")
+    print(f"{'case':<14}{'threads':>8}{'tx Mpps':>9}{'rx tester':>11}{'rx DUT':>9}{'tx CPU s':>10}{'Mfps/CPU s':>12}")
     ok = True
     with tempfile.TemporaryDirectory(prefix="bench-vsgen-threads-") as tmp:
         work = Path(tmp)
@@ -261,7 +276,10 @@ def bench_deployments(cases: list[str], seconds: float) -> bool:
                         print(f"{case:<14}{threads:>8}  failed: {str(exc)[:200]}")
                         continue
                     dut = "-" if r["dut"] is None else f"{r['dut']:.3f}"  # the wire has no DUT
-                    print(f"{case:<14}{threads:>8}{r['tx'] or 0.0:>9.3f}{r['rx'] or 0.0:>11.3f}{dut:>9}")
+                    frames, cpu_s = _transmit_cpu(work / f"{case}-xdp-t{threads}-{i}")
+                    per_cpu = f"{frames / cpu_s / 1e6:.3f}" if cpu_s else "-"
+                    print(f"{case:<14}{threads:>8}{r['tx'] or 0.0:>9.3f}{r['rx'] or 0.0:>11.3f}{dut:>9}"
+                          f"{cpu_s:>10.2f}{per_cpu:>12}")
                     best[threads] = max(best.get(threads, 0.0), r["rx"] or 0.0)
             if best.get(1) and 2 in best:
                 ratio = best[2] / best[1]

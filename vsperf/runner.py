@@ -38,7 +38,7 @@ from vsperf.search.measurer import DutControl
 from vsperf.signals import Terminated, stop_signals_raise
 from vsperf.sysinfo import collect_environment, port_details
 from vsperf.testbed.deploy import TestbedDeployment, open_run_session
-from vsperf.testbed.hostinfo import testbed_environment
+from vsperf.testbed.hostinfo import describe_testbed, testbed_environment
 from vsperf.testbed.session import TestbedSession
 from vsperf.trafficgen.base import TrafficGenerator
 from vsperf.ui.logsetup import add_file_log
@@ -189,7 +189,9 @@ class Runner:
     def _environment(self, executor: LocalExecutor) -> dict[str, Any]:
         """This machine's facts, and each testbed host's when the run has a testbed."""
         environment = collect_environment(executor)
-        if self.settings["TESTBED"]:
+        if self.testbed is not None:  # the run's own session: no second connection per host
+            environment["testbed_hosts"] = describe_testbed(self.testbed)
+        elif self.settings["TESTBED"]:
             environment["testbed_hosts"] = testbed_environment(
                 Path(self.settings["TESTBED"]), run_id=self.run_id, command_log=executor.command_log)
         return environment

@@ -195,6 +195,8 @@ def test_phy2phy_tput_on_two_ssh_hosts(bed: Bed, tmp_path: Path, vswitch: str) -
     # OVS's AF_PACKET ports on this loaded machine may lose frames at every rate tried
     assert metrics["throughput_rx_fps"] > (1000 if vswitch == "linux-bridge" else -1)
     assert (results / "result_0_phy2phy_tput_p2p.csv").is_file() or list(results.glob("result_*_phy2phy_tput_*.csv"))
+    hosts = {h["name"]: h for h in data["environment"]["testbed_hosts"]}
+    assert hosts[DUT]["roles"] == ["DUT"] and hosts[GEN]["roles"] == ["traffic generator"]
     components = {(c["role"], c["name"]): c for c in test["components"]}
     assert components[("vswitch", vswitch)]["details"]["host"] == DUT
     assert components[("port", "port 0")]["version"] == "veth"

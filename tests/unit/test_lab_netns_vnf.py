@@ -24,5 +24,5 @@ def test_vm_loopbacks_are_not_available(value: str) -> None:
 
 
 def test_unknown_loopback() -> None:
-    with pytest.raises(ConfigError, match="GUEST_LOOPBACK.*expected one of"):
+    with pytest.raises(ConfigError, match=r"GUEST_LOOPBACK.*expected one of"):
         make_settings(GUEST_LOOPBACK=["vpp"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vsperf.config.types import Bool, Constraint, Float, Int, ListOf, MapOf, Setting, Str, Struct
+from vsperf.config.types import NAME, SECONDS, Bool, Constraint, Float, Int, ListOf, MapOf, Setting, Str, Struct
 
 SCHEDULERS = ("OTHER", "BATCH", "IDLE", "FIFO", "RR")
 REALTIME_SCHEDULERS = ("FIFO", "RR")
@@ -45,7 +45,7 @@ SETTINGS: dict[str, Setting] = {
     "SWEEP_FLOWS": Setting(
         ListOf(Int(min=1, max=65536, unit="flows"), min_len=1),
         "sweep_bw: flows per direction, one trial each (TRAFFIC multistream; the seed's 1, 8, 32, 64, 256)."),
-    "SWEEP_DURATION_S": Setting(Float(gt=0, unit="seconds"), "Length of each sweep trial."),
+    "SWEEP_DURATION_S": Setting(SECONDS, "Length of each sweep trial."),
     "SWEEP_RATE_PERCENT": Setting(
         Float(gt=0, max=100, unit="% of line rate"), "sweep_bw: offered load of every point, % of line rate."),
     "SWEEP_LATENCY_RATE_PERCENT": Setting(
@@ -73,7 +73,7 @@ SETTINGS: dict[str, Setting] = {
         "Keep the generator ports' transmit checksum/TSO offloads on during the benchmarks; false (off): "
         "the kernel stacks send finished frames, which switches that read veths with AF_XDP or DPDK need."),
     # --- host-stack bandwidth (traffic types iperf3_tcp, iperf3_udp) ------------------------------
-    "IPERF_BINARY": Setting(Str(min_len=1), "The iperf3 program (a name on PATH or a path)."),
+    "IPERF_BINARY": Setting(NAME, "The iperf3 program (a name on PATH or a path)."),
     "IPERF_DURATION_S": Setting(Int(min=1, unit="seconds"), "Length of one iperf3 measurement (iperf3 -t)."),
     "IPERF_INTERVAL_S": Setting(Float(min=0.1, unit="seconds"), "Per-interval report period (iperf3 -i)."),
     "IPERF_PARALLEL": Setting(Int(min=1, max=128, unit="streams"), "Parallel client streams (iperf3 -P)."),
@@ -87,9 +87,9 @@ SETTINGS: dict[str, Setting] = {
         "Library of a user-space network stack loaded with LD_PRELOAD into both iperf3 ends (seeds "
         "000/002: libnStackAPI.so); empty: the kernel stack only. Set: both, side by side."),
     "USERSTACK_ENV": Setting(
-        MapOf(Str(min_len=1), Str()),
+        MapOf(NAME, Str()),
         "Environment of the user-space stack's runs besides LD_PRELOAD (e.g. LD_LIBRARY_PATH)."),
-    "USERSTACK_NAME": Setting(Str(min_len=1), "Name of the user-space stack in results and the report."),
+    "USERSTACK_NAME": Setting(NAME, "Name of the user-space stack in results and the report."),
 }
 
 

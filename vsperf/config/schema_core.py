@@ -9,6 +9,9 @@ from collections.abc import Mapping
 from typing import Any, get_args
 
 from vsperf.config.types import (
+    NAME,
+    SECONDS,
+    SECONDS_OR_ZERO,
     AnyValue,
     Bool,
     Constraint,
@@ -65,41 +68,41 @@ _DUMMY_DUT = Struct({
     "seed": Int(),
     "loss_model": Str(choices=("cliff", "gradual")),
     "base_latency_ns": Float(min=0, unit="ns"),
-    "recovery_s": Float(min=0, unit="seconds"),
-    "reset_s": Float(min=0, unit="seconds"),
+    "recovery_s": SECONDS_OR_ZERO,
+    "reset_s": SECONDS_OR_ZERO,
     "mac_table_size": Int(min=0, unit="addresses"),
     "learning_rate_fps": Float(gt=0, unit="addresses/s"),
 })
 
 SETTINGS: dict[str, Setting] = {
     "LOG_DIR": Setting(
-        Str(min_len=1),
+        NAME,
         "Folder of run results: each run writes LOG_DIR/results_<timestamp> unless --results-dir is given."),
     "VERBOSITY": Setting(
         Str(choices=("debug", "info", "warning", "error", "critical"), ignore_case=True),
         "Console log level."),
     "REPORT_DOCUMENT_ID": Setting(
-        Str(min_len=1),
+        NAME,
         "Document id printed on the Level Test Report; {date} is replaced by the run's date."),
     "LOADGEN": Setting(
-        Str(min_len=1),
+        NAME,
         "Load generator of tests with a Load (vsperf --list-loadgens); a test's Load 'tool' wins, "
         "except over --loadgen."),
     "TEST_CASE_FILES": Setting(
-        ListOf(Str(min_len=1)),
+        ListOf(NAME),
         "Extra test-case YAML files, or folders of *.yaml, loaded besides the shipped ones."),
     "PERFORMANCE_TESTS": Setting(
-        ListOf(MapOf(Str(min_len=1), AnyValue())),
+        ListOf(MapOf(NAME, AnyValue())),
         "Test cases in VSPERF's form (Name, Deployment, Description, Parameters, ...), added to the "
         "catalog (a name already there is redefined); a run without test names runs these."),
     "TRAFFICGEN": Setting(
-        Str(min_len=1),
+        NAME,
         "Traffic generator backend (vsperf --list-trafficgens)."),
     "TRAFFICGEN_PKT_SIZES": Setting(
         ListOf(_FRAME_SIZE, min_len=1),
         "Frame sizes to test, bytes including the FCS; one result row per size."),
     "TRAFFICGEN_DURATION": Setting(
-        Float(gt=0, unit="seconds"),
+        SECONDS,
         "Duration of one trial (RFC 2544: >= 60 s for a final throughput answer)."),
     "TRAFFICGEN_LOSSRATE": Setting(
         Float(min=0, max=100, unit="percent"),
@@ -117,19 +120,19 @@ SETTINGS: dict[str, Setting] = {
         Float(gt=0, max=100, unit="% of line rate"),
         "The throughput search stops when its bounds are this close, % of line rate."),
     "TRAFFICGEN_LEARNING_DURATION_S": Setting(
-        Float(min=0, unit="seconds"),
+        SECONDS_OR_ZERO,
         "Learning traffic sent before a search so that switches learn addresses (0: none)."),
     "TRAFFICGEN_RFC2544_VERIFY": Setting(
         Bool(),
         "Confirm the throughput found with one trial of TRAFFICGEN_RFC2544_VERIFY_DURATION_S at that rate."),
     "TRAFFICGEN_RFC2544_VERIFY_DURATION_S": Setting(
-        Float(gt=0, unit="seconds"),
+        SECONDS,
         "Duration of the verification trial (RFC 2544 asks for >= 60 s)."),
     "TRAFFICGEN_B2B_GRANULARITY_FRAMES": Setting(
         Int(min=1, unit="frames"),
         "The back-to-back search stops when its bounds are this many frames apart."),
     "TRAFFICGEN_RESIDUAL_WAIT_S": Setting(
-        Float(min=0, unit="seconds"),
+        SECONDS_OR_ZERO,
         "Wait after traffic stops before counters are read (RFC 2544: 2 s)."),
     "TRAFFICGEN_PORT_SPEED_GBPS": Setting(
         Float(gt=0, unit="Gbit/s"),

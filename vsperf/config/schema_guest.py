@@ -8,9 +8,9 @@ GUEST_TESTPMD_FWD_MODE are shared with the netns VNF (schema_lab). Defaults: con
 
 from __future__ import annotations
 
-from vsperf.config.types import Int, ListOf, OneOf, Setting, Str
+from vsperf.config.types import NAME, Int, ListOf, OneOf, Setting, Str
 
-_INT_OR_MACRO = OneOf(Int(min=0), Str(min_len=1))
+_INT_OR_MACRO = OneOf(Int(min=0), NAME)
 _TEXT = ListOf(Str(), min_len=1)
 
 SETTINGS: dict[str, Setting] = {
@@ -19,10 +19,10 @@ SETTINGS: dict[str, Setting] = {
         "Disk image of each VM (qcow2, booted with -snapshot, so never modified); '' boots vsperf's own "
         "image (`vsperf guest-image build`)."),
     "GUEST_IMAGE_CACHE_DIR": Setting(
-        Str(min_len=1),
+        NAME,
         "Where `vsperf guest-image build` keeps built images, one directory per package-version key."),
     "GUEST_KERNEL_PACKAGE": Setting(
-        Str(min_len=1),
+        NAME,
         "Debian (meta)package whose kernel vsperf's guest image boots (downloaded, never installed)."),
     "GUEST_ACCEL": Setting(
         Str(choices=("auto", "kvm", "tcg")),

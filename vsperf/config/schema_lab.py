@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vsperf.config.types import Bool, Constraint, Int, ListOf, MapOf, OneOf, Setting, Str
+from vsperf.config.types import NAME, Bool, Constraint, Int, ListOf, MapOf, OneOf, Setting, Str
 from vsperf.dpdk.eal import FWD_MODES, PORT_DRIVERS
 
 _CPU = Int(min=0, unit="CPU number")
@@ -18,7 +18,7 @@ _FWD_MODE = Str(choices=FWD_MODES)
 SETTINGS: dict[str, Setting] = {
     # --- switch -----------------------------------------------------------------------------
     "VSWITCH": Setting(
-        Str(min_len=1),
+        NAME,
         "Virtual switch under test (vsperf --list-vswitches): ovs, ovs-dpdk, linux-bridge, none."),
     "VSWITCH_VLAN_ID": Setting(
         Int(min=0, max=4095),
@@ -36,21 +36,21 @@ SETTINGS: dict[str, Setting] = {
         Str(choices=("native", "generic")),
         "xdp-mode of afxdp ports (above MTU 3498, i.e. frames > 3516 B, ovs uses system ports)."),
     "OVS_VSWITCHD": Setting(
-        Str(min_len=1),
+        NAME,
         "The ovs-vswitchd executable of the ovs switch (its private instance; never the system's)."),
     "VSWITCH_PMD_CPU_MASK": Setting(
-        Str(min_len=1),
+        NAME,
         "CPUs of OVS's PMD threads (other_config:pmd-cpu-mask, hex, e.g. '0x2'); `none` runs its "
         "testpmd forwarding lcore on the lowest CPU of this mask."),
     "VSWITCHD_DPDK_CONFIG": Setting(
-        MapOf(Str(min_len=1), Str(), merge_keys=True),
+        MapOf(NAME, Str(), merge_keys=True),
         "Extra Open_vSwitch other_config keys for OVS-DPDK, set before ovs-vswitchd starts; they "
         "override vsperf's own (dpdk-init, dpdk-extra, pmd-cpu-mask)."),
     "VSWITCH_DPDK_MEMORY_MB": Setting(
         Int(min=64, unit="MiB"),
         "Ceiling of OVS-DPDK's EAL memory (-m, no hugepages); p2p uses ~250 MiB, pvp ~410, pvvp ~580."),
     "OVS_DPDK_VSWITCHD": Setting(
-        Str(min_len=1),
+        NAME,
         "The DPDK build of ovs-vswitchd (run directly; update-alternatives is never switched)."),
     "DPDK_PORT_DRIVER": Setting(
         Str(choices=PORT_DRIVERS),
@@ -76,7 +76,7 @@ SETTINGS: dict[str, Setting] = {
         "RX/TX ring size of each testpmd port (--rxd/--txd, virtio queue_size)."),
     # --- VNFs ---------------------------------------------------------------------------------
     "VNF": Setting(
-        Str(min_len=1),
+        NAME,
         "VNF of pvp/pvvp/pvpv deployments (vsperf --list-vnfs); auto: netns for ovs and linux-bridge, "
         "testpmd-vhost for ovs-dpdk."),
     "LAB_PARALLEL_STREAM_TYPE": Setting(

@@ -3,7 +3,7 @@ conf/08_otg.yaml."""
 
 from __future__ import annotations
 
-from vsperf.config.types import Bool, Float, ListOf, Setting, Str
+from vsperf.config.types import NAME, SECONDS, Bool, ListOf, Setting, Str
 
 SETTINGS: dict[str, Setting] = {
     "TRAFFICGEN_OTG_LOCATION": Setting(
@@ -14,7 +14,7 @@ SETTINGS: dict[str, Setting] = {
         Bool(),
         "Verify the controller's TLS certificate (https locations); false for self-signed controllers."),
     "TRAFFICGEN_OTG_PORTS": Setting(
-        ListOf(Str(min_len=1)),
+        ListOf(NAME),
         "Locations of the two generator ports as the controller names them (e.g. 'chassis;1;1'); "
         "empty: the deployment's generator ports as IFNAME@NETNS (vsperf otg-server on this machine)."),
     "TRAFFICGEN_OTG_EXT": Setting(
@@ -22,12 +22,12 @@ SETTINGS: dict[str, Setting] = {
         "snappi extension to drive the controller with: empty (the OTG HTTP API: Ixia-c, KENG, vsperf "
         "otg-server) or ixnetwork (IxNetwork through snappi-ixnetwork: pip install 'vsperf[ixnetwork]')."),
     "TRAFFICGEN_OTG_TIMEOUT_S": Setting(
-        Float(gt=0, unit="seconds"),
+        SECONDS,
         "Longest wait for one answer of the controller."),
     "TRAFFICGEN_OTG_POLL_S": Setting(
-        Float(gt=0, unit="seconds"),
+        SECONDS,
         "Interval of the flow metrics polls that wait for a trial's flows to stop."),
     "TRAFFICGEN_OTG_STOP_TIMEOUT_S": Setting(
-        Float(gt=0, unit="seconds"),
+        SECONDS,
         "How long after their planned end the flows may still transmit before the trial fails."),
 }

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from vsperf.config.types import Bool, Int, ListOf, Setting, Str
+from vsperf.config.types import NAME, Bool, Int, ListOf, Setting, Str
 
 SETTINGS: dict[str, Setting] = {
     "TRAFFICGEN_PKTGEN_BINARY": Setting(
-        Str(min_len=1),
+        NAME,
         "The pktgen executable (a name on PATH or a path), built with Lua (meson -Denable_lua=true)."),
     "TRAFFICGEN_PKTGEN_HOST": Setting(
         Str(),
@@ -18,7 +18,7 @@ SETTINGS: dict[str, Setting] = {
         ListOf(Int(min=0, unit="pktgen port")),
         "With TRAFFICGEN_PKTGEN_HOST: the pktgen port of generator port i is entry i."),
     "TRAFFICGEN_PKTGEN_LCORES": Setting(
-        ListOf(Str(min_len=1)),
+        ListOf(NAME),
         "EAL --lcores of the pktgen processes vsperf starts (one per namespace of the generator "
         "ports), process i on entry i (repeating): lcore 0 runs pktgen's console and timers, lcore 1 "
         "its ports (e.g. '0@0,1@1': lcore 0 on CPU 0, lcore 1 on CPU 1)."),
@@ -32,7 +32,7 @@ SETTINGS: dict[str, Setting] = {
         Str(choices=("af_packet", "af_xdp")),
         "DPDK driver attaching the lab's veth ports to pktgen: af_packet or af_xdp."),
     "TRAFFICGEN_PKTGEN_EAL_ARGS": Setting(
-        ListOf(Str(min_len=1)),
+        ListOf(NAME),
         "Extra EAL arguments of each pktgen vsperf starts (after vsperf's own)."),
     "TRAFFICGEN_PKTGEN_LATENCY": Setting(
         Bool(),

@@ -4,11 +4,11 @@ comparison, the performance matrix and pass criteria. Defaults: conf/04_report.y
 
 from __future__ import annotations
 
-from vsperf.config.types import Bool, Float, ListOf, MapOf, OneOf, Setting, Str
+from vsperf.config.types import NAME, SECONDS, Bool, Float, ListOf, MapOf, OneOf, Setting, Str
 
 REPORT_FORMATS = ("rst", "md", "html", "pdf")
 
-_NAME = Str(min_len=1)
+_NAME = NAME
 # One criterion: {"min": number} and/or {"max": number}.
 _BOUNDS = MapOf(Str(choices=("min", "max")), Float(), min_len=1)
 
@@ -22,7 +22,7 @@ SETTINGS: dict[str, Setting] = {
         "Extra processes, by name, whose statistics the pidstat collector records besides the "
         "DUT's own (vswitch, VNFs and load generators)."),
     "COLLECTOR_INTERVAL_S": Setting(
-        Float(gt=0, unit="seconds"),
+        SECONDS,
         "How often the pidstat collector samples its processes (VSZ and RSS are averaged over the samples)."),
     "REPORT_FORMATS": Setting(
         ListOf(Str(choices=REPORT_FORMATS)),

@@ -7,17 +7,16 @@ vsperf.search.config.setting).
 
 from __future__ import annotations
 
-from vsperf.config.types import Float, Int, ListOf, Optional, Setting, Str, Struct
+from vsperf.config.types import NAME, SECONDS, SECONDS_OR_ZERO, Float, Int, ListOf, Optional, Setting, Str, Struct
 
-_SECONDS = Float(gt=0, unit="seconds")
 _GOAL = Struct({
-    "name": Str(min_len=1),
+    "name": NAME,
     "loss_percent": Float(min=0, lt=100, unit="% of frames sent"),
     "exceed_percent": Float(min=0, lt=100, unit="% of the duration sum"),
-    "final_duration_s": _SECONDS,
-    "duration_sum_s": _SECONDS,
+    "final_duration_s": SECONDS,
+    "duration_sum_s": SECONDS,
     "width_percent": Float(gt=0, lt=100, unit="% of the upper bound"),
-    "initial_duration_s": _SECONDS,
+    "initial_duration_s": SECONDS,
 })
 
 SETTINGS: dict[str, Setting] = {
@@ -33,13 +32,13 @@ SETTINGS: dict[str, Setting] = {
         Float(gt=0, lt=100, unit="% of the upper bound"),
         "ndr_pdr and mlr (and RFC 2889 learning) stop when (upper - lower) / upper is at most this."),
     "TRAFFICGEN_SEARCH_INITIAL_DURATION_S": Setting(
-        _SECONDS,
+        SECONDS,
         "Shortest trials of ndr_pdr and mlr, which steer the search; TRAFFICGEN_DURATION is the final one."),
     "TRAFFICGEN_MLR_EXCEED_RATIO_PERCENT": Setting(
         Float(min=0, lt=100, unit="% of the duration sum"),
         "mlr: share of a lower bound's trial seconds that may exceed the loss (0: RFC 2544, none)."),
     "TRAFFICGEN_MLR_DURATION_SUM_S": Setting(
-        Optional(_SECONDS),
+        Optional(SECONDS),
         "mlr: seconds of final-length trials that decide a load (null: one trial of TRAFFICGEN_DURATION)."),
     "TRAFFICGEN_MLR_PRECEDING_TARGETS": Setting(
         Int(min=0, max=10),
@@ -54,7 +53,7 @@ SETTINGS: dict[str, Setting] = {
         "Throughput that latency, recovery, reset and RFC 9004 back-to-back run at (null: measured first "
         "with TRAFFICGEN_SEARCH at each frame size)."),
     "TRAFFICGEN_LATENCY_DURATION_S": Setting(
-        _SECONDS, "Duration of one rfc2544_latency trial (RFC 2544: at least 120 s)."),
+        SECONDS, "Duration of one rfc2544_latency trial (RFC 2544: at least 120 s)."),
     "TRAFFICGEN_LATENCY_REPETITIONS": Setting(
         Int(min=1), "rfc2544_latency trials per frame size; the average is reported (RFC 2544: 20)."),
     "TRAFFICGEN_FRAME_LOSS_STEP_PERCENT": Setting(
@@ -64,18 +63,18 @@ SETTINGS: dict[str, Setting] = {
         Float(gt=100, max=1000, unit="% of throughput"),
         "rfc2544_recovery: overload rate (RFC 2544: 110 %, at most line rate)."),
     "TRAFFICGEN_RECOVERY_OVERLOAD_S": Setting(
-        _SECONDS, "rfc2544_recovery: duration of the overload (RFC 2544: at least 60 s)."),
+        SECONDS, "rfc2544_recovery: duration of the overload (RFC 2544: at least 60 s)."),
     "TRAFFICGEN_RECOVERY_DROP_PERCENT": Setting(
         Float(gt=0, lt=100, unit="% of the overload rate"),
         "rfc2544_recovery: rate after the drop (RFC 2544: 50 %)."),
     "TRAFFICGEN_RECOVERY_AFTER_S": Setting(
-        _SECONDS, "rfc2544_recovery: traffic after the drop; a longer recovery is reported as a lower bound."),
+        SECONDS, "rfc2544_recovery: traffic after the drop; a longer recovery is reported as a lower bound."),
     "TRAFFICGEN_RECOVERY_REPETITIONS": Setting(
         Int(min=1), "rfc2544_recovery: trials per frame size; mean, minimum and maximum are reported."),
     "TRAFFICGEN_RESET_DURATION_S": Setting(
-        _SECONDS, "rfc2544_reset: the stream around each reset; it must outlast the DUT's restart."),
+        SECONDS, "rfc2544_reset: the stream around each reset; it must outlast the DUT's restart."),
     "TRAFFICGEN_RESET_AT_S": Setting(
-        Float(min=0, unit="seconds"), "rfc2544_reset: when the reset starts, seconds into the stream."),
+        SECONDS_OR_ZERO, "rfc2544_reset: when the reset starts, seconds into the stream."),
     "TRAFFICGEN_RESET_REPETITIONS": Setting(
         Int(min=1), "rfc2544_reset: resets per frame size; mean, minimum and maximum are reported."),
     "TRAFFICGEN_RFC9004_TESTS": Setting(

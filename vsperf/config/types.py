@@ -504,6 +504,12 @@ class AnyValue(Spec):
         return _plain(value, path)
 
 
+# Specs many settings share, each stated once.
+SECONDS = Float(gt=0, unit="seconds")  # a duration: something must last
+SECONDS_OR_ZERO = Float(min=0, unit="seconds")  # a wait or a phase that may be skipped (0)
+NAME = Str(min_len=1)  # a name, a path, a command: never empty
+
+
 @dataclass(frozen=True)
 class Setting:
     """One top-level setting: its spec and the one-line doc `vsperf --list-settings -v` shows."""

@@ -28,7 +28,7 @@ from typing import Any
 from vsperf.search.config import Back2BackConfig
 from vsperf.search.measurer import Measurer, TrialResult
 from vsperf.search.outcome import MetricValue, SearchOutcome
-from vsperf.search.trials import TRAFFIC_TYPE_UDP, Anomalies, OnTrial, TrialLog, percent_of
+from vsperf.search.trials import TRAFFIC_TYPE_UDP, Anomalies, OnTrial, TrialLog, percent_of, trial_totals
 from vsperf.traffic import Traffic
 
 
@@ -41,8 +41,7 @@ class Back2BackAnswer:
     best: TrialResult | None  # the lossless burst of that length
     shortest_failure: TrialResult | None  # the shortest burst that lost frames
     max_frames: int  # longest burst tried
-    trial_count: int
-    trial_time_s: float
+    trials: tuple[TrialResult, ...]  # the trials of this repetition
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -50,8 +49,7 @@ class Back2BackAnswer:
             "b2b_frames": self.frames,
             "shortest_failing_frames": self.shortest_failure.tx_frames if self.shortest_failure else None,
             "max_frames": self.max_frames,
-            "trial_count": self.trial_count,
-            "trial_time_s": self.trial_time_s,
+            **trial_totals(self.trials),
         }
 
 
@@ -110,15 +108,13 @@ def search_back2back_once(
         if hi - lo <= cfg.granularity_frames or lo == max_frames:
             break
         frames = (lo + hi) // 2
-    trials = log.trials[first:]
     return Back2BackAnswer(
         repetition=repetition,
         frames=lo,
         best=best,
         shortest_failure=shortest_failure,
         max_frames=max_frames,
-        trial_count=len(trials),
-        trial_time_s=sum(t.duration_s for t in trials),
+        trials=tuple(log.trials[first:]),
     )
 
 
@@ -195,8 +191,5 @@ def rfc2544_back2back(
             "throughput_fps": throughput_fps,
         },
         "repetitions": [a.as_dict() for a in answers],
-        **log.summary(),
     }
-    return SearchOutcome(
-        metrics=metrics, trials=tuple(log.trials), details=details, anomalies=anomalies.as_tuple()
-    )
+    return log.outcome(metrics, details, anomalies.as_tuple())

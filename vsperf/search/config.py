@@ -87,8 +87,14 @@ def from_setting(name: str) -> dict[str, str]:
 def config_from_settings(cls: type[C], settings: Mapping[str, Any], **given: Any) -> C:
     """`cls` with every field but those `given` read from its `from_setting` setting, by the
     reader of its type."""
-    read = {f.name: _READERS[str(f.type)](settings, f.metadata[_SETTING]) for f in fields(cls) if f.name not in given}
+    read = {f.name: _reader(f.type)(settings, f.metadata[_SETTING]) for f in fields(cls) if f.name not in given}
     return cls(**read, **given)
+
+
+def _reader(annotation: object) -> Callable[[Mapping[str, Any], str], Any]:
+    """The reader of a field's type (a string under `from __future__ import annotations`)."""
+    name = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    return _READERS[name]
 
 
 def check_field(config: DataclassInstance, field_name: str, ok: bool, rule: str) -> None:

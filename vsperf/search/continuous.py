@@ -11,8 +11,8 @@ from typing import Any
 from vsperf.search.config import BurstConfig, ContinuousConfig
 from vsperf.search.measurer import Measurer
 from vsperf.search.outcome import MetricValue, SearchOutcome
+from vsperf.search.outcome_build import row_keys
 from vsperf.search.trials import (
-    TRAFFIC_TYPE_UDP,
     Anomalies,
     OnTrial,
     TrialLog,
@@ -33,21 +33,8 @@ def rfc2544_continuous(
     trial = log.rate(traffic, cfg.rate_percent * line / 100.0, cfg.duration_s, "continuous")
     if trial.under_delivered:
         anomalies.add(under_delivery_note(trial))
-    metrics: dict[str, MetricValue] = trial_rate_metrics(trial, traffic)
-    metrics.update(
-        {
-            "type": "rfc2544_continuous",
-            "packet_size": traffic.frame_size_bytes,
-            "traffic_type": TRAFFIC_TYPE_UDP,
-        }
-    )
-    details: dict[str, Any] = {
-        "parameters": {**asdict(cfg), "line_rate_fps": line},
-        **log.summary(),
-    }
-    return SearchOutcome(
-        metrics=metrics, trials=tuple(log.trials), details=details, anomalies=anomalies.as_tuple()
-    )
+    metrics: dict[str, MetricValue] = {**trial_rate_metrics(trial, traffic), **row_keys("rfc2544_continuous", traffic)}
+    return log.outcome(metrics, {"parameters": {**asdict(cfg), "line_rate_fps": line}}, anomalies.as_tuple())
 
 
 def burst(
@@ -74,14 +61,7 @@ def burst(
         "payload_err": None,
         "seq_err": None,
         **latency_metrics(trial.latency),
-        "type": "burst",
-        "packet_size": size,
-        "traffic_type": TRAFFIC_TYPE_UDP,
+        **row_keys("burst", traffic),
     }
-    details: dict[str, Any] = {
-        "parameters": {**asdict(cfg), "line_rate_fps": traffic.line_rate_fps},
-        **log.summary(),
-    }
-    return SearchOutcome(
-        metrics=metrics, trials=tuple(log.trials), details=details, anomalies=anomalies.as_tuple()
-    )
+    details: dict[str, Any] = {"parameters": {**asdict(cfg), "line_rate_fps": traffic.line_rate_fps}}
+    return log.outcome(metrics, details, anomalies.as_tuple())

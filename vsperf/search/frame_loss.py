@@ -108,6 +108,5 @@ def rfc2544_frame_loss(
     details: dict[str, Any] = {
         "parameters": {**asdict(cfg), "line_rate_fps": line},
         "curve": curve,
-        **log.summary(),
     }
-    return SearchOutcome(metrics=metrics, trials=tuple(log.trials), details=details, anomalies=anomalies.as_tuple())
+    return log.outcome(metrics, details, anomalies.as_tuple())

@@ -39,6 +39,7 @@ from vsperf.search.trials import (
     merge_latency,
     percent_of,
     rate_metrics,
+    trial_totals,
 )
 from vsperf.search.upper_bound import MIN_LOAD_PERCENT, LoadCeiling, generator_limit_notes
 from vsperf.traffic import Traffic
@@ -106,7 +107,6 @@ class GoalSearchState:
         return Measured(measured, trial, judged)
 
     def answer(self, repetition: int) -> GoalSearchAnswer:
-        trials = self.log.trials[self.first_trial :]
         return GoalSearchAnswer(
             repetition=repetition,
             results=tuple(
@@ -115,8 +115,7 @@ class GoalSearchState:
             max_load_fps=self.ceiling.max_load_fps,
             ceiling=self.ceiling,
             exhausted=self.exhausted,
-            trial_count=len(trials),
-            trial_time_s=sum(t.duration_s for t in trials),
+            trials=tuple(self.log.trials[self.first_trial :]),
         )
 
 
@@ -129,8 +128,7 @@ class GoalSearchAnswer:
     max_load_fps: float  # the highest load allowed at the end (the generator may have lowered it)
     ceiling: LoadCeiling
     exhausted: bool  # stopped by the trial guard
-    trial_count: int
-    trial_time_s: float
+    trials: tuple[TrialResult, ...]  # the trials of this repetition
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -138,8 +136,7 @@ class GoalSearchAnswer:
             "max_load_fps": self.max_load_fps,
             "limited_by_generator": self.ceiling.limited_by_generator,
             "goals": {r.goal.name: r.as_dict() for r in self.results},
-            "trial_count": self.trial_count,
-            "trial_time_s": self.trial_time_s,
+            **trial_totals(self.trials),
         }
 
 
@@ -245,7 +242,7 @@ def run_goal_search(
         notes.extend(state.notes)
     for answer in answers:
         for result in answer.results:
-            note = _status_note(result, traffic, answer.trial_count)
+            note = _status_note(result, traffic, len(answer.trials))
             if note:
                 anomalies.add(note)
     verification = _verify(log, traffic, cfg, answers, anomalies) if cfg.verify else None
@@ -284,6 +281,5 @@ def run_goal_search(
         "repetitions": [a.as_dict() for a in answers],
         "trial_outcomes": notes,
         "verification": verification,
-        **log.summary(),
     }
-    return SearchOutcome(metrics=metrics, trials=tuple(log.trials), details=details, anomalies=anomalies.as_tuple())
+    return log.outcome(metrics, details, anomalies.as_tuple())

@@ -21,7 +21,7 @@ from typing import Any
 from vsperf.search.measurer import UNDER_DELIVERY_TOLERANCE, Measurer, TrialResult
 from vsperf.search.outcome import MetricValue, SearchOutcome
 from vsperf.search.select import KnownThroughput
-from vsperf.search.trials import TRAFFIC_TYPE_UDP, Anomalies, OnTrial, TrialLog, under_delivery_note
+from vsperf.search.trials import TRAFFIC_TYPE_UDP, Anomalies, OnTrial, TrialLog, trial_totals, under_delivery_note
 from vsperf.traffic import Traffic
 
 
@@ -67,12 +67,7 @@ def after_throughput(
     return SearchOutcome(
         metrics={**metrics, "throughput_fps": throughput.rate_fps, **row_keys(traffic_type, traffic)},
         trials=all_trials,
-        details={
-            **details,
-            "throughput": throughput.as_dict(),
-            "trial_count": len(all_trials),
-            "trial_time_s": sum(t.duration_s for t in all_trials),
-        },
+        details={**details, "throughput": throughput.as_dict(), **trial_totals(all_trials)},
         anomalies=tuple(anomalies),
     )
 

@@ -132,8 +132,7 @@ def rfc2889_forwarding(
         metrics[f"forwarding_rate_fps_at_{round(point['offered_percent'], 3):g}_percent"] = point["forwarding_rate_fps"]
     metrics.update(row_keys("rfc2889_forwarding", traffic))
     anomalies = generator_limit_notes(ceiling, log.trials, traffic, answered_at_max=False)
-    details = {"parameters": {**asdict(cfg), "line_rate_fps": line}, "curve": curve, **log.summary()}
-    return SearchOutcome(metrics=metrics, trials=tuple(log.trials), details=details, anomalies=tuple(anomalies))
+    return log.outcome(metrics, {"parameters": {**asdict(cfg), "line_rate_fps": line}, "curve": curve}, anomalies)
 
 
 def _address_trial(
@@ -190,8 +189,8 @@ def rfc2889_caching(
         **row_keys("rfc2889_caching", traffic),
     }
     details = {"parameters": {**asdict(cfg), "line_rate_fps": traffic.line_rate_fps},
-               "limit_found": lower < cfg.max_addresses, "address_trials": notes, **log.summary()}
-    return SearchOutcome(metrics=metrics, trials=tuple(log.trials), details=details, anomalies=anomalies.as_tuple())
+               "limit_found": lower < cfg.max_addresses, "address_trials": notes}
+    return log.outcome(metrics, details, anomalies.as_tuple())
 
 
 def rfc2889_learning(
@@ -243,5 +242,5 @@ def rfc2889_learning(
         "address_rate_fps": cfg.address_rate_fps,
         **row_keys("rfc2889_learning", traffic),
     }
-    details = {"parameters": {**asdict(cfg), "line_rate_fps": line}, "address_trials": notes, **log.summary()}
-    return SearchOutcome(metrics=metrics, trials=tuple(log.trials), details=details, anomalies=anomalies.as_tuple())
+    details = {"parameters": {**asdict(cfg), "line_rate_fps": line}, "address_trials": notes}
+    return log.outcome(metrics, details, anomalies.as_tuple())

@@ -43,6 +43,7 @@ from vsperf.search.trials import (
     percent_of,
     rate_metrics,
     trial_rate_metrics,
+    trial_totals,
 )
 from vsperf.traffic import Traffic
 
@@ -66,8 +67,7 @@ class ThroughputAnswer:
     lower_bound_percent: float  # final bounds of the bisection, % of line rate
     upper_bound_percent: float
     generator_ceiling_percent: float | None  # lowest rate an under-delivering generator reached
-    trial_count: int
-    trial_time_s: float
+    trials: tuple[TrialResult, ...]  # the trials of this repetition
 
     @property
     def limited_by_generator(self) -> bool:
@@ -88,8 +88,7 @@ class ThroughputAnswer:
             "lower_bound_percent": self.lower_bound_percent,
             "upper_bound_percent": self.upper_bound_percent,
             "generator_ceiling_percent": self.generator_ceiling_percent,
-            "trial_count": self.trial_count,
-            "trial_time_s": self.trial_time_s,
+            **trial_totals(self.trials),
         }
 
 
@@ -133,7 +132,6 @@ def search_throughput_once(
             best = trial
         else:
             lowest_failure = trial
-    trials = log.trials[first:]
     return ThroughputAnswer(
         repetition=repetition,
         best=best,
@@ -141,8 +139,7 @@ def search_throughput_once(
         lower_bound_percent=lo,
         upper_bound_percent=hi,
         generator_ceiling_percent=ceiling,
-        trial_count=len(trials),
-        trial_time_s=sum(t.duration_s for t in trials),
+        trials=tuple(log.trials[first:]),
     )
 
 
@@ -267,8 +264,5 @@ def rfc2544_throughput(
         },
         "repetitions": [a.as_dict() for a in answers],
         "verification": verification,
-        **log.summary(),
     }
-    return SearchOutcome(
-        metrics=metrics, trials=tuple(log.trials), details=details, anomalies=anomalies.as_tuple()
-    )
+    return log.outcome(metrics, details, anomalies.as_tuple())

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from statistics import fmean
+from typing import Any
 
 from vsperf.search.measurer import LatencyStats, Measurer, TrialResult
-from vsperf.search.outcome import MetricValue
+from vsperf.search.outcome import MetricValue, SearchOutcome
 from vsperf.traffic import Traffic
 from vsperf.units import l2_mbps
 
@@ -20,6 +21,16 @@ from vsperf.units import l2_mbps
 def mean_or_zero(values: Sequence[float]) -> float:
     """The mean of `values`; 0.0 for none (a metric over no trial)."""
     return fmean(values) if values else 0.0
+
+
+def traffic_time_s(trials: Iterable[TrialResult]) -> float:
+    """Traffic time of `trials` (their durations, without the generator's waits)."""
+    return sum(trial.duration_s for trial in trials)
+
+
+def trial_totals(trials: Sequence[TrialResult]) -> dict[str, float | int]:
+    """The count and traffic time of `trials`, as an outcome's details and a repetition's record say them."""
+    return {"trial_count": len(trials), "trial_time_s": traffic_time_s(trials)}
 
 
 OnTrial = Callable[[TrialResult], None]
@@ -54,11 +65,19 @@ class TrialLog:
     @property
     def trial_time_s(self) -> float:
         """Traffic time of every trial so far (durations, without the generator's waits)."""
-        return sum(trial.duration_s for trial in self.trials)
+        return traffic_time_s(self.trials)
 
     def summary(self) -> dict[str, float | int]:
         """The count and total traffic time of the trials, for an outcome's details."""
-        return {"trial_count": len(self.trials), "trial_time_s": self.trial_time_s}
+        return trial_totals(self.trials)
+
+    def outcome(
+        self, metrics: dict[str, MetricValue], details: dict[str, Any], anomalies: Iterable[str]
+    ) -> SearchOutcome:
+        """The outcome of a search whose trials are all in this log (its details end with their
+        count and traffic time)."""
+        details = {**details, **self.summary()}
+        return SearchOutcome(metrics=metrics, trials=tuple(self.trials), details=details, anomalies=tuple(anomalies))
 
 
 def percent_of(rate_fps: float, line_fps: float) -> float:

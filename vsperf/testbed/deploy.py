@@ -76,7 +76,7 @@ def dut_tools(plan: Iterable[PlannedTest]) -> dict[str, str]:
     for pt in plan:
         if pt.simulated:
             continue
-        tools.update({"ip": "iproute2", "ethtool": "ethtool"})
+        tools["ip"] = "iproute2"  # (ethtool, for the report's port details, is optional)
         if pt.vswitch == "ovs":
             tools.update({t: "openvswitch-switch" for t in
                           ("ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-ofctl", "ovs-appctl")})

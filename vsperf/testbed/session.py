@@ -14,6 +14,7 @@ import logging
 import shlex
 import signal
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from types import TracebackType
@@ -47,13 +48,18 @@ class TestbedSession:
         executors: dict[str, Executor] = {}
         session = cls(testbed, executors, PortJournal.create(state_root, run_id))
         try:
+            remote: list[SshExecutor] = []
             for host in testbed.hosts:
                 if host.ssh is None:
                     executors[host.name] = LocalExecutor(command_log)
                 else:
                     ssh = SshExecutor(host.ssh, command_log)
                     executors[host.name] = ssh
-                    ssh.connect()
+                    remote.append(ssh)
+            # The hosts' handshakes at once; the first failing host, in file order, is the error.
+            with ThreadPoolExecutor(max_workers=max(len(remote), 1)) as pool:
+                for connecting in [pool.submit(ssh.connect) for ssh in remote]:
+                    connecting.result()
             for restored in session.restore_leftovers(state_root):
                 log.warning("restored after a killed run: %s", restored)
             for cable in testbed.cables:
