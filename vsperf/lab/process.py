@@ -34,10 +34,15 @@ def process_start_time(pid: int) -> float | None:
 
 
 def is_same_process(pid: int, start_time: float) -> bool:
-    """True when `pid` is still the process that started at `start_time` (and not a zombie)."""
+    """True when `pid` is still the process that started at `start_time` (and not a zombie).
+
+    A process whose main thread exited before its other threads shows as a zombie while those
+    threads still run and hold what it owns (a DPDK daemon's runtime files, AF_XDP sockets): it
+    counts as alive until its last thread is gone, so that a restart never races it.
+    """
     try:
         proc = psutil.Process(pid)
-        if proc.status() == psutil.STATUS_ZOMBIE:
+        if proc.status() == psutil.STATUS_ZOMBIE and proc.num_threads() <= 1:
             return False
         return abs(proc.create_time() - start_time) <= _START_TIME_TOLERANCE_S
     except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
