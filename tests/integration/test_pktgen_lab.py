@@ -91,7 +91,7 @@ def test_phy2phy_tput_counts_frames_through_a_linux_bridge(tmp_path: Path, pktge
         per_port = max(1, round(trial["requested_rate_fps"] / 2 * trial["duration_s"]))
         if "generator_under_delivery" in trial["flags"]:
             # pktgen fell behind (a busy machine) and was stopped at the trial's end: reported
-            assert 0 < trial["tx_frames"] < 2 * per_port
+            assert 0 < trial["tx_frames"] <= 2 * per_port
         else:
             assert trial["tx_frames"] == 2 * per_port
         assert 0 < trial["rx_frames"] <= trial["tx_frames"]
