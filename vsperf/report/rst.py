@@ -1,8 +1,9 @@
 """The Level Test Report in reStructuredText, rendered from a run's result files only.
 
-`render_report(results_dir)` loads results.json (`vsperf.results.load`), builds a view of
-it here, and renders templates/report.rst.j2 into `results_dir/report.rst`. Layout and prose
-live in the template; numbers, tables and computed sentences are prepared here.
+`render_rst(run, source)` builds a view of a loaded run (`vsperf.results.load`) here and renders
+templates/report.rst.j2; `vsperf.report.formats.render_report` writes it (and the other formats)
+into the results directory. Layout and prose live in the template; numbers, tables and computed
+sentences are prepared here.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import jinja2
 
 from vsperf.benchmarks.tables import TABLE_DETAIL_KEYS, seed_tables
 from vsperf.deployment import ComponentInfo
-from vsperf.errors import ConfigError
 from vsperf.paths import data_dir
 from vsperf.report.analysis import anomalies_of, conclusions, is_simulated, rationale
 from vsperf.report.anomalies import LoggedWarnings
@@ -25,8 +25,6 @@ from vsperf.report.confidence import with_confidence
 from vsperf.report.markup import Rst, finalize, format_value, grid_table, heading, item
 from vsperf.report.plots import Plot
 from vsperf.report.tables import overview_table, statistics_tables
-from vsperf.results.atomic import write_text_atomic
-from vsperf.results.load import load_results, results_file
 from vsperf.results.model import (
     ROW_ATTRIBUTE_KEYS,
     FrameSizeResult,
@@ -41,7 +39,6 @@ from vsperf.verdicts.criteria import evaluate_test
 
 REPORT_BASENAME = "report"  # results_dir/report.rst (later formats: report.md, report.html, ...)
 TEMPLATE = "report.rst.j2"
-SUPPORTED_FORMATS = ("rst",)
 DEFAULT_DOCUMENT_ID = "vsperf_LTR_{date}_DRAFT"  # as conf/00_common.yaml
 
 COMPONENT_LABELS = {
@@ -366,24 +363,3 @@ def render_rst(
     """The report of `run` as RST text (`source`: the results file it came from; `plots` by
     test index, drawn beforehand into the results directory; `warnings` from its overall.log)."""
     return _environment().get_template(TEMPLATE).render(report_context(run, source, plots, warnings))
-
-
-def render_report(results_dir: Path, *, formats: tuple[str, ...] = ("rst",)) -> list[Path]:
-    """Render the Level Test Report of the run in `results_dir` from its results.json alone.
-
-    Writes `results_dir/report.rst`; returns the files written. Raises ConfigError when the
-    results cannot be loaded or a format is not supported.
-    """
-    unknown = [f for f in formats if f not in SUPPORTED_FORMATS]
-    if unknown:
-        supported = ", ".join(SUPPORTED_FORMATS)
-        raise ConfigError(f"report format {unknown[0]!r} is not supported; use one of: {supported}")
-    source = results_file(results_dir)
-    run = load_results(source)
-    out_dir = source.parent
-    written = []
-    if "rst" in formats:
-        path = out_dir / f"{REPORT_BASENAME}.rst"
-        write_text_atomic(path, render_rst(run, source))
-        written.append(path)
-    return written

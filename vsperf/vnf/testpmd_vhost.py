@@ -22,7 +22,6 @@ from typing import Any, ClassVar
 from vsperf.context import RunContext
 from vsperf.dpdk.conf import DpdkLabConf
 from vsperf.dpdk.eal import (
-    UNIX_PATH_MAX_CHARS,
     TestpmdConfig,
     require_testpmd,
     virtio_user_vdev,
@@ -31,31 +30,9 @@ from vsperf.dpdk.testpmd import PortCounters, TestpmdProcess, TestpmdVersion
 from vsperf.errors import DeploymentError
 from vsperf.lab.env import LabEnv
 from vsperf.vnf.base import Vnf
+from vsperf.vnf.vhost import vhost_user_ports
 from vsperf.vswitch.base import PortKind, SwitchPort
 
-
-def vhost_dir(lab: LabEnv) -> Path:
-    """Directory of the vhost-user sockets (its name carries the run id, as removable dirs must)."""
-    return lab.work_path(f"vhost-{lab.ctx.run_id}")
-
-
-def vhost_socket_path(lab: LabEnv, index: int, port: int) -> Path:
-    """Socket of VNF `index`'s port `port` (short: unix socket paths are limited to 107 chars)."""
-    return vhost_dir(lab) / f"v{index}p{port}.sock"
-
-
-
-def vhost_user_ports(lab: LabEnv, index: int) -> tuple[SwitchPort, SwitchPort]:
-    """The two vhost-user ports of VNF `index` (their sockets in `vhost_dir`, which the lab removes
-    at teardown); DeploymentError when a socket path is too long for a unix socket."""
-    lab.track_dir(vhost_dir(lab))
-    ports = []
-    for k in (0, 1):
-        path = vhost_socket_path(lab, index, k)
-        if len(str(path)) > UNIX_PATH_MAX_CHARS:
-            raise DeploymentError(f"vhost-user socket path too long ({len(str(path))} chars): {path}")
-        ports.append(SwitchPort(name=f"vnf{index}.{k}", kind="vhostuser", role="vnf", socket_path=str(path)))
-    return ports[0], ports[1]
 
 class TestpmdVhostVnf(TestpmdVersion, Vnf):
     """dpdk-testpmd on two vhost-user (virtio-user) ports: the guest of a PVP loop, without a VM."""

@@ -35,7 +35,6 @@ from vsperf.search.measurer import (
     RecoveryTrialResult,
     ResetTrialResult,
     TrialResult,
-    delivery_flags,
 )
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.base import TrafficGenerator
@@ -417,19 +416,9 @@ class VsgenTrafficGenerator(TrafficGenerator):
         actual = sum(d.achieved_fps for d in result.dirs)
         rx_ports = {d.rx_port for d in result.dirs}
         latency = latency_stats([p.latency for p in result.ports if p.port in rx_ports])
-        flags = delivery_flags(rate, actual, tx, rx) + sequence_flags(result)
         tx_ports = {d.direction: d.tx_port for d in result.dirs}
-        return TrialResult(
-            kind="rate" if kind == "rate" else "burst",
-            frame_size_bytes=traffic.frame_size_bytes,
-            requested_rate_fps=rate,
-            duration_s=duration,
-            tx_frames=tx,
-            rx_frames=rx,
-            actual_tx_rate_fps=actual,
-            line_rate_fps=traffic.line_rate_fps,
-            latency=latency,
-            flags=flags,
+        return TrialResult.measured(
+            kind, traffic, rate, duration, tx, rx, actual, latency=latency, flags=sequence_flags(result),
             per_second=tuple(per_second_rows(ticks, tx_ports, traffic.frame_size_bytes)),
         )
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vsperf.search.measurer import TrialResult, delivery_flags
+from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.vsgen.protocol import DirResult, PortResult, RunResult
 
@@ -101,8 +101,4 @@ def phase_trial(traffic: Traffic, rate_fps: float, duration_s: float, counts: li
     tx = sum(c.tx_frames for c in counts)
     rx = sum(c.rx_frames for c in counts)
     actual = sum(c.tx_frames / c.duration_s for c in counts if c.duration_s > 0)
-    return TrialResult(
-        kind="rate", frame_size_bytes=traffic.frame_size_bytes, requested_rate_fps=rate_fps, duration_s=duration_s,
-        tx_frames=tx, rx_frames=rx, actual_tx_rate_fps=actual, line_rate_fps=traffic.line_rate_fps,
-        flags=delivery_flags(rate_fps, actual, tx, rx),
-    )
+    return TrialResult.measured("rate", traffic, rate_fps, duration_s, tx, rx, actual)

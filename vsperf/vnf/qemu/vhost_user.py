@@ -11,12 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-from vsperf.dpdk.eal import UNIX_PATH_MAX_CHARS
-from vsperf.errors import DeploymentError
 from vsperf.lab.env import LabEnv
 from vsperf.vnf.qemu.qemu import NicConfig, guest_mac
 from vsperf.vnf.qemu.vnf import QemuVnf
-from vsperf.vnf.testpmd_vhost import vhost_dir, vhost_socket_path
+from vsperf.vnf.vhost import vhost_user_ports
 from vsperf.vswitch.base import PortKind, SwitchPort
 
 
@@ -29,14 +27,7 @@ class QemuVhostUserVnf(QemuVnf):
     NIC_TYPE: ClassVar[str] = "vhost-user (virtio-net-pci)"
 
     def create_ports(self, lab: LabEnv, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
-        lab.track_dir(vhost_dir(lab))
-        ports = []
-        for k in (0, 1):
-            path = vhost_socket_path(lab, index, k)
-            if len(str(path)) > UNIX_PATH_MAX_CHARS:
-                raise DeploymentError(f"vhost-user socket path too long ({len(str(path))} chars): {path}")
-            ports.append(SwitchPort(name=f"vnf{index}.{k}", kind="vhostuser", role="vnf", socket_path=str(path)))
-        return ports[0], ports[1]
+        return vhost_user_ports(lab, index)
 
     def qemu_is_server(self) -> bool:
         """QEMU serves the sockets unless OVS does (VSWITCH_VHOSTUSER_SERVER_MODE)."""
