@@ -208,7 +208,10 @@ class PortSender:
         sent = count - self._wire_before
         if self._exit_code is not None:
             idle = now - (self._last_change_seen or now)
-            if sent >= self._frames or self._exit_code != 0 or idle > self._drain_idle_s:
+            # A trafgen stopped at the end of the trial exits non-zero while frames it queued in
+            # the pacer still leave: they are sent too, so wait until the port is idle.
+            failed = self._exit_code != 0 and not (self._interrupted and self._exit_code in _INTERRUPTED_EXIT_CODES)
+            if sent >= self._frames or failed or idle > self._drain_idle_s:
                 self._done = True
         self._last_poll = now
 
