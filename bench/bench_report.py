@@ -4,7 +4,8 @@ The run is the 13 tests of seed 001 (VSPERF's report) at five frame sizes on the
 (`--trafficgen dummy`), written in every format (RST, MD, HTML, PDF). Printed, each as the
 min and median of `--repeat` rounds (the machine is shared: wall times are noisy, and the
 process CPU time is printed next to them):
-- each step of a serial rendering: plots, RST, Markdown, HTML, PDF (the time per format);
+- each step of a serial rendering: plots, RST, Markdown, HTML, PDF (the time per format; the
+  PDF as one document, and in parts merged, on one process and on PDF_PROCESSES);
 - the whole report rendered serially and in parallel (worker processes), and their ratio;
 - the whole `vsperf` run with every format against the 10 s target.
 No assertions: numbers to read.
@@ -29,8 +30,10 @@ from vsperf.report.anomalies import read_log_warnings
 from vsperf.report.formats import OVERALL_LOG, render_report
 from vsperf.report.html import doctree_to_html, embed_images, for_pdf, html_to_pdf
 from vsperf.report.markdown import MarkdownWriter, parse_rst
+from vsperf.report.pdflayout import import_weasyprint, layout_part
 from vsperf.report.plots import Plot, write_plots
 from vsperf.report.rst import render_rst
+from vsperf.report.workers import PDF_PROCESSES
 from vsperf.results.load import load_results, results_file
 
 SEED_001_TESTS = [
@@ -98,7 +101,13 @@ def serial_steps(results_dir: Path) -> dict[str, tuple[float, float]]:
 
     steps["html"] = timed(html)
     pdf_html = for_pdf(str(texts["html"])).encode("utf-8")
-    steps["pdf"] = timed(lambda: html_to_pdf(pdf_html, results_dir, results_dir / "bench.pdf"))
+    # The PDF laid out as one document (as before the parts), then in parts on one process
+    # (the layout CPU time of the parts and their merge) and on PDF_PROCESSES.
+    import_weasyprint()  # imported once, outside the timings (the PDF worker imports it early too)
+    steps["pdf one document"] = timed(lambda: layout_part(pdf_html.decode("utf-8"), results_dir))
+    steps["pdf parts, 1 process"] = timed(lambda: html_to_pdf(pdf_html, results_dir, results_dir / "bench.pdf"))
+    steps[f"pdf parts, {PDF_PROCESSES} processes"] = timed(
+        lambda: html_to_pdf(pdf_html, results_dir, results_dir / "bench.pdf", processes=PDF_PROCESSES))
     return steps
 
 
@@ -114,6 +123,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="rounds (min and median are printed)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="vsperf-bench-report-"))
+    start_load = os.getloadavg()[0]  # the machine is shared: the load is part of the numbers
     try:
         base = work / "base"
         vsperf_run(base, "rst")  # the results every rendering below starts from
@@ -137,7 +147,8 @@ def main() -> None:
                                check=False).stdout
         page_count = next((ln.split()[-1] for ln in pages.splitlines() if ln.startswith("Pages:")), "?")
         print(f"seed 001: {len(SEED_001_TESTS)} tests x 5 frame sizes, simulated DUT, {args.repeat} round(s), "
-              f"{os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f}; PDF pages: {page_count}")
+              f"{os.cpu_count()} CPU(s), load average {start_load:.1f} at the start, "
+              f"{os.getloadavg()[0]:.1f} at the end; PDF pages: {page_count}")
         print("serial steps (the time per format):")
         for name, samples in steps.items():
             print("  " + line(name, samples))

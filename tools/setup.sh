@@ -16,11 +16,13 @@ extras=""
 # fonts let WeasyPrint write the PDF report; poppler-utils turns its pages into PNGs for checks.
 # openssh-server and openssh-client: the testbed tests' throwaway SSH hosts (sshd, ssh-keygen).
 # qemu-system-x86, qemu-utils: the QEMU guests (VNFs qemu-vhost-user, qemu-virtio-net); busybox-static
-# goes into `vsperf guest-image build`'s initramfs (cpio reads it back in the image's tests).
+# goes into `vsperf guest-image build`'s initramfs (cpio reads it back in the image's tests);
+# syslinux, mtools, dosfstools make the bootable qcow2 with a login of the GUEST_IMAGE test.
 PACKAGES=(python3-venv python3-pip iproute2 ethtool kmod openvswitch-switch openvswitch-switch-dpdk
           dpdk-dev netsniff-ng sysstat stress-ng make gcc clang libbpf-dev libxdp-dev linux-libc-dev nftables
           tcpreplay iperf3 poppler-utils libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0
-          fonts-dejavu-core openssh-server openssh-client qemu-system-x86 qemu-utils busybox-static cpio)
+          fonts-dejavu-core openssh-server openssh-client qemu-system-x86 qemu-utils busybox-static cpio
+          syslinux mtools dosfstools)
 missing=()
 for pkg in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -39,6 +39,8 @@ LOAD_KEYS: dict[str, type | tuple[type, ...]] = {
 }
 LOAD_PATTERNS = ("c", "m", "cm", "i")
 
+# VSPERF's test keywords -> the setting they set for the test (over --vswitch, --vnf, --trafficgen).
+KEYWORD_SETTINGS = {"vSwitch": "VSWITCH", "VNF": "VNF", "Trafficgen": "TRAFFICGEN", "Collector": "COLLECTOR"}
 # Key in the YAML file -> (required, type, help)
 TEST_KEYS: dict[str, tuple[bool, type | tuple[type, ...], str]] = {
     "Name": (True, str, "the test's name, as typed on the command line"),
@@ -47,15 +49,10 @@ TEST_KEYS: dict[str, tuple[bool, type | tuple[type, ...], str]] = {
     "Parameters": (False, dict, "settings the test overrides"),
     "Frame Modification": (False, str, "vlan: the switch pushes a VLAN tag"),
     "Load": (False, dict, "CPU or memory load during traffic (tool, load, reserved, pattern, load_memory)"),
-    "vSwitch": (False, str, "the switch of this test (VSWITCH), over --vswitch"),
-    "VNF": (False, str, "the VNF of this test (VNF), over --vnf"),
-    "Trafficgen": (False, str, "the traffic generator of this test (TRAFFICGEN), over --trafficgen"),
-    "Collector": (False, str, "the collector of this test (COLLECTOR)"),
+    **{keyword: (False, str, f"{setting} of this test") for keyword, setting in KEYWORD_SETTINGS.items()},
     "Tunnel Type": (False, str, "VSPERF's overlay tests (vxlan, gre, geneve): not supported yet"),
     "TestSteps": (False, list, "VSPERF's step-driven tests: not supported yet"),
 }
-# VSPERF's test keywords -> the setting they set for the test.
-KEYWORD_SETTINGS = {"vSwitch": "VSWITCH", "VNF": "VNF", "Trafficgen": "TRAFFICGEN", "Collector": "COLLECTOR"}
 
 
 @dataclass(frozen=True)

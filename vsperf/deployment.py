@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from vsperf.context import RunContext
+from vsperf.lifecycle import Started
 
 
 @dataclass(frozen=True)
@@ -64,8 +65,9 @@ class Component(ABC):
         return [ComponentInfo(self.ROLE, self.NAME, self.version(), self.details())]
 
 
-class Deployment(ABC):
-    """A topology between the generator ports. Use as a context manager: teardown always runs."""
+class Deployment(Started):
+    """A topology between the generator ports. Use as a context manager (`Started`): it deploys,
+    and teardown always runs, also after a failed deploy."""
 
     name: str
 
@@ -76,6 +78,14 @@ class Deployment(ABC):
     @abstractmethod
     def teardown(self) -> None:
         """Remove everything this deployment created. Safe to call twice and after a partial deploy."""
+
+    def start(self) -> None:
+        """`deploy`: what entering `with deployment:` runs."""
+        self.deploy()
+
+    def stop(self) -> None:
+        """`teardown`: what leaving `with deployment:` runs."""
+        self.teardown()
 
     @property
     @abstractmethod
@@ -96,19 +106,8 @@ class Deployment(ABC):
         they cannot be read from here."""
         return ()
 
-    def check_alive(self) -> None:  # noqa: B027 - optional hook
+    def check_alive(self) -> None:  # optional hook: nothing to check by default
         """Raise DeploymentError when a component of the deployment has died."""
-
-    def __enter__(self) -> Deployment:
-        try:
-            self.deploy()
-        except BaseException:
-            self.teardown()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.teardown()
 
 
 class SimulatedDeployment(Deployment):

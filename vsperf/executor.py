@@ -15,7 +15,9 @@ import shutil
 import subprocess
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, Protocol, runtime_checkable
 
@@ -81,13 +83,41 @@ class LocalProcess(subprocess.Popen[bytes]):
                 os.kill(self.pid, sig)
 
 
-class Executor(Protocol):
-    """Runs commands on one host, optionally inside a network namespace."""
+# Where a background command's output goes: DEVNULL, PIPE, STDOUT (stderr only) or a local binary file.
+StreamSpec = IO[bytes] | int | None
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command as its caller asked for it; each executor adds the wrapping its host needs."""
+
+    argv: tuple[str, ...]
+    netns: str | None  # run inside this network namespace (None: the host's own)
+    env: Mapping[str, str] | None  # merged into the host's environment
+
+
+@dataclass(frozen=True)
+class Streams:
+    """A background command's stdout and stderr (`StreamSpec`) and stdin (PIPE, or not)."""
+
+    stdout: StreamSpec
+    stderr: StreamSpec
+    stdin: int | None
+
+
+class Executor(ABC):
+    """Runs commands on one host, optionally inside a network namespace.
+
+    `run` and `spawn` are the one contract callers use, whatever the host; an executor supplies
+    how a command completes (`_complete`) or starts (`_start`) there, and how files travel.
+    """
+
+    command_log: CommandLog
 
     @property
+    @abstractmethod
     def host(self) -> str:
         """`local`, or the testbed's name for the remote host."""
-        ...
 
     def run(
         self,
@@ -99,8 +129,12 @@ class Executor(Protocol):
         env: Mapping[str, str] | None = None,
         input_text: str | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        """Run to completion; raise CommandError on a non-zero exit when `check`."""
-        ...
+        """Run to completion; raise CommandError on a non-zero exit when `check` (and, whatever
+        `check`, when the program is missing or overruns `timeout_s`)."""
+        proc = self._complete(Command(tuple(argv), netns, env), timeout_s, input_text)
+        if check and proc.returncode != 0:
+            raise CommandError(list(proc.args), proc.returncode, proc.stderr or proc.stdout)
+        return proc
 
     def spawn(
         self,
@@ -108,8 +142,8 @@ class Executor(Protocol):
         *,
         netns: str | None = None,
         env: Mapping[str, str] | None = None,
-        stdout: IO[bytes] | int | None = subprocess.DEVNULL,
-        stderr: IO[bytes] | int | None = subprocess.DEVNULL,
+        stdout: StreamSpec = subprocess.DEVNULL,
+        stderr: StreamSpec = subprocess.DEVNULL,
         stdin: int | None = None,
     ) -> Process:
         """Start a background process; the caller owns it and must stop it by its PID.
@@ -118,15 +152,26 @@ class Executor(Protocol):
         `stdin`: PIPE for a writable `Process.stdin` (a control channel); otherwise a local
         process inherits vsperf's (None) or reads DEVNULL, a remote one reads /dev/null.
         """
-        ...
+        return self._start(Command(tuple(argv), netns, env), Streams(stdout, stderr, stdin))
 
+    @abstractmethod
+    def _complete(
+        self, cmd: Command, timeout_s: float | None, input_text: str | None
+    ) -> subprocess.CompletedProcess[str]:
+        """Run `cmd` to its end, its full argument list as `args`; CommandError when it cannot
+        start or overruns `timeout_s`."""
+
+    @abstractmethod
+    def _start(self, cmd: Command, streams: Streams) -> Process:
+        """Start `cmd` in the background; CommandError when it cannot start."""
+
+    @abstractmethod
     def put(self, local: Path, remote: PurePosixPath | str, *, mode: int | None = None) -> None:
         """Copy a file of this machine to the host (permissions `mode` when given)."""
-        ...
 
+    @abstractmethod
     def get(self, remote: PurePosixPath | str, local: Path) -> None:
         """Copy a file of the host to this machine."""
-        ...
 
 
 def netns_argv(argv: Sequence[str], netns: str | None) -> list[str]:
@@ -153,7 +198,7 @@ class CommandLog:
             fh.write(line + "\n")
 
 
-class LocalExecutor:
+class LocalExecutor(Executor):
     """Runs commands on this machine and logs them to the per-run command log."""
 
     host = "local"
@@ -168,25 +213,18 @@ class LocalExecutor:
         merged.update(env)
         return merged
 
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        netns: str | None = None,
-        check: bool = True,
-        timeout_s: float | None = 60.0,
-        env: Mapping[str, str] | None = None,
-        input_text: str | None = None,
+    def _complete(
+        self, cmd: Command, timeout_s: float | None, input_text: str | None
     ) -> subprocess.CompletedProcess[str]:
-        full = netns_argv(argv, netns)
-        self.command_log.record(full, env)
+        full = netns_argv(cmd.argv, cmd.netns)
+        self.command_log.record(full, cmd.env)
         try:
-            proc = subprocess.run(
+            return subprocess.run(
                 full,
                 capture_output=True,
                 text=True,
                 timeout=timeout_s,
-                env=self._env(env),
+                env=self._env(cmd.env),
                 input=input_text,
                 check=False,
             )
@@ -194,27 +232,20 @@ class LocalExecutor:
             raise CommandError(full, 127, f"{full[0]}: not found") from exc
         except subprocess.TimeoutExpired as exc:
             raise CommandError(full, -1, f"timed out after {timeout_s} s") from exc
-        if check and proc.returncode != 0:
-            raise CommandError(full, proc.returncode, proc.stderr or proc.stdout)
-        return proc
 
-    def spawn(
-        self,
-        argv: Sequence[str],
-        *,
-        netns: str | None = None,
-        env: Mapping[str, str] | None = None,
-        stdout: IO[bytes] | int | None = subprocess.DEVNULL,
-        stderr: IO[bytes] | int | None = subprocess.DEVNULL,
-        stdin: int | None = None,
-    ) -> LocalProcess:
-        full = netns_argv(argv, netns)
-        self.command_log.record(full, env, note="[background] ")
+    def _start(self, cmd: Command, streams: Streams) -> LocalProcess:
+        full = netns_argv(cmd.argv, cmd.netns)
+        self.command_log.record(full, cmd.env, note="[background] ")
         try:
             # A new session keeps Ctrl-C on the terminal away from helpers: vsperf stops
             # them itself, in order, during teardown.
             return LocalProcess(
-                full, stdin=stdin, stdout=stdout, stderr=stderr, env=self._env(env), start_new_session=True
+                full,
+                stdin=streams.stdin,
+                stdout=streams.stdout,
+                stderr=streams.stderr,
+                env=self._env(cmd.env),
+                start_new_session=True,
             )
         except FileNotFoundError as exc:
             raise CommandError(full, 127, f"{full[0]}: not found") from exc

@@ -75,16 +75,9 @@ def plan_tests(
             loadgen = registries.loadgens.resolve(str(chosen))
         planned.append(
             PlannedTest(
-                test=test,
-                settings=test_settings,
-                trafficgen=gen.name,
-                vswitch=vswitch,
-                vnf=vnf,
-                simulated=simulated,
-                traffic_only=traffic_only,
-                loadgen=loadgen,
-                hold=hold,
-                test_params=test_params,
+                test=test, settings=test_settings, test_params=test_params,
+                trafficgen=gen.name, vswitch=vswitch, vnf=vnf, loadgen=loadgen,
+                simulated=simulated, traffic_only=traffic_only, hold=hold,
             )
         )
     return planned

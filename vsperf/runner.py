@@ -37,7 +37,7 @@ from vsperf.search.dispatch import run_traffic
 from vsperf.search.measurer import DutControl
 from vsperf.signals import Terminated, stop_signals_raise
 from vsperf.sysinfo import collect_environment, port_details
-from vsperf.testbed.deploy import TestbedDeployment, open_run_session
+from vsperf.testbed.deploy import TestbedDeployment, build_testbed_deployment, open_run_session
 from vsperf.testbed.hostinfo import describe_testbed, testbed_environment
 from vsperf.testbed.session import TestbedSession
 from vsperf.trafficgen.base import TrafficGenerator
@@ -102,8 +102,8 @@ def _make_deployment(pt: PlannedTest, registries: Registries, ctx: RunContext, s
     if pt.lab_deployment is None:
         return NoDeployment(pt.test.deployment) if pt.traffic_only else SimulatedDeployment(pt.test.deployment)
     if testbed is not None:  # the testbed's hosts, not the local lab (vsperf.testbed.deploy)
-        return TestbedDeployment(pt.test.deployment, testbed, run_id=ctx.run_id,
-                                 traffic=traffic_from_settings(pt.settings, size), vswitch=pt.vswitch)
+        # The lab's switch and VNF classes, their commands through the DUT host's executor.
+        return build_testbed_deployment(pt, registries, ctx, testbed, size)
     return build_deployment(
         pt.lab_deployment,
         settings=pt.settings,

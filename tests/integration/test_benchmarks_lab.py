@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from vsperf.context import work_dir_for
 ROOT = Path(__file__).resolve().parents[2]
 INTERPOSER_SOURCE = Path(__file__).resolve().parent / "data" / "interposer_count.c"
 QUICK = "REPORT_FORMATS=('rst',)"
+OVS_DPDK = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
 
 pytestmark = pytest.mark.root
 
@@ -198,3 +200,33 @@ def test_two_queues_per_port_across_ovs_afxdp(tmp_path: Path) -> None:
         # read from sysfs: the switch end's rx queues and the generator end's tx queues
         assert point["queues"] == "2 / 2" and point["rx_tester_mpps"] > 0 and point["rx_dut_mpps"] > 0
     assert_clean(out)
+
+
+@pytest.mark.skipif(not Path(OVS_DPDK).exists(), reason="OVS-DPDK missing: apt-get install openvswitch-switch-dpdk")
+def test_two_rx_queues_per_port_across_ovs_dpdk(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    params = f"{QUICK};SWEEP_FLOWS=[8];SWEEP_DURATION_S=0.5;DPDK_PORT_DRIVER=af_packet"
+    proc = vsperf("phy2phy_sweep_bw_q2", "--vswitch", "ovs-dpdk", "--results-dir", str(out), "--test-params", params)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for result in results(out)["tests"][0]["results"]:  # 64 and 1500 bytes
+        (point,) = result["details"]["points"]
+        assert point["queues"] == "2 / 2" and point["rx_tester_mpps"] > 0 and point["rx_dut_mpps"] > 0
+    log = (out / "overall.log").read_text()
+    # OVS's PMD thread polls both rx queues of each veth port, and both took frames (8 flows
+    # spread by the kernel's fanout hash)
+    rxq_show = log.split("PMD rx queues polled:", 1)[1].split(" INFO ", 1)[0]
+    for port in ("p0", "p1"):
+        assert re.findall(rf"port: vsp\w+{port}\s+queue-id:\s+(\d) \(enabled\)", rxq_show) == ["0", "1"]
+    per_queue = re.findall(r"rx packets per queue: q0=(\d+), q1=(\d+)", log)
+    assert len(per_queue) == 2 and all(int(n) > 0 for counts in per_queue for n in counts)
+    assert_clean(out)
+
+
+@pytest.mark.skipif(not Path(OVS_DPDK).exists(), reason="OVS-DPDK missing: apt-get install openvswitch-switch-dpdk")
+def test_ovs_dpdk_refuses_two_queues_on_af_xdp(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    params = f"{QUICK};SWEEP_FLOWS=[8];DPDK_PORT_DRIVER=af_xdp"
+    proc = vsperf("phy2phy_sweep_bw_q2", "--vswitch", "ovs-dpdk", "--results-dir", str(out), "--test-params", params)
+    assert proc.returncode == 2
+    (line,) = proc.stderr.strip().splitlines()
+    assert "LAB_PORT_QUEUES=2" in line and "DPDK_PORT_DRIVER=af_packet" in line and "combined" in line

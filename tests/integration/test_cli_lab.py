@@ -3,22 +3,18 @@ frames, results on disk, and nothing left behind however the run ends."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
+from cli_helpers import command, environment, leftovers, params_text, results, vsperf
 from conftest import lab_skip_reason
 
-from vsperf.lab import netdev
-
-ROOT = Path(__file__).resolve().parents[2]
 SHORT_SETTINGS = {
     "TRAFFICGEN_DURATION": "1",
     "TRAFFICGEN_PKT_SIZES": "(64,)",
@@ -31,7 +27,7 @@ SHORT_SETTINGS = {
 
 def short(**overrides: str) -> str:
     """--test-params for short trials, with `overrides`."""
-    return ";".join(f"{k}={v}" for k, v in {**SHORT_SETTINGS, **overrides}.items())
+    return params_text(SHORT_SETTINGS, **overrides)
 
 
 SHORT = short()
@@ -44,39 +40,6 @@ def _lab() -> None:
     reason = lab_skip_reason()
     if reason:
         pytest.skip(reason)
-
-
-def command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "vsperf", *args]
-
-
-def environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TRAFFIC", "VSWITCH", "VNF", "GUEST"))}
-    env["PYTHONPATH"] = str(ROOT)
-    return env
-
-
-def vsperf(*args: str, timeout_s: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command(*args), capture_output=True, text=True, env=environment(), timeout=timeout_s)
-
-
-def results(out: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((out / "results.json").read_text())
-    return data
-
-
-def leftovers(run_id: str) -> list[str]:
-    tag = f"vsp{run_id}"
-    found = [f"netns {n}" for n in netdev.list_netns() if n.startswith(tag)]
-    for proc in psutil.process_iter(["pid", "cmdline"]):
-        cmdline = " ".join(proc.info.get("cmdline") or [])
-        if tag in cmdline or f"vsperf-{run_id}" in cmdline:
-            found.append(f"process {proc.info['pid']}: {cmdline[:100]}")
-    for path in (Path("/run/vsperf") / run_id, Path("/tmp") / f"vsperf-{run_id}"):
-        if path.exists():
-            found.append(str(path))
-    found += [f"dpdk runtime dir {p}" for p in Path("/var/run/dpdk").glob(f"{tag}*")]
-    return found
 
 
 def assert_measured(out: Path, vswitch: str) -> dict[str, Any]:

@@ -1,32 +1,37 @@
 """QEMU guests as VNFs through the `vsperf` command (root, real QEMU: TCG on machines whose KVM
-does not work): PVP and PVVP with vhost-user (OVS-DPDK) and virtio-net (taps on ovs and the Linux
-bridge), frames counted end to end, a guest that dies, and a SIGKILLed run's guests removed.
+does not work): pvp_tput and pvp_back2back with vhost-user (OVS-DPDK) and virtio-net (taps on ovs
+and the Linux bridge), testpmd and linux_bridge loopbacks, PVVP with two guests, a user's qcow2
+image that vsperf logs in to, frames counted end to end, a guest that dies, and a SIGKILLed run's
+guests removed.
 
 TCG guests forward 10^4-10^5 frames/s here, less when the machine is busy: the rates are low (at
-most 0.02 % of 10 GbE at 64 B, ~3 kframes/s per direction), trials short (1 s), and each test
-boots as few guests as it can. The
+most 0.02 % of 10 GbE at 64 B, ~3 kframes/s per direction), trials short (1 s or less), tests that
+share a topology run in one `vsperf` invocation, and each test boots as few guests as it can. The
 guest image is built once into the default cache (GUEST_IMAGE_CACHE_DIR) and reused.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
+from cli_helpers import command, environment, leftovers, params_text, results
+from cli_helpers import vsperf as run_vsperf
 from conftest import lab_skip_reason
+from login_image import build_login_image, missing_tool
 
-from vsperf.lab import netdev
+from vsperf.vnf.qemu.console import clean
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.root
 
 # Low rates TCG guests carry on a busy 2-CPU machine: the search starts at 0.02 % of 10 GbE
@@ -42,7 +47,11 @@ LOW_RATE = {
 
 
 def params(**overrides: str) -> str:
-    return ";".join(f"{k}={v}" for k, v in {**LOW_RATE, **overrides}.items())
+    return params_text(LOW_RATE, **overrides)
+
+
+def vsperf(*args: str, timeout_s: float = 400) -> subprocess.CompletedProcess[str]:
+    return run_vsperf(*args, timeout_s=timeout_s)
 
 
 @pytest.fixture(autouse=True)
@@ -57,56 +66,17 @@ def _qemu_lab() -> None:
         pytest.skip("busybox missing: apt-get install busybox-static")
 
 
-def command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "vsperf", *args]
-
-
-def environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TRAFFIC", "VSWITCH", "VNF", "GUEST"))}
-    env["PYTHONPATH"] = str(ROOT)
-    return env
-
-
-def vsperf(*args: str, timeout_s: float = 400) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command(*args), capture_output=True, text=True, env=environment(), timeout=timeout_s)
-
-
-def results(out: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((out / "results.json").read_text())
-    return data
-
-
-def leftovers(run_id: str) -> list[str]:
-    """Namespaces, processes (QEMU carries the tag in -name), state and work dirs of the run."""
-    tag = f"vsp{run_id}"
-    found = [f"netns {n}" for n in netdev.list_netns() if n.startswith(tag)]
-    for proc in psutil.process_iter(["pid", "cmdline"]):
-        cmdline = " ".join(proc.info.get("cmdline") or [])
-        if tag in cmdline or f"vsperf-{run_id}" in cmdline:
-            found.append(f"process {proc.info['pid']}: {cmdline[:100]}")
-    for path in (Path("/run/vsperf") / run_id, Path("/tmp") / f"vsperf-{run_id}"):
-        if path.exists():
-            found.append(str(path))
-    return found
-
-
 def vnf_entries(test: dict[str, Any]) -> list[dict[str, Any]]:
     return [c for c in test["components"] if c["role"] == "vnf"]
 
 
-def assert_end_to_end(out: Path, guests: int) -> dict[str, Any]:
-    """The test passed, every frame sent came back, each guest's console log is in the results."""
-    data = results(out)
-    test = data["tests"][0]
-    assert test["status"] == "passed", test["error"]
-    result = test["results"][0]
-    assert result["metrics"]["throughput_rx_fps"] > 0
-    # Zero-loss throughput: some trial got every frame it sent back through the guests.
-    lossless = [t for t in result["trials"] if t["tx_frames"] > 500 and t["rx_frames"] == t["tx_frames"]]
-    assert lossless, [(t["tx_frames"], t["rx_frames"]) for t in result["trials"]]
-    for index in range(guests):
-        console = (out / f"guest{index}-console.log").read_text()
-        assert "VSPERF-GUEST-FORWARDING" in console
+def lossless(trials: list[dict[str, Any]], minimum: int) -> list[dict[str, Any]]:
+    """Trials that got every frame they sent (at least `minimum`) back through the guests."""
+    return [t for t in trials if t["tx_frames"] >= minimum and t["rx_frames"] == t["tx_frames"]]
+
+
+def assert_guests(test: dict[str, Any], guests: int) -> list[dict[str, Any]]:
+    """The test's VNF entries: `guests` QEMU guests, with the accelerator they ran with."""
     vnfs = vnf_entries(test)
     assert len(vnfs) == guests
     for vnf in vnfs:
@@ -114,6 +84,26 @@ def assert_end_to_end(out: Path, guests: int) -> dict[str, Any]:
         assert vnf["details"]["accel"] in ("kvm", "tcg")
         if vnf["details"]["accel"] == "tcg":
             assert "functional, not performance" in vnf["details"]["accel_note"]
+    return vnfs
+
+
+def assert_throughput(test: dict[str, Any], guests: int) -> list[dict[str, Any]]:
+    """pvp/pvvp_tput passed with a zero-loss rate: some trial got every frame back."""
+    assert test["status"] == "passed", test["error"]
+    result = test["results"][0]
+    assert result["metrics"]["throughput_rx_fps"] > 0
+    assert lossless(result["trials"], 500), [(t["tx_frames"], t["rx_frames"]) for t in result["trials"]]
+    return assert_guests(test, guests)
+
+
+def assert_end_to_end(out: Path, guests: int) -> dict[str, Any]:
+    """The throughput test passed end to end, each guest's console log is in the results, and
+    nothing of the run is left."""
+    data = results(out)
+    assert_throughput(data["tests"][0], guests)
+    for index in range(guests):
+        console = (out / f"guest{index}-console.log").read_text()
+        assert "VSPERF-GUEST-FORWARDING" in console
     assert leftovers(data["run_id"]) == []
     return data
 
@@ -138,32 +128,75 @@ def test_guest_image_build_is_cached_and_carries_only_what_guests_need() -> None
     assert (manifest_path.parent / "initrd.gz").stat().st_size == manifest["initrd_bytes"]
 
 
-def test_pvp_tput_vhost_user_testpmd_loopback_on_ovs_dpdk(tmp_path: Path) -> None:
+@pytest.mark.parametrize("vswitch, vnf, loopback", [
+    pytest.param("ovs-dpdk", "QemuDpdkVhostUser", "testpmd", id="vhost-user-ovs-dpdk-testpmd"),
+    pytest.param("ovs", "QemuVirtioNet", "linux_bridge", id="virtio-net-ovs-linux_bridge"),
+    pytest.param("linux-bridge", "QemuVirtioNet", "testpmd", id="virtio-net-linux-bridge-testpmd"),
+])
+def test_pvp_tput_and_back2back(tmp_path: Path, vswitch: str, vnf: str, loopback: str) -> None:
+    """Both PVP tests of seed 001 in one run (a guest boots for each), frames counted end to end."""
     out = tmp_path / "run"
-    proc = vsperf("pvp_tput", "--vswitch", "ovs-dpdk", "--vnf", "QemuDpdkVhostUser", "--results-dir", str(out),
-                  "--test-params", params(GUEST_LOOPBACK="['testpmd']", GUEST_TESTPMD_FWD_MODE="['io']"))
+    proc = vsperf("pvp_tput", "pvp_back2back", "--vswitch", vswitch, "--vnf", vnf, "--results-dir", str(out),
+                  "--test-params", params(TRAFFICGEN_DURATION="0.5", TRAFFICGEN_B2B_GRANULARITY_FRAMES="100",
+                                          GUEST_LOOPBACK=f"['{loopback}']", GUEST_TESTPMD_FWD_MODE="['io']"))
     assert proc.returncode == 0, proc.stderr[-3000:]
-    data = assert_end_to_end(out, guests=1)
-    vnf = vnf_entries(data["tests"][0])[0]
-    assert vnf["name"] == "qemu-vhost-user"
-    assert vnf["details"]["loopback"] == "testpmd" and vnf["details"]["forwarding_mode"] == "io"
-    assert "loopback=testpmd fwd=io" in (out / "guest0-console.log").read_text()
+    data = results(out)
+    tput, b2b = data["tests"]
+    assert (tput["name"], b2b["name"]) == ("pvp_tput", "pvp_back2back")
+    assert_throughput(tput, guests=1)
+    assert b2b["status"] == "passed", b2b["error"]
+    assert b2b["results"][0]["metrics"]["b2b_frames"] >= 100
+    # The longest lossless burst came back whole through the guest.
+    assert lossless(b2b["results"][0]["trials"], 100), b2b["results"][0]["trials"]
+    assert_guests(b2b, guests=1)
+    for test in (tput, b2b):
+        details = vnf_entries(test)[0]["details"]
+        assert vnf_entries(test)[0]["name"] == {"QemuDpdkVhostUser": "qemu-vhost-user"}.get(vnf, "qemu-virtio-net")
+        assert details["loopback"] == loopback
+        if loopback == "testpmd":
+            assert details["forwarding_mode"] == "io"
+        if vnf == "QemuVirtioNet":
+            assert details["vhost_net"].startswith(("on", "off"))
+    # One console log per guest boot: the second test's guest numbers its log on.
+    for name in ("guest0-console.log", "guest0-console-2.log"):
+        assert f"VSPERF-GUEST-FORWARDING loopback={loopback}" in (out / name).read_text()
+    assert leftovers(data["run_id"]) == []
 
 
-def test_pvp_back2back_virtio_net_on_the_linux_bridge(tmp_path: Path) -> None:
+def qemu_snapshot_files() -> set[Path]:
+    """QEMU's -snapshot overlays (unlinked at once, so none should ever be seen)."""
+    return set(Path(os.environ.get("TMPDIR", "/var/tmp")).glob("vl.*"))
+
+
+def test_pvp_tput_logs_in_to_a_users_qcow2_image(tmp_path: Path) -> None:
+    """GUEST_IMAGE: a qcow2 that boots to a login and forwards nothing by itself; vsperf logs in on
+    the serial console and sets up the loopback, as VSPERF did; the image is never modified."""
+    reason = missing_tool()
+    if reason:
+        pytest.skip(reason)
+    built = vsperf("guest-image", "build")
+    assert built.returncode == 0, built.stderr[-3000:]
+    image_dir = Path(built.stdout.split("manifest: ", 1)[1].split()[0]).parent
+    qcow2 = build_login_image(tmp_path / "image", image_dir, password="s3cret-login", hostname="vsperf-login")
+    digest = hashlib.sha256(qcow2.read_bytes()).hexdigest()
+    overlays = qemu_snapshot_files()
     out = tmp_path / "run"
-    proc = vsperf("pvp_back2back", "--vswitch", "linux-bridge", "--vnf", "QemuVirtioNet",
-                  "--results-dir", str(out), "--test-params",
-                  params(TRAFFICGEN_DURATION="0.5", TRAFFICGEN_B2B_GRANULARITY_FRAMES="100"))
+    proc = vsperf("pvp_tput", "--vswitch", "linux-bridge", "--vnf", "QemuVirtioNet", "--results-dir", str(out),
+                  "--test-params", params(GUEST_IMAGE=f"['{qcow2}']", GUEST_USERNAME="['root']",
+                                          GUEST_PASSWORD="['s3cret-login']", GUEST_PROMPT="['vsperf-login ~]#']",
+                                          GUEST_LOOPBACK="['linux_bridge']"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     data = results(out)
     test = data["tests"][0]
-    assert test["status"] == "passed", test["error"]
-    assert test["results"][0]["metrics"]["b2b_frames"] > 0
-    vnf = vnf_entries(test)[0]
-    assert vnf["name"] == "qemu-virtio-net" and vnf["details"]["loopback"] == "linux_bridge"
-    assert vnf["details"]["vhost_net"].startswith(("on", "off"))
-    assert "loopback=linux_bridge" in (out / "guest0-console.log").read_text()
+    vnf = assert_throughput(test, guests=1)[0]
+    assert vnf["details"]["image"] == str(qcow2) and vnf["details"]["loopback"] == "linux_bridge"
+    console = (out / "guest0-console.log").read_text(errors="replace")
+    assert "vsperf-login login: root" in console and "Password:" in console
+    # Every command vsperf typed ran, the last one too; vsperf's own image's marker is not there.
+    assert re.search(r"ip link set br0 up\n\[root@vsperf-login ~\]#", clean(console)), clean(console)[-600:]
+    assert "VSPERF-GUEST" not in console
+    assert hashlib.sha256(qcow2.read_bytes()).hexdigest() == digest
+    assert qemu_snapshot_files() == overlays
     assert leftovers(data["run_id"]) == []
 
 
@@ -186,10 +219,11 @@ def qemu_pid(run_id: str) -> int | None:
 
 
 def start_long_run(out: Path) -> subprocess.Popen[str]:
-    """pvp_tput on the Linux bridge with trials long enough to kill something in the middle."""
+    """pvp_tput on the Linux bridge with trials long enough to kill something in the middle (a
+    guest that dies is noticed when the trial ends: longer trials only make the test slower)."""
     return subprocess.Popen(
         command("pvp_tput", "--vswitch", "linux-bridge", "--vnf", "QemuVirtioNet", "--results-dir", str(out),
-                "--test-params", params(TRAFFICGEN_DURATION="20")),
+                "--test-params", params(TRAFFICGEN_DURATION="10")),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment(), start_new_session=True,
     )
 

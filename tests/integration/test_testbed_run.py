@@ -23,7 +23,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from sshd_hosts import SshdServer, make_host_netns, remove_netns, run_sshd, sshd_skip_reason, start_sshd
+from cabled_hosts import cable_states, cabled_hosts, ip, links_in, state_in
+from sshd_hosts import SshdServer, run_sshd, sshd_skip_reason
 
 from vsperf.lab.state import DEFAULT_STATE_ROOT
 from vsperf.testbed.ports import PortState
@@ -38,6 +39,7 @@ CABLES = [(f"{TAG}a0", f"{TAG}b0"), (f"{TAG}a1", f"{TAG}b1")]
 # Host names of this test only: the port journals in /run/vsperf name hosts, and another test's
 # leftover for a "hosta" must not be replayed on these.
 DUT, GEN = f"dut{TAG}", f"gen{TAG}"
+OVS_DPDK_BINARY = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
 
 
 @dataclass
@@ -65,10 +67,6 @@ class Bed:
         return path
 
 
-def _ip(*argv: str) -> None:
-    subprocess.run(["ip", *argv], check=True, capture_output=True)
-
-
 def _skip_reason() -> str | None:
     reason = sshd_skip_reason()
     if reason:
@@ -84,29 +82,17 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
     if reason:
         pytest.skip(reason)
     base = tmp_path_factory.mktemp("testbed_run")
-    servers: dict[str, SshdServer] = {}
     try:
-        for host in ("a", "b"):
-            make_host_netns(NS[host], f"{TAG}c{host}", *CTL[host])
-            servers[host] = start_sshd(base / host, f"host{host}", address=CTL[host][1], port=2222, netns=NS[host])
-        for a_if, b_if in CABLES:  # the "physical NICs", cabled A <-> B; A's first one has an address
-            _ip("link", "add", a_if, "netns", NS["a"], "type", "veth", "peer", "name", b_if, "netns", NS["b"])
-        _ip("-n", NS["a"], "addr", "add", "198.18.103.1/30", "dev", CABLES[0][0])
-        for ns, ifname in ((NS["a"], CABLES[0][0]), (NS["b"], CABLES[0][1]), (NS["b"], CABLES[1][1])):
-            _ip("-n", ns, "link", "set", ifname, "up")
-        # Like a NIC, A's ends take XDP frames (veth does with GRO on): vsgen's fast path. Set while
-        # up: on a down veth the flag is kept but (on 6.18 here) the peer's XDP frames are not taken.
-        _ip("-n", NS["a"], "link", "set", CABLES[1][0], "up")
-        for a_if, _ in CABLES:
-            subprocess.run(["ip", "netns", "exec", NS["a"], "ethtool", "-K", a_if, "gro", "on"], check=True,
-                           capture_output=True)
-        _ip("-n", NS["a"], "link", "set", CABLES[1][0], "down")
-        yield Bed(servers, base)
+        with cabled_hosts(base, TAG, NS, CTL, CABLES, "198.18.103.1/30") as servers:
+            # Like a NIC, A's ends take XDP frames (veth does with GRO on): vsgen's fast path. Set while
+            # up: on a down veth the flag is kept but (on 6.18 here) the peer's XDP frames are not taken.
+            ip("-n", NS["a"], "link", "set", CABLES[1][0], "up")
+            for a_if, _ in CABLES:
+                subprocess.run(["ip", "netns", "exec", NS["a"], "ethtool", "-K", a_if, "gro", "on"], check=True,
+                               capture_output=True)
+            ip("-n", NS["a"], "link", "set", CABLES[1][0], "down")
+            yield Bed(servers, base)
     finally:
-        for srv in servers.values():
-            srv.stop()
-        for host in ("a", "b"):
-            remove_netns(NS[host], f"{TAG}c{host}")
         # A failed test's run may leave its port journal, daemons and directories; its hosts'
         # interfaces went with the namespaces.
         for journal in DEFAULT_STATE_ROOT.glob("testbed-*.json"):
@@ -120,25 +106,8 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
                 journal.unlink()
 
 
-def state_in(ns: str, ifname: str) -> PortState:
-    """A port's state read directly in its namespace (not through vsperf)."""
-    out = subprocess.run(["ip", "-n", ns, "-j", "-d", "addr", "show", "dev", ifname], capture_output=True,
-                         text=True, check=True).stdout
-    link = json.loads(out)[0]
-    addrs = tuple(f"{a['local']}/{a['prefixlen']}" for a in link.get("addr_info", [])
-                  if not (a["family"] == "inet6" and a.get("scope") == "link"))
-    flags = set(link["flags"])
-    return PortState(ifname, "UP" in flags, "LOWER_UP" in flags, link["mtu"], addrs, "xdp" in link,
-                     link.get("master"))
-
-
 def all_states() -> dict[str, PortState]:
-    return {a: state_in(NS["a"], a) for a, _ in CABLES} | {b: state_in(NS["b"], b) for _, b in CABLES}
-
-
-def links_in(ns: str) -> set[str]:
-    out = subprocess.run(["ip", "-n", ns, "-j", "link", "show"], capture_output=True, text=True, check=True).stdout
-    return {link["ifname"] for link in json.loads(out)}
+    return cable_states(NS, CABLES)
 
 
 def engines_of(run_id: str) -> list[int]:
@@ -162,6 +131,7 @@ def assert_nothing_left(run_id: str, before: dict[str, PortState], links_before:
     assert {h: links_in(NS[h]) for h in NS} == links_before
     assert not Path(f"/tmp/vsperf-{run_id}-vsgen").exists() and not Path(f"/tmp/vsperf-{run_id}-ovs").exists()
     assert engines_of(run_id) == [] and daemons_of(run_id) == []
+    assert vnf_namespaces(run_id) == []
     assert not (DEFAULT_STATE_ROOT / f"testbed-{run_id}.json").exists()
 
 
@@ -170,16 +140,30 @@ def _vsperf(*args: str, cwd: Path) -> subprocess.Popen[str]:
                             text=True, cwd=cwd)
 
 
-def _args(bed: Bed, results: Path, sizes: str, vswitch: str = "linux-bridge") -> list[str]:
-    return ["phy2phy_tput", "--vswitch", vswitch, "--trafficgen", "vsgen", "--testbed",
-            str(bed.testbed_file()), "--test-params", f"TRAFFICGEN_DURATION=1;TRAFFICGEN_PKT_SIZES={sizes}",
+def _args(bed: Bed, results: Path, sizes: str, vswitch: str = "linux-bridge", test: str = "phy2phy_tput",
+          params: str = "") -> list[str]:
+    return [test, "--vswitch", vswitch, "--trafficgen", "vsgen", "--testbed",
+            str(bed.testbed_file()), "--test-params", f"TRAFFICGEN_DURATION=1;TRAFFICGEN_PKT_SIZES={sizes}{params}",
             "--results-dir", str(results)]
 
 
-@pytest.mark.parametrize("vswitch", ["linux-bridge", "ovs"])
-def test_phy2phy_tput_on_two_ssh_hosts(bed: Bed, tmp_path: Path, vswitch: str) -> None:
-    if vswitch == "ovs" and shutil.which("ovs-vswitchd") is None:
+def vnf_namespaces(run_id: str) -> list[str]:
+    """The namespaces of run `run_id`'s VNFs on the DUT host (`ip netns` names: the hosts share
+    this machine's /run/netns)."""
+    out = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    return [ns["name"] for ns in json.loads(out or "[]") if ns["name"].startswith(f"vst{run_id}")]
+
+
+def _skip_missing_switch(vswitch: str) -> None:
+    if vswitch.startswith("ovs") and shutil.which("ovs-vswitchd") is None:
         pytest.skip("ovs-vswitchd missing: apt-get install openvswitch-switch")
+    if vswitch == "ovs-dpdk" and not Path(OVS_DPDK_BINARY).is_file():
+        pytest.skip(f"{OVS_DPDK_BINARY} missing: apt-get install openvswitch-switch-dpdk")
+
+
+@pytest.mark.parametrize("vswitch", ["linux-bridge", "ovs", "ovs-dpdk"])
+def test_phy2phy_tput_on_two_ssh_hosts(bed: Bed, tmp_path: Path, vswitch: str) -> None:
+    _skip_missing_switch(vswitch)
     before, links_before = all_states(), {h: links_in(NS[h]) for h in NS}
     results = tmp_path / "run"
     proc = _vsperf(*_args(bed, results, "(64,)", vswitch), cwd=tmp_path)
@@ -194,6 +178,7 @@ def test_phy2phy_tput_on_two_ssh_hosts(bed: Bed, tmp_path: Path, vswitch: str) -
     # the kernel bridge forwards in the sender's context (back-pressure: a zero-loss rate exists);
     # OVS's AF_PACKET ports on this loaded machine may lose frames at every rate tried
     assert metrics["throughput_rx_fps"] > (1000 if vswitch == "linux-bridge" else -1)
+    assert any(c["role"] == "vswitch" and c["name"] == vswitch for c in test["components"])
     assert (results / "result_0_phy2phy_tput_p2p.csv").is_file() or list(results.glob("result_*_phy2phy_tput_*.csv"))
     hosts = {h["name"]: h for h in data["environment"]["testbed_hosts"]}
     assert hosts[DUT]["roles"] == ["DUT"] and hosts[GEN]["roles"] == ["traffic generator"]
@@ -207,6 +192,38 @@ def test_phy2phy_tput_on_two_ssh_hosts(bed: Bed, tmp_path: Path, vswitch: str) -
     assert re.search(rf"\[{GEN}\] scp .* root@{re.escape(CTL['b'][1])}:/tmp/vsperf-\w+-vsgen/{ENGINE_NAME}", log)
     assert re.search(rf"\[{GEN}\] \[background\] ssh .*vsperf-\w+-vsgen/{ENGINE_NAME}", log)
     assert_nothing_left(data["run_id"], before, links_before)
+
+
+@pytest.mark.parametrize("vswitch", ["linux-bridge", "ovs", "ovs-dpdk"])
+def test_pvp_tput_netns_vnf_on_the_dut_host(bed: Bed, tmp_path: Path, vswitch: str) -> None:
+    _skip_missing_switch(vswitch)
+    before, links_before = all_states(), {h: links_in(NS[h]) for h in NS}
+    results = tmp_path / "run"
+    # A coarse search (fewer 1 s trials): OVS on this machine loses frames at most rates tried.
+    coarse = ";TRAFFICGEN_RFC2544_RESOLUTION_PERCENT=2"
+    proc = _vsperf(*_args(bed, results, "(64,)", vswitch, test="pvp_tput", params=coarse), "--vnf", "netns",
+                   cwd=tmp_path)
+    _out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    data = json.loads((results / "results.json").read_text())
+    test = data["tests"][0]
+    assert test["status"] == "passed" and test["deployment"] == "pvp"
+    # real frames crossed host B -> host A's switch -> the VNF's namespace on host A -> switch -> host B
+    assert sum(t["rx_frames"] for t in test["results"][0]["trials"]) > 10_000
+    assert test["results"][0]["metrics"]["throughput_rx_fps"] > (1000 if vswitch == "linux-bridge" else -1)
+    vnf = next(c for c in test["components"] if c["role"] == "vnf")
+    run_id = str(data["run_id"])
+    assert vnf["name"] == "netns" and vnf["details"]["host"] == DUT
+    assert vnf["details"]["namespace"] == f"vst{run_id}v0" and vnf["details"]["loopback"] == "linux_bridge"
+    log = (results / "commands.log").read_text()
+    # the VNF was built on host A, over SSH: its namespace, its veths into it, its loopback bridge
+    assert re.search(rf"\[{DUT}\] ssh .* 'timeout -k 2 \d+ ip netns add vst{run_id}v0'", log)
+    assert re.search(rf"\[{DUT}\] ssh .* ip link add vst{run_id}v0s0 mtu \d+ type veth peer name "
+                     rf"vst{run_id}v0i0 mtu \d+ netns vst{run_id}v0", log)
+    assert re.search(rf"\[{DUT}\] ssh .* ip netns exec vst{run_id}v0 ip link add name vst{run_id}v0b type bridge",
+                     log)
+    assert not re.search(r"^\S+ \S+ (ip|sysctl|ovs-\w+) ", log, re.M)  # nothing of the DUT's ran on the controller
+    assert_nothing_left(run_id, before, links_before)
 
 
 def _wait_for_results(path: Path, proc: subprocess.Popen[str], timeout_s: float) -> dict[str, object]:
@@ -225,8 +242,7 @@ def _wait_for_results(path: Path, proc: subprocess.Popen[str], timeout_s: float)
 
 @pytest.mark.parametrize("vswitch", ["linux-bridge", "ovs"])
 def test_dut_host_lost_mid_trial_exit_1_results_kept_next_run_cleans(bed: Bed, tmp_path: Path, vswitch: str) -> None:
-    if vswitch == "ovs" and shutil.which("ovs-vswitchd") is None:
-        pytest.skip("ovs-vswitchd missing: apt-get install openvswitch-switch")
+    _skip_missing_switch(vswitch)
     before, links_before = all_states(), {h: links_in(NS[h]) for h in NS}
     results = tmp_path / "lost"
     proc = _vsperf(*_args(bed, results, "(64,1518)", vswitch), cwd=tmp_path)
@@ -268,10 +284,12 @@ def test_dut_host_lost_mid_trial_exit_1_results_kept_next_run_cleans(bed: Bed, t
     assert_nothing_left(str(data["run_id"]), before, links_before)
 
 
-def test_vsperf_killed_mid_trial_its_engine_ends_and_the_next_run_cleans_both_hosts(bed: Bed, tmp_path: Path) -> None:
+@pytest.mark.parametrize("test", ["phy2phy_tput", "pvp_tput"])
+def test_vsperf_killed_mid_trial_its_engine_ends_and_the_next_run_cleans_both_hosts(bed: Bed, tmp_path: Path,
+                                                                                   test: str) -> None:
     before, links_before = all_states(), {h: links_in(NS[h]) for h in NS}
     results = tmp_path / "killed"
-    proc = _vsperf(*_args(bed, results, "(64,1518)"), cwd=tmp_path)
+    proc = _vsperf(*_args(bed, results, "(64,1518)", test=test), cwd=tmp_path)
     try:
         data = _wait_for_results(results / "results.json", proc, 300)
         run_id = str(data["run_id"])
@@ -292,6 +310,9 @@ def test_vsperf_killed_mid_trial_its_engine_ends_and_the_next_run_cleans_both_ho
     assert not any(s.xdp_attached for s in all_states().values())
     assert Path(f"/tmp/vsperf-{run_id}-vsgen").exists()  # the copy stays until the next run
     assert any(name.startswith("vsperf") for name in links_in(NS["a"]) - links_before["a"])
+    if test == "pvp_tput":  # the VNF's namespace and its veths into host A stay, in the journal
+        assert vnf_namespaces(run_id) == [f"vst{run_id}v0"]
+        assert {f"vst{run_id}v0s0", f"vst{run_id}v0s1"} <= links_in(NS["a"])
     nxt = subprocess.run([sys.executable, "-m", "vsperf", "phy2phy_tput", "--trafficgen", "dummy", "--testbed",
                           str(bed.testbed_file()), "--test-params", "TRAFFICGEN_PKT_SIZES=(64,)", "--results-dir",
                           str(tmp_path / "next")], capture_output=True, text=True, cwd=tmp_path, timeout=300)

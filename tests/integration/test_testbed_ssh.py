@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sshd_hosts import SshdServer, make_host_netns, remove_netns, run_sshd, sshd_skip_reason, start_sshd
+from cabled_hosts import cable_states, cabled_hosts, state_in
+from sshd_hosts import SshdServer, run_sshd, sshd_skip_reason
 
 from vsperf.executor import CommandLog
 from vsperf.remote.connection import HostLostError, SshHost
@@ -75,48 +76,19 @@ class Bed:
         return path
 
 
-def _ip(*argv: str) -> None:
-    subprocess.run(["ip", *argv], check=True, capture_output=True)
-
-
 @pytest.fixture(scope="module")
 def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
     reason = sshd_skip_reason()
     if reason:
         pytest.skip(reason)
     base = tmp_path_factory.mktemp("testbed")
-    servers: dict[str, SshdServer] = {}
-    try:
-        for host in ("a", "b"):
-            make_host_netns(NS[host], f"{TAG}c{host}", *CTL[host])
-            servers[host] = start_sshd(base / host, f"host{host}", address=CTL[host][1], port=2222, netns=NS[host])
-        for a_if, b_if in CABLES:  # the "physical NICs": cabled A <-> B, MTU 1500, one up with an address
-            _ip("link", "add", a_if, "netns", NS["a"], "type", "veth", "peer", "name", b_if, "netns", NS["b"])
-        _ip("-n", NS["a"], "addr", "add", "198.18.101.1/30", "dev", CABLES[0][0])
-        for ns, ifname in ((NS["a"], CABLES[0][0]), (NS["b"], CABLES[0][1]), (NS["b"], CABLES[1][1])):
-            _ip("-n", ns, "link", "set", ifname, "up")
+    # the "physical NICs": cabled A <-> B, MTU 1500, A's first one up with an address
+    with cabled_hosts(base, TAG, NS, CTL, CABLES, "198.18.101.1/30") as servers:
         yield Bed(servers, base)
-    finally:
-        for srv in servers.values():
-            srv.stop()
-        for host in ("a", "b"):
-            remove_netns(NS[host], f"{TAG}c{host}")
-
-
-def state_in(ns: str, ifname: str) -> PortState:
-    """A port's state read directly in its namespace (not through vsperf's executor)."""
-    out = subprocess.run(["ip", "-n", ns, "-j", "-d", "addr", "show", "dev", ifname], capture_output=True,
-                         text=True, check=True).stdout
-    link = json.loads(out)[0]
-    flags = set(link["flags"])
-    addrs = tuple(f"{a['local']}/{a['prefixlen']}" for a in link.get("addr_info", [])
-                  if not (a["family"] == "inet6" and a.get("scope") == "link"))
-    return PortState(ifname, "UP" in flags, "LOWER_UP" in flags, link["mtu"], addrs, "xdp" in link,
-                     link.get("master"))
 
 
 def all_states() -> dict[str, PortState]:
-    return {a: state_in(NS["a"], a) for a, _ in CABLES} | {b: state_in(NS["b"], b) for _, b in CABLES}
+    return cable_states(NS, CABLES)
 
 
 def test_ports_used_over_ssh_are_restored_exactly(bed: Bed, tmp_path: Path) -> None:

@@ -50,17 +50,27 @@ def test_two_threads_send_exact_counts_without_loss(pair: Pair, path: str) -> No
     with running(pair.ctx, VSGEN_TX_THREADS=2, VSGEN_CPUS=[0, 1], VSGEN_PATH=path) as gen:
         gen.start(pair.ports)
         result = gen.trial(Traffic(bidir=False, multistream=STREAMS), 100_000.0, 1.0)
-        assert (result.tx_frames, result.rx_frames) == (100_000, 100_000)
-        assert abs(result.actual_tx_rate_fps / 100_000.0 - 1) <= 0.03  # paced: a shared, loaded machine
+        # A paced trial ends at its planned end: on a loaded machine the threads may not get the
+        # CPU to send every frame in time, and the trial then says so (never a silent short count).
+        sent = result.tx_frames
+        if result.under_delivered:
+            assert sent < 100_000 or result.actual_tx_rate_fps < 100_000 * 0.995
+        else:
+            assert sent == 100_000 and abs(result.actual_tx_rate_fps / 100_000.0 - 1) <= 0.03
+        assert result.rx_frames == sent
         assert gen.last_run is not None
         (d,) = gen.last_run.dirs
         assert d.threads == 2 and d.path == {"xdp": "xdp-live", "afxdp": "af_xdp", "packet": "af_packet"}[path]
         assert (d.lost, d.dup, d.reorder, d.excess) == (0, 0, 0, 0)
-        # every stream got its share of the count, in order (no stream lost or reordered a frame)
-        assert [s.tx for s in d.detail] == [100_000 // STREAMS + (s < 100_000 % STREAMS) for s in range(STREAMS)]
+        # both threads sent; every stream in order (no stream lost or reordered a frame)
+        assert sum(s.tx for s in d.detail) == sent and all(s.tx > 0 for s in d.detail)
+        if sent == 100_000:  # each stream got its exact share of the count
+            assert [s.tx for s in d.detail] == [100_000 // STREAMS + (s < 100_000 % STREAMS) for s in range(STREAMS)]
         assert all(s.rx == s.tx and s.reorder == 0 for s in d.detail)
         (port,) = [p for p in gen.last_run.ports if p.port == 1]
-        assert port.frames == 100_000 and port.late == 0 and port.foreign == 0
+        assert port.frames == sent and port.late == 0 and port.foreign == 0
+        # the latency histogram has a slice per receive queue: summed, it counts every frame once
+        assert sum(count for _, count in port.latency.hist) == sent
 
 
 def test_an_odd_burst_over_two_threads_both_ways(pair: Pair) -> None:

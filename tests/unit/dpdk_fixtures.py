@@ -22,6 +22,7 @@ def dpdk_settings(**overrides: Any) -> dict[str, Any]:
         "VSWITCH_DPDK_MEMORY_MB": 1024,
         "OVS_DPDK_VSWITCHD": "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk",
         "DPDK_PORT_DRIVER": "af_xdp",
+        "LAB_PORT_QUEUES": 1,
         "VSWITCH_VHOSTUSER_SERVER_MODE": False,
         "TESTPMD_FWD_MODE": "io",
         "TESTPMD_ARGS": [],

@@ -20,7 +20,7 @@ from vsperf.dpdk.eal import (
     veth_vdev,
     virtio_user_vdev,
 )
-from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
+from vsperf.errors import CommandError, ConfigError, DeploymentError, PrerequisiteError
 from vsperf.lab.cpus import parse_cpu_mask
 
 
@@ -91,6 +91,9 @@ def test_single_cpu_lcores_puts_main_and_worker_on_one_cpu() -> None:
 def test_veth_vdev_per_driver() -> None:
     assert veth_vdev("af_xdp", 0, "vspab12p0") == "net_af_xdp0,iface=vspab12p0"
     assert veth_vdev("af_packet", 3, "vspab12p1") == "net_af_packet3,iface=vspab12p1"
+    assert veth_vdev("af_packet", 1, "vspab12p1", queues=2) == "net_af_packet1,iface=vspab12p1,qpairs=2"
+    with pytest.raises(ConfigError, match="DPDK_PORT_DRIVER=af_packet"):  # veth has no combined channels
+        veth_vdev("af_xdp", 1, "vspab12p1", queues=2)
     with pytest.raises(ValueError, match="driver"):
         veth_vdev("pcap", 0, "x")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="interface name"):

@@ -111,3 +111,17 @@ def test_details_name_the_forwarder(tmp_path: Path) -> None:
     details = NoVSwitch(dpdk_settings(), make_ctx(tmp_path)).details()
     assert details["forwarder"] == "dpdk-testpmd"
     assert details["port_driver"] == "net_af_xdp" and details["cpu"] == "1"
+
+
+@pytest.mark.parametrize(("driver", "refused"), [("af_xdp", True), ("af_packet", False)])
+def test_several_veth_queues_need_af_packet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            driver: str, refused: bool) -> None:
+    # testpmd opens one queue per port: with net_af_xdp, frames on the veth's second queue are lost
+    monkeypatch.setattr("vsperf.vswitch.none.require_testpmd", lambda: None)
+    monkeypatch.setattr("vsperf.vswitch.none.require_port_driver", lambda _driver: None)
+    switch = NoVSwitch(dpdk_settings(DPDK_PORT_DRIVER=driver, LAB_PORT_QUEUES=2), make_ctx(tmp_path))
+    if refused:
+        with pytest.raises(ConfigError, match=r"vswitch none: LAB_PORT_QUEUES=2: 2 queues need DPDK_PORT_DRIVER"):
+            switch.check_prerequisites()
+    else:
+        switch.check_prerequisites()

@@ -10,9 +10,9 @@ from typing import IO
 import pytest
 from dpdk_fixtures import dpdk_settings, make_ctx
 
-from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
+from vsperf.errors import CommandError, ConfigError, DeploymentError, PrerequisiteError
 from vsperf.vswitch.base import ForwardingPlan, ForwardRule, SwitchPort
-from vsperf.vswitch.ovs_dpdk import OvsDpdkVSwitch, rxq_polled
+from vsperf.vswitch.ovs_dpdk import OvsDpdkVSwitch, polled_rxqs, rx_queue_packets, rxq_polled
 
 BINARY = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
 
@@ -81,6 +81,21 @@ def test_interface_config_per_port_kind_and_mode(tmp_path: Path) -> None:
     assert server.interface_config(phy, 0) == ("dpdk", {"dpdk-devargs": "net_af_packet0,iface=vspab12p1"})
 
 
+def test_two_queues_open_two_af_packet_queue_pairs_and_n_rxq(tmp_path: Path) -> None:
+    phy = SwitchPort("phy1", "veth", "phy", ifname="vspab12p1")
+    switch = OvsDpdkVSwitch(dpdk_settings(DPDK_PORT_DRIVER="af_packet", LAB_PORT_QUEUES=2), make_ctx(tmp_path))
+    assert switch.interface_config(phy, 1) == (
+        "dpdk", {"dpdk-devargs": "net_af_packet1,iface=vspab12p1,qpairs=2", "n_rxq": "2"})
+    assert switch.details()["rx_queues_per_veth_port"] == "2"
+
+
+def test_two_queues_on_af_xdp_are_refused_before_anything_starts(tmp_path: Path) -> None:
+    executor = RecordingExecutor("ovs-vswitchd-dpdk (Open vSwitch) 3.1.0\nDPDK 22.11.11\n")
+    switch = OvsDpdkVSwitch(dpdk_settings(LAB_PORT_QUEUES=2), make_ctx(tmp_path, executor))
+    with pytest.raises(ConfigError, match=r"LAB_PORT_QUEUES=2: 2 queues need DPDK_PORT_DRIVER=af_packet"):
+        switch.check_prerequisites()
+
+
 def test_version_carries_ovs_and_dpdk(tmp_path: Path) -> None:
     executor = RecordingExecutor("ovs-vswitchd-dpdk (Open vSwitch) 3.1.0\nDPDK 22.11.11\n")
     assert OvsDpdkVSwitch(dpdk_settings(), make_ctx(tmp_path, executor)).version() == "3.1.0 (DPDK 22.11.11)"
@@ -124,6 +139,28 @@ pmd thread numa_id 0 core_id 1:
   port: vspab12p0         queue-id:  0 (enabled)   pmd usage:  3 %
   overhead:  0 %
 """
+
+
+PMD_RXQ_SHOW_2Q = """\
+pmd thread numa_id 0 core_id 1:
+  isolated : false
+  port: vsp27951dp0       queue-id:  0 (enabled)   pmd usage: NOT AVAIL
+  port: vsp27951dp0       queue-id:  1 (enabled)   pmd usage: NOT AVAIL
+  port: vsp27951dp1       queue-id:  0 (enabled)   pmd usage: NOT AVAIL
+  port: vsp27951dp1       queue-id:  1 (disabled)  pmd usage: NOT AVAIL
+"""
+
+
+def test_polled_rxqs_lists_the_enabled_queues_of_a_port() -> None:
+    assert polled_rxqs("vsp27951dp0", PMD_RXQ_SHOW_2Q) == {0, 1}
+    assert polled_rxqs("vsp27951dp1", PMD_RXQ_SHOW_2Q) == {0}
+    assert polled_rxqs("vsp27951dp", PMD_RXQ_SHOW_2Q) == set()
+
+
+def test_rx_queue_packets_from_interface_statistics() -> None:
+    stats = '{rx_bytes=6840, rx_dropped=0, rx_q0_packets=53449, rx_q1_packets=53362, tx_q0_packets=7}'
+    assert rx_queue_packets(stats) == {0: 53449, 1: 53362}
+    assert rx_queue_packets("{rx_packets=3}") == {}
 
 
 def test_rxq_polled_needs_an_enabled_queue() -> None:

@@ -12,7 +12,7 @@ import pytest
 from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
 from vsperf.context import RunContext
-from vsperf.errors import PrerequisiteError, TrafficGenError
+from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
 from vsperf.executor import LocalExecutor
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.pktgen.backend import LUA_MARKER, PktgenTrafficGenerator
@@ -59,6 +59,21 @@ def test_non_root_is_told_what_to_do(tmp_path: Path) -> None:
     binary.chmod(0o755)
     with pytest.raises(PrerequisiteError, match="needs root"):
         _gen(tmp_path, TRAFFICGEN_PKTGEN_BINARY=str(binary)).check_prerequisites()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the queue check comes after the root check")
+def test_several_veth_queues_on_af_xdp_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # pktgen opens one queue per port: frames on the veth's second queue would never be counted
+    binary = tmp_path / "pktgen"
+    binary.write_bytes(b"\x7fELF " + LUA_MARKER)
+    binary.chmod(0o755)
+    monkeypatch.setattr("vsperf.trafficgen.pktgen.backend.require_port_driver", lambda _driver: None)
+    gen = _gen(tmp_path, TRAFFICGEN_PKTGEN_BINARY=str(binary), TRAFFICGEN_PKTGEN_PORT_DRIVER="af_xdp",
+               LAB_PORT_QUEUES=2)
+    with pytest.raises(ConfigError, match=r"pktgen: LAB_PORT_QUEUES=2: 2 queues need TRAFFICGEN_PKTGEN_PORT_DRIVER="):
+        gen.check_prerequisites()
+    _gen(tmp_path, TRAFFICGEN_PKTGEN_BINARY=str(binary), TRAFFICGEN_PKTGEN_PORT_DRIVER="af_xdp",
+         LAB_PORT_QUEUES=1).check_prerequisites()
 
 
 def test_user_started_pktgen_that_does_not_listen(tmp_path: Path) -> None:

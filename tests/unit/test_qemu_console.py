@@ -61,3 +61,40 @@ def test_send_line_types_into_the_socket(tmp_path: Path) -> None:
     console.close()
     server.close()
     assert received == [b"root\r"]
+
+
+def test_waiting_reads_the_socket_so_qemu_never_blocks_on_it(tmp_path: Path) -> None:
+    """QEMU writes the guest's output to the connected socket byte by byte: unread, the socket
+    fills up and QEMU holds the guest's serial output (a real login hung that way mid-line)."""
+    path = tmp_path / "serial.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(1)
+    log = tmp_path / "console.log"
+    log.write_text("")
+    written: list[int] = []
+
+    def qemu() -> None:
+        conn, _ = server.accept()
+        conn.settimeout(5)
+        conn.recv(100)  # the typed line
+        total = 0
+        try:
+            for _ in range(2000):  # one byte per send, as QEMU's serial does: ~1 KB of buffer each
+                total += conn.send(b"x")
+        except OSError:
+            pass  # the peer never read: the buffer is full
+        written.append(total)
+        with log.open("a") as f:
+            f.write("[root@vm ~]# \n")
+        conn.close()
+
+    thread = threading.Thread(target=qemu)
+    thread.start()
+    console = SerialConsole(path, log, "qemu vm0")
+    console.send_line("ip link set br0 up")
+    console.wait_for([r"root@vm ~\]#"], timeout_s=10, alive=lambda: True)
+    thread.join(timeout=10)
+    console.close()
+    server.close()
+    assert written == [2000]

@@ -49,7 +49,7 @@ def test_refused_loopbacks_name_what_to_use(loopback: str, word: str) -> None:
 
 
 @pytest.mark.parametrize("overrides, match", [
-    ({"GUEST_NICS_NR": [4]}, "GUEST_NICS_NR 4"),
+    ({"GUEST_NICS_NR": [4]}, r"GUEST_NICS_NR 4 \(VM 0\).*set GUEST_NICS_NR to \[2\]"),
     ({"GUEST_MEMORY": ["lots"]}, "GUEST_MEMORY of VM 0"),
     ({"GUEST_CORE_BINDING": [[4096]]}, "CPU 4096 does not exist"),
     ({"GUEST_SMP": ["sockets=x"]}, "GUEST_SMP"),
@@ -77,6 +77,9 @@ def test_registry_names_and_vsperf_aliases() -> None:
 def test_user_image_commands() -> None:
     bridge = user_image_script(spec(GUEST_IMAGE=["/img/x.qcow2"]))
     assert "ip link set eth1 master br0" in bridge.commands
+    # Bridge options through sysfs: busybox's ip (in small images) has no `ip link set ... type bridge`.
+    assert "echo 0 > /sys/class/net/br0/bridge/forward_delay" in bridge.commands
+    assert not any("type bridge forward_delay" in c for c in bridge.commands)
     testpmd = user_image_script(spec(GUEST_IMAGE=["/img/x.qcow2"], GUEST_LOOPBACK=["testpmd"],
                                      GUEST_TESTPMD_FWD_MODE="mac",
                                      GUEST_TESTPMD_PARAMS=["-l 0,1 -n 4 -- --burst=64 -i"]))

@@ -162,7 +162,7 @@ def test_formats_are_checked_and_missing_tools_reported(rendered: Path, monkeypa
     with pytest.raises(ConfigError, match="report format 'docx' is not supported; use one of: rst, md, html, pdf"):
         check_formats(["docx"])
 
-    def no_weasyprint(html: bytes, base_dir: Path, out: Path) -> None:
+    def no_weasyprint(html: bytes, base_dir: Path, out: Path, **options: object) -> None:
         raise PrerequisiteError(formats.PDF_PREREQUISITES)
 
     monkeypatch.setattr(formats, "html_to_pdf", no_weasyprint)

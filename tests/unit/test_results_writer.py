@@ -209,3 +209,25 @@ def test_clock_stamps_every_change(tmp_path: Path) -> None:
         "2024-05-11T07:00:02+00:00",
     )
     assert run.finished_at == "2024-05-11T07:00:03+00:00"
+
+
+def test_file_is_exactly_the_whole_run_encoded_after_every_change(tmp_path: Path) -> None:
+    # Frame sizes are encoded once and spliced in (vsperf.results.encode): the text must stay
+    # byte for byte what encoding the whole run gives, at every step, nested lists included.
+    writer = _writer(tmp_path, settings={"TRAFFICGEN_PKT_SIZES": (64, 128), "NESTED": [[1, "\0x"], {"k": []}]})
+
+    def expected() -> str:
+        return json.dumps(writer.results.to_dict(), indent=2, allow_nan=False) + "\n"
+
+    states = [writer.path.read_text()]
+    assert states[-1] == expected()
+    for name in ("phy2phy_tput", "back2back"):
+        index = _start(writer, name)
+        for size, fps in ((64, 1e6), (128, 9e5), (1518, 8e5)):
+            writer.add_frame_size(index, size, _outcome(size, fps), {"cpu": {"vswitchd_percent": 99.5}})
+            assert writer.path.read_text() == expected()
+        writer.finish_test(index, "passed")
+        assert writer.path.read_text() == expected()
+    writer.finish_run("finished")
+    assert writer.path.read_text() == expected()
+    assert len(load_results(writer.path.parent).tests[1].results) == 3

@@ -137,3 +137,18 @@ def test_goal_result_states() -> None:
 def test_goal_validation_names_the_field(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         SearchGoal(**{**VALID, **kwargs})  # type: ignore[arg-type]
+
+
+def test_failed_confirmations_count_only_the_goals_own_long_trials() -> None:
+    ndr, pdr = RFC2544, SearchGoal(name="pdr", loss_ratio=0.005, exceed_ratio=0.0, final_duration_s=60.0,
+                                   duration_sum_s=60.0, width=0.005, initial_duration_s=1.0)
+    db = TrialDatabase()
+    db.add(100.0, trial(60, 0.0, 100.0), frozenset({"ndr"}))
+    db.add(101.0, trial(60, 0.001, 101.0), frozenset({"pdr"}))  # PDR's pass, high-loss for NDR
+    db.add(102.0, trial(60, 0.02, 102.0), frozenset({"ndr"}))  # NDR's failed confirmation, high-loss for PDR
+    db.add(103.0, trial(1, 0.5, 103.0), frozenset({"ndr", "pdr"}))  # short: never a confirmation
+    assert db.trials_run_for(101.0, "pdr") == db.trials_at(101.0)
+    assert db.trials_run_for(101.0, "ndr") == ()
+    assert goal_result(db, ndr, 1.0, 200.0).failed_confirmations == 1
+    assert goal_result(db, pdr, 1.0, 200.0).failed_confirmations == 0
+

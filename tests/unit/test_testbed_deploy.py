@@ -14,6 +14,7 @@ import pytest
 from settings_util import make_settings
 
 from vsperf.config import traffic_from_settings
+from vsperf.context import RunContext
 from vsperf.errors import DeploymentError
 from vsperf.executor import Executor, Process
 from vsperf.plan import PlannedTest
@@ -28,6 +29,8 @@ from vsperf.testbed.journal import PortJournal
 from vsperf.testbed.model import Cable, DutPort, GenPortSpec, Testbed, TestbedHost
 from vsperf.testbed.ports import read_port
 from vsperf.testbed.session import TestbedSession
+from vsperf.vswitch.linux_bridge import LinuxBridgeVSwitch
+from vsperf.vswitch.ovs import OvsVSwitch
 
 
 class FakeHost:
@@ -113,7 +116,9 @@ def _session(tmp_path: Path) -> tuple[TestbedSession, list[tuple[str, list[str]]
 def test_p2p_bridges_the_dut_ports_and_puts_everything_back(tmp_path: Path) -> None:
     session, calls, hosts = _session(tmp_path)
     traffic = traffic_from_settings(make_settings(), 64)
-    deployment = TestbedDeployment("p2p", session, run_id="abc123", traffic=traffic)
+    # the lab's Linux bridge class, given the DUT host's executor
+    vswitch = LinuxBridgeVSwitch(make_settings(), RunContext("abc123", tmp_path, tmp_path, session.dut))
+    deployment = TestbedDeployment("p2p", session, run_id="abc123", traffic=traffic, vswitch=vswitch)
     with deployment:
         bridge = bridge_name("abc123")
         assert hosts["dut"].links["ens1"]["master"] == bridge and hosts["dut"].links["ens2"]["master"] == bridge
@@ -127,6 +132,10 @@ def test_p2p_bridges_the_dut_ports_and_puts_everything_back(tmp_path: Path) -> N
             (None, "p1", "02:00:00:00:01:02", "02:00:00:00:01:01")]
         assert ports[0].ipv4 == traffic.l3.srcip and ports[1].ipv4 == traffic.l3.dstip
         deployment.check_alive()
+        before = len(calls)
+        deployment.restart()  # RFC 2544 reset: the lab's bridge code, on the DUT host
+        assert calls[before:] == [("dut", ["ip", "link", "set", "dev", bridge, "down"]),
+                                  ("dut", ["ip", "link", "set", "dev", bridge, "up"])]
         components = {c.name: c for c in deployment.components()}
         bridge_info = components["linux-bridge"]
         assert bridge_info.version == "6.1.0-test" and bridge_info.details["host"] == "dut"
@@ -151,11 +160,26 @@ def _pt(**kw: Any) -> PlannedTest:
 
 
 def test_what_a_testbed_cannot_run_yet_is_named() -> None:
-    assert unsupported_on_testbed([_pt(), _pt(vswitch="ovs"), _pt(simulated=True, vswitch="ovs-dpdk")]) is None
-    assert unsupported_on_testbed([_pt(vswitch="ovs-dpdk")]) == \
-        "test phy2phy_tput: vswitch ovs-dpdk (only linux-bridge and ovs deploy on a testbed)"
+    assert unsupported_on_testbed([_pt(), _pt(vswitch="ovs"), _pt(vswitch="ovs-dpdk"),
+                                   _pt(simulated=True, vswitch="vpp")]) is None
+    assert unsupported_on_testbed([_pt(vswitch="none")]) == \
+        "test phy2phy_tput: vswitch none (only linux-bridge, ovs, ovs-dpdk deploy on a testbed)"
     pvp = SimpleNamespace(name="pvp_tput", deployment="pvp", frame_modification=None, load={})
-    assert "deployment pvp" in str(unsupported_on_testbed([_pt(test=pvp)]))
+    pvvp = SimpleNamespace(name="pvvp_tput", deployment="pvvp", frame_modification=None, load={})
+    assert "deployment pvvp (only p2p, pvp deploy" in str(unsupported_on_testbed([_pt(test=pvvp)]))
+    settings = make_settings()
+    # pvp with the netns VNF (the default of linux-bridge and ovs) and its kernel-bridge loopback
+    assert unsupported_on_testbed([_pt(test=pvp, vnf="auto", settings=settings),
+                                   _pt(test=pvp, vswitch="ovs", vnf="netns", settings=settings),
+                                   _pt(test=pvp, vswitch="ovs-dpdk", vnf="netns", settings=settings)]) is None
+    # ovs-dpdk's default VNF and the QEMU ones: refused by name
+    assert unsupported_on_testbed([_pt(test=pvp, vswitch="ovs-dpdk", vnf="auto", settings=settings)]) == \
+        "test pvp_tput: VNF testpmd-vhost runs on the local lab only (on a testbed: --vnf netns)"
+    assert "VNF qemu-vhost-user runs on the local lab only" in \
+        str(unsupported_on_testbed([_pt(test=pvp, vnf="qemu-vhost-user", settings=settings)]))
+    testpmd = make_settings(GUEST_LOOPBACK=["testpmd"])
+    assert unsupported_on_testbed([_pt(test=pvp, vnf="netns", settings=testpmd)]) == \
+        "test pvp_tput: GUEST_LOOPBACK testpmd of the netns VNF runs on the local lab only (use linux_bridge)"
     assert "traffic generator trafgen" in str(unsupported_on_testbed([_pt(trafficgen="trafgen")]))
     assert "--mode trafficgen" in str(unsupported_on_testbed([_pt(traffic_only=True)]))
 
@@ -164,9 +188,25 @@ def test_the_dut_hosts_programs_are_checked_with_a_one_line_fix(tmp_path: Path) 
     tools = dut_tools([_pt(vswitch="ovs"), _pt(simulated=True, vswitch="linux-bridge")])
     assert tools["ovs-vswitchd"] == "openvswitch-switch" and tools["ip"] == "iproute2"
     assert dut_tools([_pt(simulated=True)]) == {} and "ovs-vsctl" not in dut_tools([_pt()])
+    settings = make_settings()
+    dpdk = dut_tools([_pt(vswitch="ovs-dpdk", settings=settings)])
+    assert dpdk[str(settings["OVS_DPDK_VSWITCHD"])] == "openvswitch-switch-dpdk" and "ovs-vsctl" in dpdk
+    assert "ovs-vswitchd" not in dpdk  # the DPDK build, not the plain one
     session, calls, hosts = _session(tmp_path)
     assert missing_tools(session, tools) is None
     hosts["dut"].absent.add("ovs-vswitchd")
     assert missing_tools(session, tools) == \
         "host dut: ovs-vswitchd is missing: apt-get install openvswitch-switch there"
     assert all(host == "dut" for host, _ in calls)
+
+
+def test_another_userspace_ovs_on_the_dut_host_is_refused_before_the_switch_starts(tmp_path: Path) -> None:
+    session, calls, hosts = _session(tmp_path)
+    hosts["dut"].links["ovs-netdev"] = _link("ovs-netdev", "02:00:00:00:00:09")
+    vswitch = OvsVSwitch(make_settings(), RunContext("abc123", tmp_path, tmp_path, session.dut))
+    deployment = TestbedDeployment("p2p", session, run_id="abc123", traffic=traffic_from_settings(make_settings(), 64),
+                                   vswitch=vswitch)
+    with pytest.raises(DeploymentError, match=r"^host dut: another Open vSwitch .*\(ovs-netdev exists\)"), deployment:
+        pass
+    assert not any(argv[0].startswith("ovs") for _, argv in calls)  # no OVS command ran
+    assert hosts["dut"].links["ens1"]["flags"] == [] and not session.journal.path.exists()

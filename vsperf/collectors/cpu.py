@@ -12,9 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from vsperf.collectors.base import Collector, CollectorTarget, Statistics
+from vsperf.collectors.base import Collector, Statistics
 from vsperf.collectors.pidstat import MIN_WINDOW_S
-from vsperf.context import RunContext
 
 GROUP = "System CPU"
 MPSTAT_COLUMNS = ("%usr", "%nice", "%sys", "%iowait", "%irq", "%soft", "%steal", "%guest", "%gnice", "%idle")
@@ -69,12 +68,10 @@ class CpuCollector(Collector):
 
     NAME = "cpu"
     ALIASES = ("mpstat",)
-
-    def __init__(self, settings: Mapping[str, Any], ctx: RunContext, target: CollectorTarget) -> None:
-        super().__init__(settings, ctx, target)
-        self._first: CpuTimes | None = None
-        self._last: CpuTimes | None = None
-        self._window_s = 0.0
+    # The counters `start` and `stop` read, and the time between them (none before `start`).
+    _first: CpuTimes | None = None
+    _last: CpuTimes | None = None
+    _window_s = 0.0
 
     def version(self) -> str:
         return "/proc/stat"

@@ -40,7 +40,8 @@ SETTINGS: dict[str, Setting] = {
     "LAB_PORT_QUEUES": Setting(
         Int(min=1, max=64, unit="queues"),
         "Local lab: rx and tx queues of the generator ports' veths (numrxqueues/numtxqueues), and "
-        "n_rxq of ovs afxdp ports: seeds/003's queues column."),
+        "n_rxq of ovs afxdp ports and of ovs-dpdk veth ports (with DPDK_PORT_DRIVER=af_packet: "
+        "net_af_xdp opens one queue of a veth): seeds/003's queues column."),
     # --- seeds/003 sweeps (traffic types sweep_bw, sweep_latency) --------------------------------
     "SWEEP_FLOWS": Setting(
         ListOf(Int(min=1, max=65536, unit="flows"), min_len=1),

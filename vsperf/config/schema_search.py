@@ -9,13 +9,19 @@ from __future__ import annotations
 
 from vsperf.config.types import NAME, SECONDS, SECONDS_OR_ZERO, Float, Int, ListOf, Optional, Setting, Str, Struct
 
+# The rules a goal's field shares with the setting that gives it when no goal is listed.
+_EXCEED_PERCENT = Float(min=0, lt=100, unit="% of the duration sum")
+_WIDTH_PERCENT = Float(gt=0, lt=100, unit="% of the upper bound")
+
+_REPEATS = Int(min=1)  # trials, resets or searches per frame size
+
 _GOAL = Struct({
     "name": NAME,
     "loss_percent": Float(min=0, lt=100, unit="% of frames sent"),
-    "exceed_percent": Float(min=0, lt=100, unit="% of the duration sum"),
+    "exceed_percent": _EXCEED_PERCENT,
     "final_duration_s": SECONDS,
     "duration_sum_s": SECONDS,
-    "width_percent": Float(gt=0, lt=100, unit="% of the upper bound"),
+    "width_percent": _WIDTH_PERCENT,
     "initial_duration_s": SECONDS,
 })
 
@@ -29,13 +35,13 @@ SETTINGS: dict[str, Setting] = {
         Float(min=0, lt=100, unit="percent"),
         "Frame loss allowed at the partial drop rate (PDR) of ndr_pdr and mlr, % of frames sent."),
     "TRAFFICGEN_SEARCH_WIDTH_PERCENT": Setting(
-        Float(gt=0, lt=100, unit="% of the upper bound"),
+        _WIDTH_PERCENT,
         "ndr_pdr and mlr (and RFC 2889 learning) stop when (upper - lower) / upper is at most this."),
     "TRAFFICGEN_SEARCH_INITIAL_DURATION_S": Setting(
         SECONDS,
         "Shortest trials of ndr_pdr and mlr, which steer the search; TRAFFICGEN_DURATION is the final one."),
     "TRAFFICGEN_MLR_EXCEED_RATIO_PERCENT": Setting(
-        Float(min=0, lt=100, unit="% of the duration sum"),
+        _EXCEED_PERCENT,
         "mlr: share of a lower bound's trial seconds that may exceed the loss (0: RFC 2544, none)."),
     "TRAFFICGEN_MLR_DURATION_SUM_S": Setting(
         Optional(SECONDS),
@@ -55,7 +61,7 @@ SETTINGS: dict[str, Setting] = {
     "TRAFFICGEN_LATENCY_DURATION_S": Setting(
         SECONDS, "Duration of one rfc2544_latency trial (RFC 2544: at least 120 s)."),
     "TRAFFICGEN_LATENCY_REPETITIONS": Setting(
-        Int(min=1), "rfc2544_latency trials per frame size; the average is reported (RFC 2544: 20)."),
+        _REPEATS, "rfc2544_latency trials per frame size; the average is reported (RFC 2544: 20)."),
     "TRAFFICGEN_FRAME_LOSS_STEP_PERCENT": Setting(
         Float(gt=0, max=10, unit="% of line rate"),
         "rfc2544_frame_loss: load step from the maximum down (RFC 2544: at most 10 %)."),
@@ -70,15 +76,15 @@ SETTINGS: dict[str, Setting] = {
     "TRAFFICGEN_RECOVERY_AFTER_S": Setting(
         SECONDS, "rfc2544_recovery: traffic after the drop; a longer recovery is reported as a lower bound."),
     "TRAFFICGEN_RECOVERY_REPETITIONS": Setting(
-        Int(min=1), "rfc2544_recovery: trials per frame size; mean, minimum and maximum are reported."),
+        _REPEATS, "rfc2544_recovery: trials per frame size; mean, minimum and maximum are reported."),
     "TRAFFICGEN_RESET_DURATION_S": Setting(
         SECONDS, "rfc2544_reset: the stream around each reset; it must outlast the DUT's restart."),
     "TRAFFICGEN_RESET_AT_S": Setting(
         SECONDS_OR_ZERO, "rfc2544_reset: when the reset starts, seconds into the stream."),
     "TRAFFICGEN_RESET_REPETITIONS": Setting(
-        Int(min=1), "rfc2544_reset: resets per frame size; mean, minimum and maximum are reported."),
+        _REPEATS, "rfc2544_reset: resets per frame size; mean, minimum and maximum are reported."),
     "TRAFFICGEN_RFC9004_TESTS": Setting(
-        Int(min=1), "rfc9004_back2back: independent back-to-back searches per frame size (RFC 2544: 50)."),
+        _REPEATS, "rfc9004_back2back: independent back-to-back searches per frame size (RFC 2544: 50)."),
     # --- RFC 2889 -------------------------------------------------------------------------------
     "TRAFFICGEN_RFC2889_LOAD_STEP_PERCENT": Setting(
         Float(gt=0, max=100, unit="% of line rate"),

@@ -23,7 +23,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from vsperf.errors import ConfigError
 
@@ -143,23 +143,37 @@ class Spec(ABC):
         return InvalidValue(path, f"expected {self.describe()}, got {show(value)}")
 
 
-def _unit(unit: str) -> str:
-    return f" ({unit})" if unit else ""
+class _Number(Spec):
+    """What Int and Float say alike: their noun, their range, their unit."""
+
+    NOUN: ClassVar[str]
+    unit: str  # a field of each subclass
+
+    @abstractmethod
+    def bounds(self) -> str:
+        """The range part of the description (see `_bounds`)."""
+
+    def kind(self) -> str:
+        return self.NOUN + self._unit()
+
+    def describe(self) -> str:
+        return self.NOUN + self.bounds() + self._unit()
+
+    def _unit(self) -> str:
+        return f" ({self.unit})" if self.unit else ""
 
 
 @dataclass(frozen=True)
-class Int(Spec):
+class Int(_Number):
     """An integer (never a bool), `min` <= value <= `max`."""
 
+    NOUN = "an integer"
     min: int | None = None
     max: int | None = None
     unit: str = ""
 
-    def kind(self) -> str:
-        return "an integer" + _unit(self.unit)
-
-    def describe(self) -> str:
-        return "an integer" + _bounds(self.min, self.max) + _unit(self.unit)
+    def bounds(self) -> str:
+        return _bounds(self.min, self.max)
 
     def matches(self, value: object) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
@@ -173,21 +187,19 @@ class Int(Spec):
 
 
 @dataclass(frozen=True)
-class Float(Spec):
+class Float(_Number):
     """A finite number (an int is accepted and becomes a float; a bool is not): inclusive `min`/`max`,
     exclusive `gt`/`lt`."""
 
+    NOUN = "a number"
     min: float | None = None
     max: float | None = None
     gt: float | None = None
     lt: float | None = None
     unit: str = ""
 
-    def kind(self) -> str:
-        return "a number" + _unit(self.unit)
-
-    def describe(self) -> str:
-        return "a number" + _bounds(self.min, self.max, self.gt, self.lt) + _unit(self.unit)
+    def bounds(self) -> str:
+        return _bounds(self.min, self.max, self.gt, self.lt)
 
     def matches(self, value: object) -> bool:
         return isinstance(value, int | float) and not isinstance(value, bool)
@@ -504,18 +516,18 @@ class AnyValue(Spec):
         return _plain(value, path)
 
 
-# Specs many settings share, each stated once.
-SECONDS = Float(gt=0, unit="seconds")  # a duration: something must last
-SECONDS_OR_ZERO = Float(min=0, unit="seconds")  # a wait or a phase that may be skipped (0)
-NAME = Str(min_len=1)  # a name, a path, a command: never empty
-
-
 @dataclass(frozen=True)
 class Setting:
     """One top-level setting: its spec and the one-line doc `vsperf --list-settings -v` shows."""
 
     spec: Spec
     doc: str
+
+
+# Specs many settings share, each stated once.
+SECONDS = Float(gt=0, unit="seconds")  # a duration: something must last
+SECONDS_OR_ZERO = Float(min=0, unit="seconds")  # a wait or a phase that may be skipped (0)
+NAME = Str(min_len=1)  # a name, a path, a command: never empty
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
+from vsperf.errors import CommandError, ConfigError, DeploymentError, PrerequisiteError
 from vsperf.executor import Executor
 
 DPDK_RUNTIME_ROOT = Path("/var/run/dpdk")  # where DPDK puts /<file-prefix> when run as root
@@ -100,13 +100,38 @@ def check_veth_mtu(mtu_bytes: int, who: str) -> None:
         )
 
 
-def veth_vdev(driver: PortDriver, index: int, ifname: str) -> str:
-    """The --vdev / dpdk-devargs attaching kernel interface `ifname` as DPDK port `index`."""
+def veth_vdev(driver: PortDriver, index: int, ifname: str, queues: int = 1) -> str:
+    """The --vdev / dpdk-devargs attaching kernel interface `ifname` as DPDK port `index`
+    with `queues` rx/tx queue pairs (see check_veth_queues)."""
     if driver not in PORT_DRIVERS:
         raise ValueError(f"unknown DPDK port driver {driver!r}; valid: {', '.join(PORT_DRIVERS)}")
     if not re.fullmatch(r"[A-Za-z0-9_.@-]{1,15}", ifname):
         raise ValueError(f"interface name {ifname!r} cannot be passed to DPDK")
-    return f"net_{driver}{index},iface={ifname}"
+    if queues < 1:
+        raise ValueError(f"queues must be >= 1, got {queues}")
+    if queues == 1:
+        return f"net_{driver}{index},iface={ifname}"
+    check_veth_queues(driver, queues, f"DPDK port {ifname}")
+    # One AF_PACKET socket per queue pair in one PACKET_FANOUT group: the kernel spreads the
+    # veth's frames over them by flow hash.
+    return f"net_{driver}{index},iface={ifname},qpairs={queues}"
+
+
+def check_veth_queues(driver: PortDriver, queues: int, who: str, setting: str = "DPDK_PORT_DRIVER") -> None:
+    """ConfigError when DPDK's `driver` cannot open `queues` queues of a veth.
+
+    net_af_xdp opens at most the device's combined ethtool channels (ETHTOOL_GCHANNELS
+    combined_count; 1 when max_combined is 0). A veth reports separate rx/tx channels and no
+    combined ones, and `ethtool -L VETH combined 2` is refused, so net_af_xdp with
+    queue_count=2 fails to probe ("Specified queue count 2 is larger than combined queue count
+    1", DPDK 22.11 and later) whatever numrxqueues/numtxqueues the veth has. net_af_packet's
+    qpairs take any number.
+    """
+    if queues > 1 and driver == "af_xdp":
+        raise ConfigError(
+            f"{who}: {queues} queues need {setting}=af_packet (DPDK's net_af_xdp opens at most "
+            "the device's combined ethtool channels and a veth has none, only separate rx/tx ones)"
+        )
 
 
 def virtio_user_vdev(index: int, socket_path: str, *, server: bool, queue_size: int) -> str:

@@ -17,7 +17,7 @@ import os
 import re
 import signal
 import time
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 
 from vsperf.context import RunContext
@@ -135,31 +135,22 @@ class TestpmdVersion:
         return self._testpmd_version
 
 
+@dataclass(eq=False)
 class TestpmdProcess:
     """One testpmd forwarding between its ports (pairs 0<->1, 2<->3, ...)."""
 
     __test__ = False  # not a pytest test class despite the name
 
-    def __init__(
-        self,
-        lab: LabEnv,
-        label: str,
-        cfg: TestpmdConfig,
-        *,
-        log_path: Path,
-        netns: str | None = None,
-        ready_timeout_s: float = 30.0,
-        runtime_root: Path = DPDK_RUNTIME_ROOT,
-    ) -> None:
-        self.lab = lab
-        self.label = label
-        self.cfg = cfg
-        self.log_path = log_path
-        self.netns = netns
-        self.ready_timeout_s = ready_timeout_s
-        self.runtime_root = runtime_root
-        self.proc: ManagedProcess | None = None
-        self.final_counters: dict[int, PortCounters] = {}
+    lab: LabEnv
+    label: str
+    cfg: TestpmdConfig
+    _: KW_ONLY
+    log_path: Path
+    netns: str | None = None
+    ready_timeout_s: float = 30.0
+    runtime_root: Path = DPDK_RUNTIME_ROOT
+    proc: ManagedProcess | None = field(default=None, init=False)  # set by `start`
+    final_counters: dict[int, PortCounters] = field(default_factory=dict, init=False)  # set by `stop`
 
     @property
     def file_prefix(self) -> str:

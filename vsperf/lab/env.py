@@ -7,14 +7,16 @@ then remove it even when the component itself never gets to stop it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Unpack
 
 from vsperf.context import RunContext
 from vsperf.lab.names import LabNames
-from vsperf.lab.process import ManagedProcess, adopt_pidfile, spawn_process
+from vsperf.lab.process import ManagedProcess, SpawnOptions, adopt_pidfile, spawn_process
 from vsperf.lab.state import Resource, RunState
+from vsperf.vswitch.host import Daemon
 
 
 def process_resource(proc: ManagedProcess) -> Resource:
@@ -35,21 +37,32 @@ class LabEnv:
         """The namespace the switch runs in; switch ends of every port live here."""
         return self.names.switch_netns
 
+    # The lab's generator ports are veths it created: the switch may tune their switch ends.
+    owns_phy_ports = True
+
+    def bridge_name(self, index: int) -> str:
+        """Bridge `index` of the switch (vsperf.vswitch.host.SwitchHost)."""
+        return self.names.bridge(index)
+
+    def write_file(self, path: Path, text: str) -> None:
+        """Write a file of the switch (this machine's file system)."""
+        path.write_text(text, encoding="utf-8")
+
+    def record_link(self, name: str) -> None:
+        """Record interface `name` of the switch namespace before it is created."""
+        self.state.add(Resource("link", name, netns=self.switch_netns))
+
+    def forget_link(self, name: str) -> None:
+        """Interface `name` of the switch namespace has been deleted."""
+        self.state.discard(Resource("link", name, netns=self.switch_netns))
+
     def work_path(self, *parts: str) -> Path:
         """A path inside the run's work directory (created on demand by the caller)."""
         return self.ctx.work_dir.joinpath(*parts)
 
-    def spawn(
-        self,
-        label: str,
-        argv: Sequence[str],
-        *,
-        netns: str | None = None,
-        env: Mapping[str, str] | None = None,
-        log_path: Path | None = None,
-    ) -> ManagedProcess:
-        """Start a background process through the run's executor and record it."""
-        proc = spawn_process(self.ctx.executor, label, argv, netns=netns, env=env, log_path=log_path)
+    def spawn(self, label: str, argv: Sequence[str], **options: Unpack[SpawnOptions]) -> ManagedProcess:
+        """Start a background process through the run's executor (`spawn_process`) and record it."""
+        proc = spawn_process(self.ctx.executor, label, argv, **options)
         if proc.start_time:
             self.state.add(process_resource(proc))
         return proc
@@ -62,8 +75,10 @@ class LabEnv:
         self.state.add(process_resource(proc))
         return proc
 
-    def stop(self, proc: ManagedProcess, *, timeout_s: float = 5.0) -> None:
-        """Stop `proc` by PID (if it still runs) and forget it."""
+    def stop(self, proc: Daemon, *, timeout_s: float = 5.0) -> None:
+        """Stop `proc` (a process of this lab: a `ManagedProcess`) by PID if it still runs, and forget it."""
+        if not isinstance(proc, ManagedProcess):
+            raise TypeError(f"{proc.label} is not a process of the local lab")
         proc.stop(timeout_s=timeout_s)
         self.state.discard(process_resource(proc))
 

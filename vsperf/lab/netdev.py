@@ -12,9 +12,9 @@ import errno
 import os
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pyroute2 import IPRoute, netns
 from pyroute2.netlink.exceptions import NetlinkError
@@ -30,16 +30,13 @@ NETNS_DIR = "/run/netns"
 
 _CLONE_NEWNET = 0x40000000
 _NETLINK_ROUTE = 0
+_T = TypeVar("_T")
 
 
-def _netlink_fd_in(ns: str) -> int:
-    """A NETLINK_ROUTE socket that lives in namespace `ns`, as a bare file descriptor.
-
-    pyroute2's own netns support forks a child process per socket (and per namespace it
-    creates); a forked copy of vsperf would inherit its signal handlers and run its cleanup
-    code when pyroute2 stops the child. Instead a short-lived thread enters the namespace
-    (setns changes only the calling thread) and opens the socket there.
-    """
+def in_netns(ns: str, opener: Callable[[], _T]) -> _T:
+    """`opener()` called from a short-lived thread that entered namespace `ns` (setns changes
+    only the calling thread; a socket opened there keeps that namespace); its OSError, or the
+    namespace's, is raised here."""
     result: dict[str, Any] = {}
 
     def enter_and_open() -> None:
@@ -52,7 +49,7 @@ def _netlink_fd_in(ns: str) -> int:
                     raise OSError(err, f"setns({ns}): {os.strerror(err)}")
             finally:
                 os.close(nsfd)
-            result["fd"] = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_ROUTE).detach()
+            result["value"] = opener()
         except OSError as exc:
             result["error"] = exc
 
@@ -61,7 +58,18 @@ def _netlink_fd_in(ns: str) -> int:
     worker.join()
     if "error" in result:
         raise result["error"]
-    return int(result["fd"])
+    value: _T = result["value"]
+    return value
+
+
+def _netlink_fd_in(ns: str) -> int:
+    """A NETLINK_ROUTE socket that lives in namespace `ns`, as a bare file descriptor.
+
+    pyroute2's own netns support forks a child process per socket (and per namespace it
+    creates); a forked copy of vsperf would inherit its signal handlers and run its cleanup
+    code when pyroute2 stops the child. Instead the socket is opened `in_netns`.
+    """
+    return in_netns(ns, lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_ROUTE).detach())
 
 
 def open_ipr(ns: str | None) -> Any:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 import psutil
 
@@ -133,6 +134,14 @@ class ManagedProcess:
         except OSError:
             return ""
         return " | ".join(text.strip().splitlines()[-lines:])
+
+
+class SpawnOptions(TypedDict, total=False):
+    """The keyword options of `spawn_process`, for callers that pass them through."""
+
+    netns: str | None
+    env: Mapping[str, str] | None
+    log_path: Path | None
 
 
 def spawn_process(

@@ -11,7 +11,8 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+
+from vsperf.executor import StreamSpec
 
 # After a timed-out command's SIGTERM, `timeout` sends SIGKILL this much later.
 KILL_AFTER_S = 2.0
@@ -46,9 +47,6 @@ def run_command(
     return shlex.join(full)
 
 
-StreamSpec = IO[bytes] | int | None
-
-
 def _redirect(spec: StreamSpec, fd: int) -> str:
     """The shell redirection for one output stream of a background command."""
     if spec == subprocess.DEVNULL or spec is None:
@@ -61,17 +59,16 @@ def _redirect(spec: StreamSpec, fd: int) -> str:
 def spawn_command(
     argv: Sequence[str],
     *,
-    netns: str | None = None,
-    env: Mapping[str, str] | None = None,
     stdout: StreamSpec = subprocess.DEVNULL,
     stderr: StreamSpec = subprocess.DEVNULL,
     stdin: int | None = None,
 ) -> str:
-    """The remote command line of a background command; its first output line is its PID.
-    Its stdin is /dev/null, or the channel with `stdin` PIPE (what the caller writes)."""
+    """The remote command line of background command `argv` (already wrapped by
+    `env_netns_argv`); its first output line is its PID. Its stdin is /dev/null, or the
+    channel with `stdin` PIPE (what the caller writes)."""
     stdin_redirect = "" if stdin == subprocess.PIPE else " </dev/null"
     script = _PID_SCRIPT + stdin_redirect + _redirect(stdout, 1) + _redirect(stderr, 2)
-    return "exec " + shlex.join(["sh", "-c", script, "sh", *env_netns_argv(argv, netns, env)])
+    return "exec " + shlex.join(["sh", "-c", script, "sh", *argv])
 
 
 def parse_stat_line(line: str) -> tuple[int, int | None]:

@@ -16,18 +16,16 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, cast
 
 import paramiko
 
 from vsperf.errors import CommandError
-from vsperf.executor import CommandLog
+from vsperf.executor import Command, CommandLog, Executor, Streams
 from vsperf.remote.command import (
     KILL_AFTER_S,
     ReplayTarget,
-    StreamSpec,
     env_netns_argv,
     parse_stat_line,
     run_command,
@@ -75,7 +73,7 @@ def collect(chan: paramiko.Channel, deadline: float | None) -> tuple[bytes, byte
             select.select([chan], [], [], wait)
 
 
-class SshExecutor:
+class SshExecutor(Executor):
     """Runs commands on one remote host over its (shared) SSH connection."""
 
     def __init__(self, host: SshHost, command_log: CommandLog | None = None) -> None:
@@ -109,19 +107,13 @@ class SshExecutor:
             raise HostLostError(f"host {self.ssh_host.label}: cannot run a command: {exc}") from exc
         return chan
 
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        netns: str | None = None,
-        check: bool = True,
-        timeout_s: float | None = 60.0,
-        env: Mapping[str, str] | None = None,
-        input_text: str | None = None,
+    def _complete(
+        self, cmd: Command, timeout_s: float | None, input_text: str | None
     ) -> subprocess.CompletedProcess[str]:
-        """Run to completion on the host; raise CommandError on a non-zero exit when `check`."""
-        full = env_netns_argv(argv, netns, env)
-        command = run_command(argv, netns=netns, env=env, timeout_s=timeout_s)
+        """Run `cmd` on the host under `timeout -k` (see `run_command`)."""
+        argv = cmd.argv
+        full = env_netns_argv(argv, cmd.netns, cmd.env)
+        command = run_command(argv, netns=cmd.netns, env=cmd.env, timeout_s=timeout_s)
         self._log(command)
         started = time.monotonic()
         deadline = None if timeout_s is None else started + timeout_s + KILL_AFTER_S + _LOCAL_GRACE_S
@@ -146,8 +138,6 @@ class SshExecutor:
             raise CommandError(full, 127, f"{argv[0]}: not found on host {self.host}")
         if code == -1 and not self.alive():
             raise HostLostError(f"lost the SSH connection to host {self.ssh_host.label} while running {argv[0]}")
-        if check and code != 0:
-            raise CommandError(full, code, err or out)
         return subprocess.CompletedProcess(full, code, out, err)
 
     def alive(self) -> bool:
@@ -158,24 +148,17 @@ class SshExecutor:
             return False
         return transport is not None and transport.is_active()
 
-    def spawn(
-        self,
-        argv: Sequence[str],
-        *,
-        netns: str | None = None,
-        env: Mapping[str, str] | None = None,
-        stdout: StreamSpec = subprocess.DEVNULL,
-        stderr: StreamSpec = subprocess.DEVNULL,
-        stdin: int | None = None,
-    ) -> RemoteProcess:
-        """Start a background process on the host; it is stopped by its remote PID.
+    def _start(self, cmd: Command, streams: Streams) -> RemoteProcess:
+        """Start `cmd` in the background on the host; it is stopped by its remote PID.
 
         `stdout`/`stderr`: DEVNULL (on the host), PIPE (a stream on the returned process),
         STDOUT (stderr only), or a local binary file that receives the output as it comes.
         `stdin`: PIPE makes `stdin` a writable stream carried by the channel (closing it is the
         process's end of input); anything else is /dev/null on the host.
         """
-        command = spawn_command(argv, netns=netns, env=env, stdout=stdout, stderr=stderr, stdin=stdin)
+        full = env_netns_argv(cmd.argv, cmd.netns, cmd.env)
+        stdout, stderr, stdin = streams.stdout, streams.stderr, streams.stdin
+        command = spawn_command(full, stdout=stdout, stderr=stderr, stdin=stdin)
         self._log(command, note="[background] ")
         chan = self._channel(command)
         if stdin != subprocess.PIPE:
@@ -186,8 +169,7 @@ class SshExecutor:
             pid, ticks = parse_stat_line(out.readline().decode(errors="replace"))
         except (ValueError, IndexError, TimeoutError) as exc:
             chan.close()
-            raise CommandError(env_netns_argv(argv, netns, env), -1,
-                               f"no PID from host {self.host}: {exc}") from None
+            raise CommandError(full, -1, f"no PID from host {self.host}: {exc}") from None
         chan.settimeout(None)
         proc = RemoteProcess(self, chan, pid, ticks)
         if stdin == subprocess.PIPE:

@@ -4,7 +4,8 @@
 renders report.rst from the template, and converts that one text into the other formats:
 - md: Markdown, from the RST's docutils tree (vsperf.report.markdown);
 - html: docutils' HTML5 writer with templates/report.css, plots embedded (one self-contained file);
-- pdf: WeasyPrint from that HTML (A4, page numbers, table of contents with page numbers).
+- pdf: WeasyPrint from that HTML (A4, page numbers, table of contents with page numbers),
+  laid out in parts side by side and merged (vsperf.report.pdfbuild).
 The RST is always written (every other format comes from it), and parsed once for the others.
 
 The plots and the PDF take most of the time: with `parallel` (the default) they run in worker
@@ -21,11 +22,12 @@ from pathlib import Path
 
 from vsperf.errors import ConfigError, PrerequisiteError
 from vsperf.report.anomalies import read_log_warnings
-from vsperf.report.html import PDF_PREREQUISITES, doctree_to_html, embed_images, for_pdf, html_to_pdf, linked_plots
+from vsperf.report.html import doctree_to_html, embed_images, for_pdf, html_to_pdf, linked_plots
 from vsperf.report.markdown import MarkdownWriter, parse_rst
+from vsperf.report.pdflayout import PDF_PREREQUISITES
 from vsperf.report.plots import Plot, draw_plot, plot_plan, quiet_plot_logs
 from vsperf.report.rst import REPORT_BASENAME, render_rst
-from vsperf.report.workers import FAILED_MARKER, PdfWorker, PlotWorkers, fork_context
+from vsperf.report.workers import FAILED_MARKER, PDF_PROCESSES, PdfWorker, PlotWorkers, fork_context
 from vsperf.results.atomic import write_text_atomic
 from vsperf.results.load import load_results, results_file
 from vsperf.results.model import RunResults
@@ -60,11 +62,9 @@ def _plan(run: RunResults, plots: bool, strict: bool) -> dict[int, list[Plot]]:
 
 
 def _pdf_job(html: bytes, base_dir: Path, out: Path, pending: Collection[Path]) -> None:
-    # In the PDF worker; html_to_pdf looked up here, at call time (tests replace it).
-    if pending:
-        html_to_pdf(html, base_dir, out, pending=pending)
-    else:
-        html_to_pdf(html, base_dir, out)
+    # In the PDF worker, which forks helpers of its own; html_to_pdf looked up here, at call
+    # time (tests replace it).
+    html_to_pdf(html, base_dir, out, pending=pending, processes=PDF_PROCESSES)
 
 
 def render_report(

@@ -4,7 +4,8 @@ A machine has few cores (two on ours) and the report has two slow, independent p
 are pure Python, so each gets processes of its own:
 - the plots, one job per test, on `PLOT_WORKERS` processes;
 - the PDF, in one process that imports WeasyPrint while the text formats are written, then
-  lays the PDF out as soon as its HTML is ready: it does not wait for the plots, only an
+  lays the PDF out as soon as its HTML is ready, in parts, with a helper process it forks
+  (PDF_PROCESSES in all; vsperf.report.pdfbuild): it does not wait for the plots, only an
   image it reaches blocks until that plot's file exists (plots are written atomically).
 Workers are forked (they start in milliseconds with vsperf imported); where fork is not
 available the caller renders serially. A worker's exception is raised again in the caller.
@@ -31,6 +32,7 @@ from vsperf.results.model import RunResults
 log = logging.getLogger(__name__)
 
 PLOT_WORKERS = 2
+PDF_PROCESSES = 2  # the PDF worker and a helper it forks lay out parts of the PDF side by side
 PLOT_WAIT_S = 600.0  # the PDF gives up on a plot file after this long (a dead plot worker)
 FAILED_MARKER = ".failed"  # in the plots folder: a plot job failed, the PDF stops waiting
 
@@ -135,10 +137,23 @@ def waiting_fetcher(weasyprint: Any, pending: Collection[Path], failed_marker: P
     return WaitingFetcher(fail_on_errors=True)
 
 
+def quiet_pdf_logs() -> None:
+    """Quieten WeasyPrint (before its import: it logs as it parses its own stylesheets)."""
+    # WeasyPrint logs every CSS property it ignores (docutils' stylesheet has a few) and its
+    # progress; fontTools its font subsetting.
+    for name in ("weasyprint", "weasyprint.progress"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    logging.getLogger("fontTools").setLevel(logging.WARNING)
+
+
 def _warm_up() -> None:
-    # Importing WeasyPrint (and Pango through it) takes a while: done while the text is written.
+    # Importing WeasyPrint (and Pango through it) takes a while: done while the text is written,
+    # and before the worker forks its layout helper; pypdf (the merge) likewise.
+    quiet_pdf_logs()
     with contextlib.suppress(ImportError, OSError):  # html_to_pdf reports it, with the fix
         import weasyprint  # type: ignore[import-untyped]  # noqa: F401
+    with contextlib.suppress(ImportError):
+        import pypdf  # noqa: F401
 
 
 class PdfWorker:

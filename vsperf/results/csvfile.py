@@ -56,13 +56,9 @@ def format_cell(value: Any) -> str:
     """A value as a CSV cell: numbers plainly (shortest exact float), None empty."""
     if value is None:
         return ""
-    if isinstance(value, bool):
-        return "True" if value else "False"
-    if isinstance(value, int | str):
-        return str(value)
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else ""
-    return str(value)
+    return str(value)  # ints, strings, and booleans as VSPERF wrote them: True, False
 
 
 def _component_field(test: TestResult, role: str, attr: str, fallback: Any) -> Any:

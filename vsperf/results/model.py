@@ -88,6 +88,15 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
+def fields_dict(record: Any, **converted: Any) -> dict[str, Any]:
+    """A dataclass record's fields by name, in their order: as they are (plain JSON values), or
+    as given in `converted` for those that need turning into JSON data."""
+    data = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+    if not converted.keys() <= data.keys():
+        raise ValueError(f"not fields of {type(record).__name__}: {sorted(converted.keys() - data.keys())}")
+    return data | converted
+
+
 def component_to_dict(component: ComponentInfo) -> dict[str, Any]:
     """A deployed component as results.json stores it."""
     return {
@@ -211,22 +220,12 @@ class TestResult:
         return next((c for c in self.components if c.role == role), None)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "name": self.name,
-            "description": self.description,
-            "deployment": self.deployment,
-            "traffic_type": self.traffic_type,
-            "bidir": self.bidir,
-            "frame_modification": self.frame_modification,
-            "components": [component_to_dict(c) for c in self.components],
-            "parameters": jsonable(self.parameters),
-            "status": self.status,
-            "error": self.error,
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
-            "results": [r.to_dict() for r in self.results],
-        }
+        return fields_dict(
+            self,
+            components=[component_to_dict(c) for c in self.components],
+            parameters=jsonable(self.parameters),
+            results=[r.to_dict() for r in self.results],
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TestResult:
@@ -272,20 +271,14 @@ class RunResults:
         _check_status(self.status, RUN_STATUSES, "run")
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema_version": self.schema_version,
-            "vsperf_version": self.vsperf_version,
-            "run_id": self.run_id,
-            "status": self.status,
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
-            "command_line": list(self.command_line),
-            "simulated": self.simulated,
-            "environment": jsonable(self.environment),
-            "settings": jsonable(self.settings),
-            "settings_sources": {str(k): str(v) for k, v in self.settings_sources.items()},
-            "tests": [t.to_dict() for t in self.tests],
-        }
+        return fields_dict(
+            self,
+            command_line=list(self.command_line),
+            environment=jsonable(self.environment),
+            settings=jsonable(self.settings),
+            settings_sources={str(k): str(v) for k, v in self.settings_sources.items()},
+            tests=[t.to_dict() for t in self.tests],
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunResults:

@@ -6,7 +6,6 @@ nothing that was measured: the file on disk always holds every frame size finish
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -18,6 +17,7 @@ from vsperf import __version__
 from vsperf.deployment import ComponentInfo
 from vsperf.results.atomic import write_text_atomic
 from vsperf.results.csvfile import write_test_csv
+from vsperf.results.encode import ResultsEncoder
 from vsperf.results.model import (
     RESULTS_FILENAME,
     SCHEMA_VERSION,
@@ -56,6 +56,7 @@ class ResultsWriter:
         self._dir = results_dir
         self._clock = clock
         self._lock = threading.Lock()
+        self._encoder = ResultsEncoder()
         self._dir.mkdir(parents=True, exist_ok=True)
         self._run = RunResults(
             schema_version=SCHEMA_VERSION,
@@ -98,19 +99,10 @@ class ResultsWriter:
         with self._lock:
             index = len(self._run.tests)
             test = TestResult(
-                index=index,
-                name=name,
-                description=description,
-                deployment=deployment,
-                traffic_type=traffic_type,
-                bidir=bidir,
-                frame_modification=frame_modification,
-                components=tuple(components),
-                parameters=dict(jsonable(parameters)),
-                status="running",
-                error=None,
-                started_at=self._clock(),
-                finished_at=None,
+                index=index, name=name, description=description, deployment=deployment,
+                traffic_type=traffic_type, bidir=bidir, frame_modification=frame_modification,
+                components=tuple(components), parameters=dict(jsonable(parameters)),
+                status="running", error=None, started_at=self._clock(), finished_at=None,
             )
             self._run = replace(self._run, tests=(*self._run.tests, test))
             self._write()
@@ -191,7 +183,6 @@ class ResultsWriter:
         self._run = replace(self._run, tests=tuple(tests))
 
     def _write(self) -> None:
-        # allow_nan=False: jsonable() already turned non-finite floats into null, and a NaN
-        # must never reach the file as the non-standard token NaN.
-        text = json.dumps(self._run.to_dict(), indent=2, allow_nan=False) + "\n"
+        # Each frame size is encoded once (vsperf.results.encode): the rewrites stay linear.
+        text = self._encoder.encode(self._run) + "\n"
         write_text_atomic(self.path, text)

@@ -108,22 +108,12 @@ def search_back2back_once(
         if hi - lo <= cfg.granularity_frames or lo == max_frames:
             break
         frames = (lo + hi) // 2
-    return Back2BackAnswer(
-        repetition=repetition,
-        frames=lo,
-        best=best,
-        shortest_failure=shortest_failure,
-        max_frames=max_frames,
-        trials=tuple(log.trials[first:]),
-    )
+    return Back2BackAnswer(repetition=repetition, frames=lo, best=best, shortest_failure=shortest_failure,
+                           max_frames=max_frames, trials=tuple(log.trials[first:]))
 
 
 def rfc2544_back2back(
-    measurer: Measurer,
-    traffic: Traffic,
-    cfg: Back2BackConfig,
-    on_trial: OnTrial | None = None,
-    *,
+    measurer: Measurer, traffic: Traffic, cfg: Back2BackConfig, on_trial: OnTrial | None = None, *,
     throughput_fps: float | None = None,
 ) -> SearchOutcome:
     """Run the back-to-back search `cfg.repetitions` times and return VSPERF's b2b metrics

@@ -1,22 +1,32 @@
 """Placing the long trials of a goal search where they are likely to pass (ndr_pdr and mlr).
 
 On a noisy DUT (capacity varying from trial to trial) a load near the capacity passes some
-trials and fails others. Confirming the highest load a short trial passed then fails about half
-the time, and each failure costs a whole full-length trial. Measured on bench/bench_searches.py
-before this module: a third of ndr_pdr's trial-seconds went to failed confirmations.
+trials and fails others, and each failed long trial costs as much as dozens of short ones.
 
-The rule here follows from the draft's semantics (exceed ratio 0: any high-loss trial, short or
-long, makes its load an upper bound): the only load worth confirming is the one a width below the
-relevant upper bound, `U * (1 - width)`: a pass there ends the goal. Before a long trial is spent
-on that candidate, short trials ("scouts") are run at it: a short failure makes the candidate the
-new upper bound for the price of a short trial, and the next candidate is a width lower. Only a
-candidate that passed `scouts` short trials in a row gets the long trial.
+The rule follows from the draft's semantics (exceed ratio 0: any high-loss trial, short or long,
+makes its load an upper bound): the only load worth confirming is the candidate a width below the
+relevant upper bound, `U * (1 - width)`: a pass there ends the goal. So the controller chooses
+where the long trial goes by choosing where a SHORT trial fails:
 
-How many scouts is learned from the short trials already run for the goal (`scout_count`): when
-no short trial passed above a short failure, the DUT looks steady and one scout suffices (each
-scout costs a short trial even when it passes); when the short trials contradict each other (a
-pass above a failure) the DUT is noisy, and more scouts are run the longer the long trial is
-compared with a short one, so that their cost stays a fraction of a failed long trial.
+* Band probes (`band_probe`): the lossy trials tell the bottom of the DUT's noise band for the
+  goal (`vsperf.search.noise_band`). While the candidate lies above that bottom, short trials run
+  at the highest load on the grid of whole widths below U whose candidate is at or below it; a
+  probe that fails is the new U (the long trial a width below it then lands at the band's
+  bottom, where it rarely fails); a probe that passed often (CLIMB_PER_SHORT) is low in the band and
+  the next probe goes a width higher (the bottom was estimated too low).
+* Scouts: before the long trial, short trials at the candidate itself; a failing scout makes the
+  candidate the new upper bound for the price of a short trial. How many is learned from the
+  short trials (`scout_count`): one on a steady DUT, more when the trials contradict each other
+  (a pass above a failure), growing with the ratio of long to short trial duration.
+* Goals with larger loss ratios get their long trials first (`confirm_order`): on a tail-drop DUT
+  one long trial often answers NDR and PDR.
+* Gap splits (`far_split`, only for a target nothing shorter narrowed first: mlr with
+  TRAFFICGEN_MLR_PRECEDING_TARGETS 0): while the upper bound lies far above every pass, short
+  trials halve the gap, so the walk down one width at a time starts near the answer.
+
+Measured on bench/bench_searches.py: with scouts alone a third of ndr_pdr's trial-seconds went to
+failed confirmations on noisy DUTs; with band probes, failed long trials fell by half (ndr_pdr)
+to three quarters (mlr), see docs/searches.rst.
 """
 
 from __future__ import annotations
@@ -27,9 +37,32 @@ from collections.abc import Sequence
 from vsperf.search.goal_search import GoalSearchState
 from vsperf.search.measurer import TrialResult
 from vsperf.search.mlr_goals import SearchGoal, Target, high_loss, relevant_bounds
+from vsperf.search.noise_band import capacity_band
 
 _EPS = 1e-9
 MAX_SCOUTS = 4  # measured (bench_searches): more scouts cost more than the failures they avert
+MAX_PROBE_WIDTHS = 40  # the first probe is at most this many widths below the upper bound
+# Band probes are paid in short trials to save long ones, so both limits scale with how many short
+# trials a long one costs (60 with RFC 2544's 60 s finals and 1 s steering: 16 and 48).
+CLIMB_PER_SHORT = 16 / 60  # passes at a probe (per short trial in a long one) before climbing a width
+PROBES_PER_SHORT = 0.8  # band probes per target, at most, per short trial in a long one
+MIN_SHORTS_PER_LONG = 20  # no band probes below (bench_searches: 1 s steering at 10 s finals)
+PROBE_LABEL = "band probe"
+SPLIT_LABEL = "gap split"
+# Widths between the upper bound and the highest pass below it beyond which short trials halve the
+# gap before the walk (`far_split`); within them the walk (one short scout per width) is as cheap.
+FAR_WIDTHS = 8
+
+
+def confirm_order(goals: Sequence[SearchGoal]) -> list[SearchGoal]:
+    """The order in which goals get their long trials: the largest loss ratio first.
+
+    A long trial that passes a goal with a larger loss ratio losing nothing is a lower bound for
+    the stricter goal too, and the trial that failed the looser goal a width above it failed
+    the stricter one as well; on a tail-drop DUT, where NDR and PDR lie within a width or two of
+    each other, one long trial then often answers both.
+    """
+    return sorted(goals, key=lambda goal: -goal.loss_ratio)
 
 
 def noise_seen(trials: Sequence[tuple[float, TrialResult]]) -> bool:
@@ -75,12 +108,103 @@ def _scouts_passed(state: GoalSearchState, load: float, target: Target) -> int:
     return count
 
 
-def confirm_target(state: GoalSearchState, goal: SearchGoal, target: Target) -> bool:
+def _passes_at(state: GoalSearchState, load: float, target: Target) -> int:
+    """Trials at `load` (any duration) that met the target's loss ratio."""
+    return sum(1 for t in state.db.trials_at(load) if not high_loss(t, target.loss_ratio))
+
+
+def _passes_between(state: GoalSearchState, low_fps: float, high_fps: float, target: Target) -> int:
+    """Trials at loads in [low_fps, high_fps) that met the target's loss ratio."""
+    return sum(_passes_at(state, load, target) for load in state.db.loads()
+               if low_fps * (1 - _EPS) <= load < high_fps * (1 - _EPS))
+
+
+def _judged_trials(state: GoalSearchState) -> list[tuple[float, TrialResult]]:
+    return [(load, t) for load in state.db.loads() for t in state.db.trials_at(load)]
+
+
+def max_probes(shorts_per_long: float) -> int:
+    """Band probes a target may run: fewer than the short trials one failed long trial costs."""
+    return max(2, round(PROBES_PER_SHORT * shorts_per_long))
+
+
+def band_probe(state: GoalSearchState, goal: SearchGoal, target: Target, upper_fps: float) -> float | None:
+    """Where to look for a failing short trial so that the long trial one width below it lands
+    at the bottom of the DUT's noise band (`vsperf.search.noise_band`); None when the candidate
+    one width below `upper_fps` is already there, or when the trials fit no band.
+
+    Probes lie on the grid of whole widths below the relevant upper bound (so that a failing
+    probe's candidate is the probe a width lower, which usually passed there already): the
+    first is the highest grid load at least a width above the band's estimated bottom; one whose
+    width slot holds enough passes (CLIMB_PER_SHORT) is known to be low in the band, and the next
+    is a width higher. At most `max_probes` per target: a DUT whose loss follows no power law may mislead the
+    estimate, and must then cost a bounded number of short trials, not the trial guard.
+    """
+    label = f"{target.label} {PROBE_LABEL}"
+    # Scaled by the goal's final trials also at an intermediate target: its lower bound becomes the
+    # final target's candidate.
+    shorts_per_long = goal.final_duration_s / goal.initial_duration_s
+    if shorts_per_long < MIN_SHORTS_PER_LONG:
+        return None  # probes as dear as a tenth of a long trial cost more than they save
+    climb_after = max(2, round(CLIMB_PER_SHORT * shorts_per_long))
+    if sum(1 for note in state.notes if note["goal"] == goal.name and note["target"] == label) >= max_probes(
+            shorts_per_long):
+        return None
+    band = capacity_band(_judged_trials(state))
+    if band is None:
+        return None
+    step = 1.0 - target.width
+    wanted = min(band.bottom_fps(target.loss_ratio), state.ceiling.max_load_fps) / step
+    if wanted >= upper_fps * (1 - _EPS):
+        return None  # the candidate a width below the upper bound is as low as the band asks
+    widths = math.ceil(math.log(wanted / upper_fps) / math.log(step) - _EPS)
+    widths = max(1, min(widths, MAX_PROBE_WIDTHS))
+    while widths >= 1:
+        probe = upper_fps * step**widths
+        if _passes_between(state, probe, probe / step, target) < climb_after:
+            # Outside the load limits a probe would be measured elsewhere and never counted.
+            inside = state.min_load_fps <= probe <= state.ceiling.max_load_fps
+            return probe if inside else None
+        widths -= 1
+    return None
+
+
+def far_split(state: GoalSearchState, target: Target, upper_fps: float) -> float | None:
+    """A short trial halfway (in whole widths) between `upper_fps` and the highest load below it
+    where any trial met the target's loss ratio, when that load lies more than FAR_WIDTHS widths
+    below; 2 * FAR_WIDTHS widths below `upper_fps` when no trial below it met the ratio; None
+    otherwise (the walk down from the upper bound is as cheap).
+
+    The walk down from the upper bound moves one width per failing scout: when nothing shorter
+    narrowed the target first (mlr with TRAFFICGEN_MLR_PRECEDING_TARGETS 0, the upper bound the
+    maximum load and only a short pass near the capacity), 1 s scouts at 10 s finals ran into the
+    trial guard hundreds of widths above the answer. Halving the gap costs a logarithmic number
+    of short trials; a failure is the new upper bound, a pass the new floor. Only for such targets:
+    after a short bisection (ndr_pdr, mlr's preceding targets) the walk is short, and splitting
+    there too made bench_searches' worst ratios slightly worse.
+    """
+    below = [load for load in state.db.loads() if load < upper_fps * (1 - _EPS) and _passes_at(state, load, target)]
+    step = 1.0 - target.width
+    if below:
+        widths = math.floor(math.log(max(below) / upper_fps) / math.log(step) + _EPS)
+        if widths <= FAR_WIDTHS:
+            return None
+        probe = upper_fps * step ** (widths // 2)
+    else:  # nothing passed below: a lucky pass was all there was, or the guess failed far above
+        probe = max(state.min_load_fps, upper_fps * step ** (2 * FAR_WIDTHS))
+    return probe if probe <= state.ceiling.max_load_fps else None
+
+
+def confirm_target(state: GoalSearchState, goal: SearchGoal, target: Target, *, far_splits: bool = False) -> bool:
     """Narrow `target` from its relevant upper bound down, long trials only after scouts passed.
 
-    Returns False when there is nothing to confirm from (no upper bound yet): the caller narrows
-    with its own steps first. Returns True once the target is done (width met, or a load limit
-    answered) or the trial guard stopped the search.
+    When the lossy trials fit a noise band, short band probes first look for a failure just
+    above the band's bottom (`band_probe`), so that the long trial a width below it rarely
+    fails. Returns False when there is nothing to confirm from (no upper bound yet): the caller
+    narrows with its own steps first. Returns True once the target is done (width met, or a load
+    limit answered) or the trial guard stopped the search. `far_splits`: no shorter trials narrowed
+    the target before (mlr without preceding targets), so short trials first halve a far gap
+    between the upper bound and the passes below it (`far_split`).
     """
     short_s = goal.initial_duration_s
     while state.budget_left():
@@ -95,8 +219,16 @@ def confirm_target(state: GoalSearchState, goal: SearchGoal, target: Target) -> 
         if width is not None and width <= target.width + _EPS:
             return True
         candidate = max(min_load, min(upper * (1 - target.width), max_load))
-        scouts = scout_count(noise_seen(_short_trials(state, target)),
-                             target.trial_duration_s, short_s)
+        probe = band_probe(state, goal, target, upper) if target.trial_duration_s > short_s else None
+        if probe is not None:
+            state.measure(probe, short_s, goal.name, f"{target.label} {PROBE_LABEL}")
+            continue
+        split = far_split(state, target, upper) if far_splits and target.trial_duration_s > short_s else None
+        if split is not None:
+            state.measure(split, short_s, goal.name, f"{target.label} {SPLIT_LABEL}")
+            continue
+        noisy = noise_seen(_short_trials(state, target))
+        scouts = scout_count(noisy, target.trial_duration_s, short_s)
         if _scouts_passed(state, candidate, target) < scouts:
             state.measure(candidate, short_s, goal.name, f"{target.label} scout")
         else:

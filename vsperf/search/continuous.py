@@ -11,15 +11,8 @@ from typing import Any
 from vsperf.search.config import BurstConfig, ContinuousConfig
 from vsperf.search.measurer import Measurer
 from vsperf.search.outcome import MetricValue, SearchOutcome
-from vsperf.search.outcome_build import row_keys
-from vsperf.search.trials import (
-    Anomalies,
-    OnTrial,
-    TrialLog,
-    latency_metrics,
-    trial_rate_metrics,
-    under_delivery_note,
-)
+from vsperf.search.outcome_build import row_keys, under_delivery_notes
+from vsperf.search.trials import OnTrial, TrialLog, latency_metrics, trial_rate_metrics
 from vsperf.traffic import Traffic
 
 
@@ -28,13 +21,11 @@ def rfc2544_continuous(
 ) -> SearchOutcome:
     """One trial at `cfg.rate_percent` of the traffic's line rate for `cfg.duration_s`."""
     log = TrialLog(measurer, on_trial)
-    anomalies = Anomalies()
     line = traffic.line_rate_fps
     trial = log.rate(traffic, cfg.rate_percent * line / 100.0, cfg.duration_s, "continuous")
-    if trial.under_delivered:
-        anomalies.add(under_delivery_note(trial))
     metrics: dict[str, MetricValue] = {**trial_rate_metrics(trial, traffic), **row_keys("rfc2544_continuous", traffic)}
-    return log.outcome(metrics, {"parameters": {**asdict(cfg), "line_rate_fps": line}}, anomalies.as_tuple())
+    details = {"parameters": {**asdict(cfg), "line_rate_fps": line}}
+    return log.outcome(metrics, details, under_delivery_notes(log.trials))
 
 
 def burst(
@@ -47,10 +38,7 @@ def burst(
     """
     cfg = BurstConfig(frames=frames)
     log = TrialLog(measurer, on_trial)
-    anomalies = Anomalies()
     trial = log.burst(traffic, cfg.frames, "burst")
-    if trial.under_delivered:
-        anomalies.add(under_delivery_note(trial))
     size = traffic.frame_size_bytes
     metrics: dict[str, MetricValue] = {
         "tx_frames": trial.tx_frames,
@@ -64,4 +52,4 @@ def burst(
         **row_keys("burst", traffic),
     }
     details: dict[str, Any] = {"parameters": {**asdict(cfg), "line_rate_fps": traffic.line_rate_fps}}
-    return log.outcome(metrics, details, anomalies.as_tuple())
+    return log.outcome(metrics, details, under_delivery_notes(log.trials))

@@ -14,6 +14,7 @@ from typing import Any, get_args
 
 from vsperf.benchmarks import BENCHMARKS, GENERATOR_BENCHMARKS, BenchEnv, check_benchmark, run_benchmark
 from vsperf.errors import ConfigError
+from vsperf.search.at_throughput import AtThroughputTest
 from vsperf.search.back2back import rfc2544_back2back
 from vsperf.search.config import (
     back2back_config_from_settings,
@@ -87,7 +88,6 @@ def _benchmark(kind: str) -> TrafficKind:
 ConfigFromSettings = Callable[[Settings], Any]
 Search = Callable[[Measurer, Traffic, Any, OnTrial | None], SearchOutcome]
 SearchWithDut = Callable[[Measurer, Traffic, Any, OnTrial | None, DutControl | None], SearchOutcome]
-SearchAtThroughput = Callable[[Measurer, Traffic, Any, Callable[[], KnownThroughput], OnTrial | None], SearchOutcome]
 
 
 def _search(configure: ConfigFromSettings, search: Search) -> TrafficKind:
@@ -104,11 +104,11 @@ def _search_with_dut(configure: ConfigFromSettings, search: SearchWithDut) -> Tr
     )
 
 
-def _at_throughput(configure: ConfigFromSettings, search: SearchAtThroughput) -> TrafficKind:
-    """As `_search`, for a test run at the throughput (given, configured, or measured first)."""
+def _at_throughput(configure: ConfigFromSettings, search: AtThroughputTest[Any, Any]) -> TrafficKind:
+    """As `_search_with_dut`, for a test run at the throughput (given, configured, or measured first)."""
     return TrafficKind(
         lambda s, _t: configure(s),
-        lambda job, cfg: search(job.measurer, job.traffic, cfg, job.known_throughput, job.on_trial),
+        lambda job, cfg: search(job.measurer, job.traffic, cfg, job.known_throughput, job.on_trial, job.dut),
         needs_throughput=True,
     )
 
@@ -135,13 +135,7 @@ TRAFFIC_KINDS: dict[str, TrafficKind] = {
     "rfc2544_latency": _at_throughput(latency_config_from_settings, rfc2544_latency),
     "rfc2544_frame_loss": _search(frame_loss_config_from_settings, rfc2544_frame_loss),
     "rfc2544_recovery": _at_throughput(recovery_config_from_settings, rfc2544_recovery),
-    "rfc2544_reset": TrafficKind(
-        lambda s, t: reset_config_from_settings(s),
-        lambda job, cfg: rfc2544_reset(
-            job.measurer, job.traffic, cfg, job.known_throughput, job.on_trial, job.dut
-        ),
-        needs_throughput=True,
-    ),
+    "rfc2544_reset": _at_throughput(reset_config_from_settings, rfc2544_reset),
     "rfc9004_back2back": _at_throughput(rfc9004_config_from_settings, rfc9004_back2back),
     "rfc2889_forwarding": _search(forwarding_config_from_settings, rfc2889_forwarding),
     "rfc2889_caching": _search_with_dut(address_config_from_settings, rfc2889_caching),

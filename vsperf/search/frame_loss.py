@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from vsperf.search.config import check_field, config_from_settings, from_setting
+from vsperf.search.config import config_from_settings, from_setting
+from vsperf.search.load_steps import LOWEST_LOAD_PERCENT, LoadSteps
 from vsperf.search.measurer import Measurer
 from vsperf.search.outcome import MetricValue, SearchOutcome
 from vsperf.search.outcome_build import row_keys
@@ -27,23 +28,16 @@ from vsperf.traffic import Traffic
 
 TRAFFIC_TYPE = "rfc2544_frame_loss"
 ZERO_LOSS_STREAK = 2  # RFC 2544: stop after two successive trials without loss
-_EPS = 1e-9
 
 
 @dataclass(frozen=True)
-class FrameLossConfig:
-    """The frame loss rate curve."""
+class FrameLossConfig(LoadSteps):
+    """The frame loss rate curve (RFC 2544: steps of at most 10 % of line rate)."""
 
-    duration_s: float = field(metadata=from_setting("TRAFFICGEN_DURATION"))  # each trial
-    # % of line rate between loads (RFC 2544: <= 10)
+    MAX_STEP_PERCENT: ClassVar[float] = 10.0
+    STEP_RULE: ClassVar[str] = "in (0, 10] (RFC 2544: steps of at most 10 %)"
+
     step_percent: float = field(metadata=from_setting("TRAFFICGEN_FRAME_LOSS_STEP_PERCENT"))
-    # first load, % of line rate
-    max_rate_percent: float = field(metadata=from_setting("TRAFFICGEN_RFC2544_MAX_RATE_PERCENT"))
-
-    def __post_init__(self) -> None:
-        check_field(self, "duration_s", self.duration_s > 0, "> 0")
-        check_field(self, "step_percent", 0 < self.step_percent <= 10, "in (0, 10] (RFC 2544: steps of at most 10 %)")
-        check_field(self, "max_rate_percent", 0 < self.max_rate_percent <= 100, "in (0, 100]")
 
 
 def frame_loss_config_from_settings(settings: Mapping[str, Any]) -> FrameLossConfig:
@@ -66,7 +60,7 @@ def rfc2544_frame_loss(
     curve: list[dict[str, Any]] = []
     step, streak = 0, 0
     percent = cfg.max_rate_percent
-    while percent > _EPS and streak < ZERO_LOSS_STREAK:
+    while percent > LOWEST_LOAD_PERCENT and streak < ZERO_LOSS_STREAK:
         trial = log.rate(traffic, ceiling.clamp(percent * line / 100.0), cfg.duration_s, f"{percent:g} % load")
         offered_percent = percent_of(ceiling.observe(trial), line)
         curve.append(
@@ -81,10 +75,7 @@ def rfc2544_frame_loss(
             }
         )
         streak = streak + 1 if trial.tx_frames > 0 and trial.loss_frames == 0 else 0
-        step += 1
-        # Loads on a grid from the maximum (no float drift); those above what was sent are skipped.
-        while (percent := cfg.max_rate_percent - step * cfg.step_percent) > offered_percent + _EPS:
-            step += 1
+        step, percent = cfg.next_step(step, offered_percent)
     for note in generator_limit_notes(ceiling, log.trials, traffic, answered_at_max=False):
         anomalies.add(note)
     if streak < ZERO_LOSS_STREAK:

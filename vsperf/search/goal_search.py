@@ -9,8 +9,9 @@ that is the received rate of the worst final trial). Every goal G also has `G_tx
 `G_tx_rate_percent`, `G_throughput_rx_fps`, `G_throughput_rx_percent`, `G_throughput_rx_mbps`,
 `G_upper_bound_fps` and `G_frame_loss_percent`, and how sure the answer is: `G_full_trials`
 (full-length trials behind it), `G_rx_spread_percent` (spread of the forwarding rate over the
-trials at that load) and `G_failed_confirmations` (full-length trials that failed the goal above
-it, after which the search went on below); with repetitions the values are averages and
+trials at that load) and `G_failed_confirmations` (the goal's own full-length trials that failed
+its loss ratio above it, after which the search went on below; another goal's long trial, e.g. a
+PDR confirmation that lost a few frames, is not one); with repetitions the values are averages and
 `G_throughput_rx_fps_min` / `_max` are added. A goal without any lower bound counts as 0.
 
 Details: the search parameters, each repetition's goal results, and `trial_outcomes`: for every
@@ -46,6 +47,7 @@ from vsperf.traffic import Traffic
 from vsperf.units import l2_mbps
 
 MAX_TRIALS_PER_SEARCH = 300  # a guard: every controller ends long before on any DUT
+ALL_GOALS = "all goals"  # the goal label of a trial run for every goal (mlr's initial trials)
 
 
 class Measured(NamedTuple):
@@ -91,7 +93,7 @@ class GoalSearchState:
         high_for = [g.name for g in self.cfg.goals if high_loss(trial, g.loss_ratio)]
         judged = not (trial.under_delivered and high_for)
         if judged:
-            self.db.add(measured, trial)
+            self.db.add(measured, trial, self._run_for(goal))
         self.notes.append(
             {
                 "trial_index": len(self.log.trials) - 1,
@@ -105,6 +107,11 @@ class GoalSearchState:
             }
         )
         return Measured(measured, trial, judged)
+
+    def _run_for(self, goal: str) -> frozenset[str]:
+        """The goal names a trial labelled `goal` serves ("all goals", "ndr+pdr" or one name)."""
+        names = [g.name for g in self.cfg.goals]
+        return frozenset(names if goal == ALL_GOALS else [n for n in goal.split("+") if n in names])
 
     def answer(self, repetition: int) -> GoalSearchAnswer:
         return GoalSearchAnswer(

@@ -17,18 +17,17 @@ A generator that returns no latency cannot run this test: it fails with a Traffi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from vsperf.errors import TrafficGenError
+from vsperf.search.at_throughput import AtThroughputTest, any_measurer
 from vsperf.search.config import check_field, config_from_settings, from_setting
-from vsperf.search.measurer import LatencyStats, Measurer, TrialResult, generator_name
+from vsperf.search.measurer import DutControl, LatencyStats, Measurer, TrialResult, generator_name
 from vsperf.search.outcome import MetricValue, SearchOutcome
 from vsperf.search.outcome_build import AtThroughput, under_delivery_notes
-from vsperf.search.select import KnownThroughput
-from vsperf.search.trials import OnTrial, mean_or_zero, percent_of
-from vsperf.traffic import Traffic
+from vsperf.search.trials import mean_or_zero, percent_of
 
 TRAFFIC_TYPE = "rfc2544_latency"
 METRICS = ("min_latency_ns", "avg_latency_ns", "max_latency_ns", "tx_rate_fps", "tx_rate_percent")
@@ -69,23 +68,14 @@ def latency_summary(stats: list[LatencyStats], trials: list[TrialResult]) -> dic
     return out
 
 
-def rfc2544_latency(
-    measurer: Measurer,
-    traffic: Traffic,
-    cfg: LatencyConfig,
-    throughput: Callable[[], KnownThroughput],
-    on_trial: OnTrial | None = None,
-) -> SearchOutcome:
-    """`cfg.repetitions` latency trials at the throughput `throughput()` returns."""
-    run = AtThroughput.start(TRAFFIC_TYPE, METRICS, measurer, traffic, throughput, on_trial)
-    known, log, anomalies = run.known, run.log, run.anomalies
+def _measure(run: AtThroughput, measurer: Measurer, cfg: LatencyConfig, _dut: DutControl | None) -> SearchOutcome:
+    """`cfg.repetitions` latency trials at the throughput."""
+    traffic, anomalies = run.traffic, run.anomalies
     line = traffic.line_rate_fps
-    if known.rate_fps <= 0:
-        return run.not_measured("no throughput to run at (no rate passed): latency not measured")
     trials: list[TrialResult] = []
     stats: list[LatencyStats] = []
     for rep in range(1, cfg.repetitions + 1):
-        trial = log.rate(traffic, known.rate_fps, cfg.duration_s, f"latency {rep}/{cfg.repetitions}")
+        trial = run.log.rate(traffic, run.known.rate_fps, cfg.duration_s, f"latency {rep}/{cfg.repetitions}")
         if trial.latency is None:
             raise TrafficGenError(
                 f"generator {generator_name(measurer)} measured no latency: it cannot run {TRAFFIC_TYPE} trials"
@@ -118,3 +108,10 @@ def rfc2544_latency(
         ],
     }
     return run.outcome(metrics, details)
+
+
+# `cfg.repetitions` latency trials at the throughput `throughput()` returns.
+rfc2544_latency: AtThroughputTest[LatencyConfig, Measurer] = AtThroughputTest(
+    TRAFFIC_TYPE, METRICS, any_measurer, _measure,
+    no_rate="no throughput to run at (no rate passed): latency not measured",
+)

@@ -32,6 +32,11 @@ class LatencyStats:
     samples: int = 0
 
 
+# The numeric fields of a TrialResult, by type (a result file may hold 64.0 for a count).
+_COUNT_FIELDS = ("frame_size_bytes", "tx_frames", "rx_frames")
+_REAL_FIELDS = ("requested_rate_fps", "duration_s", "actual_tx_rate_fps", "line_rate_fps")
+
+
 @dataclass(frozen=True)
 class TrialResult:
     """What one trial (a rate for a duration, or a burst of N frames) measured."""
@@ -139,16 +144,13 @@ class TrialResult:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrialResult:
+        """The trial `as_dict` wrote (its derived values are computed again, not read)."""
         latency = data.get("latency")
+        numbers: dict[str, Any] = {name: int(data[name]) for name in _COUNT_FIELDS}
+        numbers.update({name: float(data[name]) for name in _REAL_FIELDS})
         return cls(
             kind=data["kind"],
-            frame_size_bytes=int(data["frame_size_bytes"]),
-            requested_rate_fps=float(data["requested_rate_fps"]),
-            duration_s=float(data["duration_s"]),
-            tx_frames=int(data["tx_frames"]),
-            rx_frames=int(data["rx_frames"]),
-            actual_tx_rate_fps=float(data["actual_tx_rate_fps"]),
-            line_rate_fps=float(data["line_rate_fps"]),
+            **numbers,
             latency=LatencyStats(**latency) if latency else None,
             flags=tuple(data.get("flags", ())),
             per_second=tuple(data.get("per_second", ())),
@@ -178,6 +180,11 @@ class Measurer(Protocol):
     def burst(self, traffic: Traffic, frames: int) -> TrialResult:
         """Send exactly `frames` frames (aggregate) back to back at line rate."""
         ...
+
+
+# What a capability trial calls to act on the DUT (restart it, make it forget addresses): given by
+# the deployment (`DutControl`), so the generator never needs to know how.
+DutAction = Callable[[], None]
 
 
 # ---- Optional capabilities -------------------------------------------------------------------
@@ -237,15 +244,11 @@ class ResetTrialResult:
 
 @runtime_checkable
 class ResetMeasurer(Protocol):
-    """A generator that can stream while the DUT is reset and date the gap at the receiver."""
+    """A generator that can stream while the DUT is reset and date the gap at the receiver (the
+    timestamp method of RFC 6201)."""
 
     def reset_trial(
-        self,
-        traffic: Traffic,
-        rate_fps: float,
-        duration_s: float,
-        reset_at_s: float,
-        reset: Callable[[], None] | None,
+        self, traffic: Traffic, rate_fps: float, duration_s: float, reset_at_s: float, reset: DutAction | None
     ) -> ResetTrialResult:
         """Stream at `rate_fps` for `duration_s`; `reset_at_s` seconds in, call `reset` (which
         restarts the DUT and returns when the restart command has finished) while the stream
@@ -279,12 +282,7 @@ class AddressMeasurer(Protocol):
     """A generator that sends from many source MACs and watches a port for flooded frames."""
 
     def address_trial(
-        self,
-        traffic: Traffic,
-        addresses: int,
-        learning_rate_fps: float,
-        test_rate_fps: float,
-        forget: Callable[[], None] | None,
+        self, traffic: Traffic, addresses: int, learning_rate_fps: float, test_rate_fps: float, forget: DutAction | None
     ) -> AddressTrialResult:
         """Learning then test phase (see `AddressTrialResult`), with addresses the DUT has not
         learned before: `forget` (when given) makes the DUT drop its learned addresses and is

@@ -28,8 +28,10 @@ The controller (this module's choice of trials; the draft leaves it free):
    a bisection fail, and those then cost a short trial instead of a full-length one.
    This is how the first (shortest) target is narrowed. A longer target, once it has an upper
    bound, is narrowed by `vsperf.search.confirm`: its trials go one width below the relevant upper
-   bound, after short "scout" trials there passed, so that on a noisy DUT a long trial is not
-   spent where a short one would have failed.
+   bound, after short "band probes" moved that bound to the bottom of the DUT's noise band (read
+   from the size of the losses) and short "scout" trials at the candidate passed, so that on a
+   noisy DUT a long trial is rarely spent where it fails. Longer stages serve the goals with
+   larger loss ratios first (one long trial may then answer two goals).
 """
 
 from __future__ import annotations
@@ -37,9 +39,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from vsperf.search.confirm import confirm_target
+from vsperf.search.confirm import confirm_order, confirm_target
 from vsperf.search.goal_config import GoalSearchConfig
-from vsperf.search.goal_search import GoalSearchState, run_goal_search
+from vsperf.search.goal_search import ALL_GOALS, GoalSearchState, run_goal_search
 from vsperf.search.measurer import Measurer, TrialResult
 from vsperf.search.mlr_goals import SearchGoal, Target, classify, relevant_bounds
 from vsperf.search.outcome import SearchOutcome
@@ -146,13 +148,13 @@ def initial_trials(state: GoalSearchState) -> None:
     duration = min(g.initial_duration_s for g in goals)
     smallest_loss = min(g.loss_ratio for g in goals)
     narrowest = min(g.width for g in goals)
-    first = state.measure(state.ceiling.max_load_fps, duration, "all goals", "max load").trial
+    first = state.measure(state.ceiling.max_load_fps, duration, ALL_GOALS, "max load").trial
     if first.loss_ratio <= smallest_loss or first.rx_frames == 0:
         return
     guess = first.rx_rate_fps / (1.0 - smallest_loss)
     guess = min(guess, state.ceiling.max_load_fps * (1 - narrowest))
     if guess > state.min_load_fps:
-        state.measure(guess, duration, "all goals", "forwarding-rate guess")
+        state.measure(guess, duration, ALL_GOALS, "forwarding-rate guess")
 
 
 def mlr_search_once(state: GoalSearchState) -> None:
@@ -160,21 +162,26 @@ def mlr_search_once(state: GoalSearchState) -> None:
     initial_trials(state)
     chains = [g.targets(state.cfg.preceding_targets) for g in state.cfg.goals]
     stages = max(len(chain) for chain in chains)
+    by_goal = dict(zip(state.cfg.goals, chains, strict=True))
     for stage in range(stages):
-        for goal, chain in zip(state.cfg.goals, chains, strict=True):
+        # The bisection stage in the configured order; longer stages largest loss ratio first.
+        for goal in state.cfg.goals if stage == 0 else confirm_order(state.cfg.goals):
+            chain = by_goal[goal]
             index = stage - (stages - len(chain))  # every chain ends at the last stage
             if index >= 0:
                 _narrow(state, goal, chain[index])
-    for goal, chain in zip(state.cfg.goals, chains, strict=True):
-        _narrow(state, goal, chain[-1])  # a later goal's trials may have moved an earlier goal's bounds
+    for goal in confirm_order(state.cfg.goals):
+        _narrow(state, goal, by_goal[goal][-1])  # a later goal's trials may have moved an earlier goal's bounds
 
 
 def _narrow(state: GoalSearchState, goal: SearchGoal, target: Target) -> None:
-    """Short targets bisect; longer ones confirm from their upper bound down (`confirm_target`)."""
+    """Short targets bisect; longer ones confirm from their upper bound down (`confirm_target`),
+    halving far gaps with short trials first when no shorter target narrowed them (the first of
+    its chain: TRAFFICGEN_MLR_PRECEDING_TARGETS 0)."""
     if target.trial_duration_s <= goal.initial_duration_s:
         narrow_target(state, goal, target)
         return
-    while not confirm_target(state, goal, target):
+    while not confirm_target(state, goal, target, far_splits=target.index == 0):
         narrow_target(state, goal, target, stop_at_upper=True)
 
 

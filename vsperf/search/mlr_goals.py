@@ -180,13 +180,23 @@ def classify(trials: tuple[TrialResult, ...] | list[TrialResult], target: Target
 
 
 class TrialDatabase:
-    """Every trial of a search, by the load it measured (frames/s actually offered)."""
+    """Every trial of a search, by the load it measured (frames/s actually offered), and which
+    goals it was run for (every trial counts for every goal's bounds; only a goal's own
+    full-length trials count as its confirmations)."""
 
     def __init__(self) -> None:
         self._by_load: dict[float, list[TrialResult]] = {}
+        self._run_for: dict[float, list[frozenset[str]]] = {}
 
-    def add(self, load_fps: float, trial: TrialResult) -> None:
+    def add(self, load_fps: float, trial: TrialResult, run_for: frozenset[str] = frozenset()) -> None:
+        """File `trial` under `load_fps`; `run_for`: the names of the goals it was run for."""
         self._by_load.setdefault(load_fps, []).append(trial)
+        self._run_for.setdefault(load_fps, []).append(run_for)
+
+    def trials_run_for(self, load_fps: float, goal_name: str) -> tuple[TrialResult, ...]:
+        """The trials at `load_fps` that were run for the goal named `goal_name`."""
+        pairs = zip(self._by_load.get(load_fps, ()), self._run_for.get(load_fps, ()), strict=True)
+        return tuple(trial for trial, goals in pairs if goal_name in goals)
 
     def loads(self) -> list[float]:
         return sorted(self._by_load)
@@ -260,8 +270,8 @@ class GoalResult:
     quantile_loss_ratio: float | None
     lower_bound_trials: tuple[TrialResult, ...]  # the full-length trials at the lower bound
     # How sure the answer is: the spread of the forwarding rate over every trial at the lower
-    # bound, % of the highest (None: no lower bound; 0 with one trial), and how many
-    # full-length trials failed this goal at loads above it (the search went on below them).
+    # bound, % of the highest (None: no lower bound; 0 with one trial), and how many of the
+    # full-length trials run for this goal failed it at loads above it (the search went on below).
     rx_spread_percent: float | None = None
     failed_confirmations: int = 0
 
@@ -301,11 +311,13 @@ def goal_result(db: TrialDatabase, goal: SearchGoal, min_load_fps: float, max_lo
     trials = db.trials_at(lower) if lower is not None else ()
     quantile = quantile_loss_ratio(trials, target) if lower is not None else None
     full = tuple(t for t in trials if t.duration_s >= target.trial_duration_s - _SLACK)
+    # Only the goal's own confirmations: another goal's long trial (PDR's, losing a few frames
+    # below its loss ratio) failing this goal's ratio is not a confirmation of this goal.
     failed = sum(
         1
         for load in db.loads()
         if lower is None or load > lower
-        for t in db.trials_at(load)
+        for t in db.trials_run_for(load, goal.name)
         if t.duration_s >= target.trial_duration_s - _SLACK and high_loss(t, goal.loss_ratio)
     )
     return GoalResult(

@@ -12,15 +12,18 @@ short trials, then confirmed by final-duration trials.
    classification with exceed ratio 0 (`vsperf.search.mlr_goals`): one final trial without
    excess loss makes a lower bound, any high-loss trial an upper bound. The final trials go where
    `vsperf.search.confirm` places them: one width below the relevant upper bound, after short
-   "scout" trials there passed (a failing scout lowers the upper bound for the price of a short
-   trial); a failed final trial makes its load the upper bound and the search goes on below.
+   "band probes" moved that bound to the bottom of the DUT's noise band and short "scout" trials
+   at the candidate passed (a failing short trial lowers the upper bound for the price of a short
+   trial); a failed final trial makes its load the upper bound and the search goes on below. The
+   goal with the larger loss ratio (PDR) is confirmed first: on a tail-drop DUT its long trial
+   often answers NDR too.
 
 A trial that passed short but fails long (a DUT losing more over time) is thus never reported.
 """
 
 from __future__ import annotations
 
-from vsperf.search.confirm import confirm_target
+from vsperf.search.confirm import confirm_order, confirm_target
 from vsperf.search.goal_config import GoalSearchConfig
 from vsperf.search.goal_search import GoalSearchState, run_goal_search
 from vsperf.search.measurer import Measurer
@@ -66,7 +69,7 @@ def ndr_pdr_search_once(state: GoalSearchState) -> None:
     """One ndr_pdr search over the goals of `state.cfg` (see the module docstring)."""
     bisect_goals(state)
     for _ in range(2):  # twice: a later goal's trials may have moved an earlier goal's bounds
-        for goal in state.cfg.goals:
+        for goal in confirm_order(state.cfg.goals):
             target = goal.targets(0)[-1]
             while not confirm_target(state, goal, target):
                 narrow_target(state, goal, target, log_scale=False, stop_at_upper=True)

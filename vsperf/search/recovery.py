@@ -13,17 +13,16 @@ cannot be overloaded and nothing is measured (the metrics are None and an anomal
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from vsperf.search.at_throughput import AtThroughputTest
 from vsperf.search.config import check_field, config_from_settings, from_setting
-from vsperf.search.measurer import Measurer, RecoveryMeasurer, missing_capability
+from vsperf.search.measurer import DutControl, Measurer, RecoveryMeasurer, missing_capability
 from vsperf.search.outcome import MetricValue, SearchOutcome
 from vsperf.search.outcome_build import AtThroughput, keep_phase
-from vsperf.search.select import KnownThroughput
-from vsperf.search.trials import OnTrial, mean_or_zero, percent_of
-from vsperf.traffic import Traffic
+from vsperf.search.trials import mean_or_zero, percent_of
 
 TRAFFIC_TYPE = "rfc2544_recovery"
 METRICS = ("recovery_time_s", "recovery_time_s_min", "recovery_time_s_max", "overload_rate_fps")
@@ -31,12 +30,11 @@ METRICS = ("recovery_time_s", "recovery_time_s_min", "recovery_time_s_max", "ove
 
 @dataclass(frozen=True)
 class RecoveryConfig:
-    """The overload-then-drop trials."""
+    """The overload-then-drop trials: `overload_percent` of the throughput (at most line rate) for
+    `overload_s`, then `drop_percent` of that rate for `after_s`, `repetitions` times."""
 
-    # % of the throughput
     overload_percent: float = field(metadata=from_setting("TRAFFICGEN_RECOVERY_OVERLOAD_PERCENT"))
     overload_s: float = field(metadata=from_setting("TRAFFICGEN_RECOVERY_OVERLOAD_S"))
-    # % of the overload rate after the drop
     drop_percent: float = field(metadata=from_setting("TRAFFICGEN_RECOVERY_DROP_PERCENT"))
     # traffic after the drop; a longer recovery is reported as a lower bound
     after_s: float = field(metadata=from_setting("TRAFFICGEN_RECOVERY_AFTER_S"))
@@ -54,26 +52,25 @@ def recovery_config_from_settings(settings: Mapping[str, Any]) -> RecoveryConfig
     return config_from_settings(RecoveryConfig, settings)
 
 
-def rfc2544_recovery(
-    measurer: Measurer,
-    traffic: Traffic,
-    cfg: RecoveryConfig,
-    throughput: Callable[[], KnownThroughput],
-    on_trial: OnTrial | None = None,
-) -> SearchOutcome:
-    """Measure the system recovery time `cfg.repetitions` times (see the module docstring)."""
+def _recovery_measurer(measurer: Measurer) -> RecoveryMeasurer:
+    """`measurer` if it dates lost frames; checked before the throughput search runs, so that a
+    generator that cannot run the test fails before its first trial."""
     if not isinstance(measurer, RecoveryMeasurer):
         raise missing_capability(measurer, TRAFFIC_TYPE, "recovery_trial")
-    run = AtThroughput.start(TRAFFIC_TYPE, METRICS, measurer, traffic, throughput, on_trial)
-    known, log, anomalies = run.known, run.log, run.anomalies
+    return measurer
+
+
+def _measure(
+    run: AtThroughput, measurer: RecoveryMeasurer, cfg: RecoveryConfig, _dut: DutControl | None
+) -> SearchOutcome:
+    """Overload, drop, date the last loss, `cfg.repetitions` times."""
+    traffic, log, anomalies = run.traffic, run.log, run.anomalies
     line = traffic.line_rate_fps
-    if known.rate_fps <= 0:
-        return run.not_measured("no throughput (no rate passed): recovery not measured")
     if run.at_line_rate:
         return run.not_measured(
             "the throughput is the line rate: the DUT cannot be overloaded, so recovery is not measured"
         )
-    overload_fps = min(known.rate_fps * cfg.overload_percent / 100.0, line)
+    overload_fps = min(run.known.rate_fps * cfg.overload_percent / 100.0, line)
     recovery_fps = overload_fps * cfg.drop_percent / 100.0
     times: list[float] = []
     resolutions: list[float] = []
@@ -118,3 +115,10 @@ def rfc2544_recovery(
     }
     details: dict[str, Any] = {"parameters": {**asdict(cfg), "line_rate_fps": line}, "recovery_trials": per_trial}
     return run.outcome(metrics, details)
+
+
+# Measure the system recovery time `cfg.repetitions` times (see the module docstring).
+rfc2544_recovery: AtThroughputTest[RecoveryConfig, RecoveryMeasurer] = AtThroughputTest(
+    TRAFFIC_TYPE, METRICS, _recovery_measurer, _measure,
+    no_rate="no throughput (no rate passed): recovery not measured",
+)

@@ -16,17 +16,16 @@ nothing again before the stream ends gives a lower bound, and an anomaly says so
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from vsperf.search.at_throughput import AtThroughputTest
 from vsperf.search.config import check_field, config_from_settings, from_setting
 from vsperf.search.measurer import DutControl, Measurer, ResetMeasurer, missing_capability
 from vsperf.search.outcome import MetricValue, SearchOutcome
 from vsperf.search.outcome_build import AtThroughput, keep_phase, under_delivery_notes
-from vsperf.search.select import KnownThroughput
-from vsperf.search.trials import OnTrial, mean_or_zero, percent_of
-from vsperf.traffic import Traffic
+from vsperf.search.trials import mean_or_zero, percent_of
 
 TRAFFIC_TYPE = "rfc2544_reset"
 METRICS = ("reset_time_s", "reset_time_s_min", "reset_time_s_max", "reset_time_frame_loss_s")
@@ -34,11 +33,10 @@ METRICS = ("reset_time_s", "reset_time_s_min", "reset_time_s_max", "reset_time_f
 
 @dataclass(frozen=True)
 class ResetConfig:
-    """The stream around each reset."""
+    """The stream around each reset: `duration_s` long (it must outlast the DUT's restart), the
+    reset starting `reset_at_s` seconds into it, `repetitions` times."""
 
-    # the whole stream; must outlast the reset
     duration_s: float = field(metadata=from_setting("TRAFFICGEN_RESET_DURATION_S"))
-    # when the reset starts, seconds into the stream
     reset_at_s: float = field(metadata=from_setting("TRAFFICGEN_RESET_AT_S"))
     repetitions: int = field(metadata=from_setting("TRAFFICGEN_RESET_REPETITIONS"))
 
@@ -53,28 +51,24 @@ def reset_config_from_settings(settings: Mapping[str, Any]) -> ResetConfig:
     return config_from_settings(ResetConfig, settings)
 
 
-def rfc2544_reset(
-    measurer: Measurer,
-    traffic: Traffic,
-    cfg: ResetConfig,
-    throughput: Callable[[], KnownThroughput],
-    on_trial: OnTrial | None = None,
-    dut: DutControl | None = None,
-) -> SearchOutcome:
-    """Measure the reset time `cfg.repetitions` times (see the module docstring)."""
+def _reset_measurer(measurer: Measurer) -> ResetMeasurer:
+    """`measurer` if it can stream through a reset and date the gap at the receiver; checked, like
+    every capability, before the throughput search's first trial."""
     if not isinstance(measurer, ResetMeasurer):
         raise missing_capability(measurer, TRAFFIC_TYPE, "reset_trial")
-    run = AtThroughput.start(TRAFFIC_TYPE, METRICS, measurer, traffic, throughput, on_trial)
-    known, log, anomalies = run.known, run.log, run.anomalies
-    line = traffic.line_rate_fps
-    if known.rate_fps <= 0:
-        return run.not_measured("no throughput (no rate passed): reset not measured")
+    return measurer
+
+
+def _measure(run: AtThroughput, measurer: ResetMeasurer, cfg: ResetConfig, dut: DutControl | None) -> SearchOutcome:
+    """Stream, reset the DUT through `dut`, date the silence, `cfg.repetitions` times."""
+    log, anomalies = run.log, run.anomalies
+    line = run.traffic.line_rate_fps
     restart = dut.restart if dut is not None else None
     gaps: list[float] = []
     loss_times: list[float] = []
     per_trial: list[dict[str, Any]] = []
     for rep in range(1, cfg.repetitions + 1):
-        result = measurer.reset_trial(traffic, known.rate_fps, cfg.duration_s, cfg.reset_at_s, restart)
+        result = measurer.reset_trial(run.traffic, run.known.rate_fps, cfg.duration_s, cfg.reset_at_s, restart)
         trial = keep_phase(log, result.trial, f"reset {rep}/{cfg.repetitions}")
         rate = trial.actual_tx_rate_fps
         loss_time = trial.loss_frames / rate if rate > 0 else 0.0
@@ -107,3 +101,9 @@ def rfc2544_reset(
         "reset_trials": per_trial,
     }
     return run.outcome(metrics, details)
+
+
+# Measure the reset time `cfg.repetitions` times (see the module docstring).
+rfc2544_reset: AtThroughputTest[ResetConfig, ResetMeasurer] = AtThroughputTest(
+    TRAFFIC_TYPE, METRICS, _reset_measurer, _measure, no_rate="no throughput (no rate passed): reset not measured"
+)

@@ -24,11 +24,12 @@ frames (`AddressMeasurer`); any other fails the test with a TrafficGenError befo
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from vsperf.search.config import check, check_field, config_from_settings, from_setting, number
+from vsperf.search.load_steps import LOWEST_LOAD_PERCENT, LoadSteps
 from vsperf.search.measurer import (
     AddressMeasurer,
     AddressTrialResult,
@@ -47,19 +48,10 @@ _EPS = 1e-9
 
 
 @dataclass(frozen=True)
-class ForwardingConfig:
-    """Offered loads of the forwarding-rate test."""
+class ForwardingConfig(LoadSteps):
+    """Offered loads of the forwarding-rate test (RFC 2889: trials of 30 s by default)."""
 
-    duration_s: float = field(metadata=from_setting("TRAFFICGEN_DURATION"))  # each trial (RFC 2889: 30 s by default)
-    # % of line rate between offered loads
     step_percent: float = field(metadata=from_setting("TRAFFICGEN_RFC2889_LOAD_STEP_PERCENT"))
-    # maximum offered load, %
-    max_rate_percent: float = field(metadata=from_setting("TRAFFICGEN_RFC2544_MAX_RATE_PERCENT"))
-
-    def __post_init__(self) -> None:
-        check_field(self, "duration_s", self.duration_s > 0, "> 0")
-        check_field(self, "step_percent", 0 < self.step_percent <= 100, "in (0, 100]")
-        check_field(self, "max_rate_percent", 0 < self.max_rate_percent <= 100, "in (0, 100]")
 
 
 @dataclass(frozen=True)
@@ -105,16 +97,14 @@ def rfc2889_forwarding(
     ceiling = LoadCeiling(cfg.max_rate_percent * line / 100.0, measurer)
     curve: list[dict[str, Any]] = []
     step, percent = 0, cfg.max_rate_percent
-    while percent > _EPS:
+    while percent > LOWEST_LOAD_PERCENT:
         trial = log.rate(traffic, ceiling.clamp(percent * line / 100.0), cfg.duration_s, f"{percent:g} % offered")
         offered = ceiling.observe(trial)
         curve.append({"offered_fps": offered, "offered_percent": percent_of(offered, line),
                       "forwarding_rate_fps": trial.rx_rate_fps, "frame_loss_percent": trial.loss_percent})
         if trial.tx_frames > 0 and trial.loss_frames == 0:
             break
-        step += 1
-        while (percent := cfg.max_rate_percent - step * cfg.step_percent) > percent_of(offered, line) + _EPS:
-            step += 1
+        step, percent = cfg.next_step(step, percent_of(offered, line))
     best = max(curve, key=lambda p: p["forwarding_rate_fps"])
     first = curve[0]
     metrics: dict[str, MetricValue] = {
@@ -135,38 +125,70 @@ def rfc2889_forwarding(
     return log.outcome(metrics, {"parameters": {**asdict(cfg), "line_rate_fps": line}, "curve": curve}, anomalies)
 
 
-def _address_trial(
-    measurer: AddressMeasurer, log: TrialLog, traffic: Traffic, addresses: int, learning_fps: float,
-    test_fps: float, dut: DutControl | None, purpose: str,
-) -> tuple[AddressTrialResult, bool]:
-    """One address trial, its phases kept in `log`; passed: nothing flooded, nothing lost."""
-    result = measurer.address_trial(traffic, addresses, learning_fps, test_fps,
-                                    dut.forget_addresses if dut is not None else None)
-    keep_phase(log, result.learning, f"{purpose}: learning")
-    test = keep_phase(log, result.test, f"{purpose}: test")
-    return result, result.flooded_frames == 0 and test.tx_frames > 0 and test.loss_frames == 0
+@dataclass
+class _AddressSearch:
+    """An address test as it runs: the generator's address trials, their log and notes, the anomalies."""
+
+    measurer: AddressMeasurer
+    traffic: Traffic
+    dut: DutControl | None
+    log: TrialLog
+    anomalies: Anomalies = field(default_factory=Anomalies)
+    notes: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def more(self) -> bool:
+        """A guard: both searches end long before MAX_ADDRESS_TRIALS."""
+        return len(self.notes) < MAX_ADDRESS_TRIALS
+
+    def trial(
+        self, addresses: int, learning_fps: float, test_fps: float, purpose: str
+    ) -> tuple[AddressTrialResult, bool]:
+        """One address trial, its phases kept in the log and noted; passed: nothing flooded, nothing lost."""
+        forget = self.dut.forget_addresses if self.dut is not None else None
+        result = self.measurer.address_trial(self.traffic, addresses, learning_fps, test_fps, forget)
+        keep_phase(self.log, result.learning, f"{purpose}: learning")
+        test = keep_phase(self.log, result.test, f"{purpose}: test")
+        passed = result.flooded_frames == 0 and test.tx_frames > 0 and test.loss_frames == 0
+        self.notes.append({"addresses": result.addresses, "learning_rate_fps": result.learning.actual_tx_rate_fps,
+                           "flooded_frames": result.flooded_frames, "test_lost_frames": result.test.loss_frames,
+                           "passed": passed})
+        return result, passed
 
 
-def _note(result: AddressTrialResult) -> dict[str, Any]:
-    return {"addresses": result.addresses, "learning_rate_fps": result.learning.actual_tx_rate_fps,
-            "flooded_frames": result.flooded_frames, "test_lost_frames": result.test.loss_frames}
+AddressBody = Callable[[_AddressSearch, AddressConfig], tuple[dict[str, MetricValue], dict[str, Any]]]
 
 
-def rfc2889_caching(
-    measurer: Measurer, traffic: Traffic, cfg: AddressConfig, on_trial: OnTrial | None = None,
-    dut: DutControl | None = None,
-) -> SearchOutcome:
+@dataclass(frozen=True)
+class AddressTest:
+    """An RFC 2889 address test, called as `test(measurer, traffic, cfg, on_trial=None, dut=None)`:
+    `body` searches with an `AddressMeasurer` (any other generator fails before a trial) and
+    returns its metrics and details; the outcome adds VSPERF's row keys, the parameters and every
+    address trial. `dut`, when given, makes the DUT forget its addresses before each trial."""
+
+    traffic_type: str
+    body: AddressBody
+
+    def __call__(
+        self, measurer: Measurer, traffic: Traffic, cfg: AddressConfig, on_trial: OnTrial | None = None,
+        dut: DutControl | None = None,
+    ) -> SearchOutcome:
+        if not isinstance(measurer, AddressMeasurer):
+            raise missing_capability(measurer, self.traffic_type, "address_trial")
+        search = _AddressSearch(measurer, traffic, dut, TrialLog(measurer, on_trial))
+        metrics, details = self.body(search, cfg)
+        details = {"parameters": {**asdict(cfg), "line_rate_fps": traffic.line_rate_fps}, **details,
+                   "address_trials": search.notes}
+        metrics = {**metrics, **row_keys(self.traffic_type, traffic)}
+        return search.log.outcome(metrics, details, search.anomalies.as_tuple())
+
+
+def _caching(search: _AddressSearch, cfg: AddressConfig) -> tuple[dict[str, MetricValue], dict[str, Any]]:
     """Address caching capacity: the most addresses learned without flooding."""
-    if not isinstance(measurer, AddressMeasurer):
-        raise missing_capability(measurer, "rfc2889_caching", "address_trial")
-    log = TrialLog(measurer, on_trial)
-    anomalies = Anomalies()
+    anomalies = search.anomalies
     lower, upper, addresses = 0, cfg.max_addresses + 1, cfg.max_addresses
-    notes: list[dict[str, Any]] = []
-    while len(notes) < MAX_ADDRESS_TRIALS:
-        result, passed = _address_trial(measurer, log, traffic, addresses, cfg.address_rate_fps,
-                                        cfg.address_rate_fps, dut, f"{addresses} addresses")
-        notes.append({**_note(result), "passed": passed})
+    while search.more:
+        result, passed = search.trial(addresses, cfg.address_rate_fps, cfg.address_rate_fps, f"{addresses} addresses")
         if passed:
             lower = addresses
         else:
@@ -186,34 +208,22 @@ def rfc2889_caching(
         "caching_capacity_addresses": lower,
         "caching_max_tried_addresses": cfg.max_addresses,
         "address_rate_fps": cfg.address_rate_fps,
-        **row_keys("rfc2889_caching", traffic),
     }
-    details = {"parameters": {**asdict(cfg), "line_rate_fps": traffic.line_rate_fps},
-               "limit_found": lower < cfg.max_addresses, "address_trials": notes}
-    return log.outcome(metrics, details, anomalies.as_tuple())
+    return metrics, {"limit_found": lower < cfg.max_addresses}
 
 
-def rfc2889_learning(
-    measurer: Measurer, traffic: Traffic, cfg: AddressConfig, on_trial: OnTrial | None = None,
-    dut: DutControl | None = None,
-) -> SearchOutcome:
+def _learning(search: _AddressSearch, cfg: AddressConfig) -> tuple[dict[str, MetricValue], dict[str, Any]]:
     """Address learning rate: the highest rate of learning frames fully learned."""
-    if not isinstance(measurer, AddressMeasurer):
-        raise missing_capability(measurer, "rfc2889_learning", "address_trial")
-    log = TrialLog(measurer, on_trial)
-    anomalies = Anomalies()
-    line = traffic.line_rate_fps
-    ceiling = LoadCeiling(cfg.max_rate_percent * line / 100.0, measurer)
+    line = search.traffic.line_rate_fps
+    ceiling = LoadCeiling(cfg.max_rate_percent * line / 100.0, search.measurer)
     floor = min(cfg.min_learning_rate_fps, ceiling.max_load_fps)
     lower: float | None = None
     upper: float | None = None
     rate = ceiling.max_load_fps
-    notes: list[dict[str, Any]] = []
-    while len(notes) < MAX_ADDRESS_TRIALS:
-        result, passed = _address_trial(measurer, log, traffic, cfg.learning_addresses, ceiling.clamp(rate),
-                                        cfg.address_rate_fps, dut, f"learning at {rate:.0f} fps")
+    while search.more:
+        result, passed = search.trial(cfg.learning_addresses, ceiling.clamp(rate), cfg.address_rate_fps,
+                                      f"learning at {rate:.0f} fps")
         measured = ceiling.observe(result.learning)
-        notes.append({**_note(result), "passed": passed})
         if passed:
             lower = measured if lower is None else max(lower, measured)
         else:
@@ -227,12 +237,14 @@ def rfc2889_learning(
         high = upper if upper is not None else ceiling.max_load_fps
         rate = floor if lower is None and (high - low) / high <= cfg.width else math.sqrt(low * high)
     if lower is None:
-        anomalies.add(f"not all {cfg.learning_addresses} addresses were learned even at {floor:.0f} fps: is "
-                      "TRAFFICGEN_RFC2889_LEARNING_ADDRESSES above the caching capacity?")
+        search.anomalies.add(f"not all {cfg.learning_addresses} addresses were learned even at {floor:.0f} fps: is "
+                             "TRAFFICGEN_RFC2889_LEARNING_ADDRESSES above the caching capacity?")
     elif upper is None:
-        anomalies.add("the DUT learned every address at the highest rate tried: the learning rate is at least that")
-    for note in generator_limit_notes(ceiling, log.trials, traffic, answered_at_max=upper is None):
-        anomalies.add(note)
+        search.anomalies.add(
+            "the DUT learned every address at the highest rate tried: the learning rate is at least that"
+        )
+    for note in generator_limit_notes(ceiling, search.log.trials, search.traffic, answered_at_max=upper is None):
+        search.anomalies.add(note)
     found = lower or 0.0
     metrics: dict[str, MetricValue] = {
         "address_learning_rate_fps": found,
@@ -240,7 +252,9 @@ def rfc2889_learning(
         "address_learning_rate_upper_bound_fps": upper,
         "learning_addresses": cfg.learning_addresses,
         "address_rate_fps": cfg.address_rate_fps,
-        **row_keys("rfc2889_learning", traffic),
     }
-    details = {"parameters": {**asdict(cfg), "line_rate_fps": line}, "address_trials": notes}
-    return log.outcome(metrics, details, anomalies.as_tuple())
+    return metrics, {}
+
+
+rfc2889_caching = AddressTest("rfc2889_caching", _caching)  # see `_caching`
+rfc2889_learning = AddressTest("rfc2889_learning", _learning)  # see `_learning`

@@ -16,17 +16,15 @@ TRAFFICGEN_RFC9004_TESTS times (RFC 2544: at least 50), independently, and the r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from vsperf.search.at_throughput import AtThroughputTest, any_measurer
 from vsperf.search.back2back import rfc2544_back2back
 from vsperf.search.config import Back2BackConfig, integer, number
-from vsperf.search.measurer import Measurer
+from vsperf.search.measurer import DutControl, Measurer
 from vsperf.search.outcome import SearchOutcome
 from vsperf.search.outcome_build import AtThroughput, after_throughput
-from vsperf.search.select import KnownThroughput
-from vsperf.search.trials import OnTrial
-from vsperf.traffic import Traffic
 
 TRAFFIC_TYPE = "rfc9004_back2back"
 METRICS = ("b2b_frames", "b2b_buffer_time_s", "b2b_corrected_buffer_time_s")
@@ -41,23 +39,24 @@ def rfc9004_config_from_settings(settings: Mapping[str, Any]) -> Back2BackConfig
     )
 
 
-def rfc9004_back2back(
-    measurer: Measurer,
-    traffic: Traffic,
-    cfg: Back2BackConfig,
-    throughput: Callable[[], KnownThroughput],
-    on_trial: OnTrial | None = None,
+def _measure(
+    run: AtThroughput, measurer: Measurer, cfg: Back2BackConfig, _dut: DutControl | None
 ) -> SearchOutcome:
-    """RFC 9004 back-to-back at one frame size (see the module docstring)."""
-    run = AtThroughput.start(TRAFFIC_TYPE, METRICS, measurer, traffic, throughput, on_trial)
-    known = run.known
+    """The back-to-back searches, unless the throughput is the line rate."""
+    known, traffic = run.known, run.traffic
     if run.at_line_rate:
         return run.not_measured(
             f"the throughput is the line rate ({known.rate_fps:.0f} fps): the DUT buffers nothing at this frame "
             "size, so back-to-back frames are not measured (RFC 9004)"
         )
-    b2b = rfc2544_back2back(measurer, traffic, cfg, on_trial, throughput_fps=known.rate_fps)
+    b2b = rfc2544_back2back(measurer, traffic, cfg, run.log.on_trial, throughput_fps=known.rate_fps)
     return after_throughput(
         TRAFFIC_TYPE, traffic, known, b2b.trials, dict(b2b.metrics), dict(b2b.details),
         (*known.anomalies, *b2b.anomalies),
     )
+
+
+# RFC 9004 back-to-back at one frame size (see the module docstring).
+rfc9004_back2back: AtThroughputTest[Back2BackConfig, Measurer] = AtThroughputTest(
+    TRAFFIC_TYPE, METRICS, any_measurer, _measure
+)

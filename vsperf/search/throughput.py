@@ -195,6 +195,17 @@ def _generator_anomalies(
         )
 
 
+def learning_trial(log: TrialLog, traffic: Traffic, max_rate_percent: float, duration_s: float) -> float | None:
+    """VSPERF's learning trial before a search, so that the DUT has learned the flows: `duration_s`
+    at LEARNING_RATE_PERCENT of line rate (at most `max_rate_percent`). Returns that rate, % of
+    line rate, or None when `duration_s` is 0 (no learning trial)."""
+    if duration_s <= 0:
+        return None
+    percent = min(LEARNING_RATE_PERCENT, max_rate_percent)
+    log.rate(traffic, percent * traffic.line_rate_fps / 100.0, duration_s, "learning")
+    return percent
+
+
 def rfc2544_throughput(
     measurer: Measurer, traffic: Traffic, cfg: ThroughputSearchConfig, on_trial: OnTrial | None = None
 ) -> SearchOutcome:
@@ -203,9 +214,7 @@ def rfc2544_throughput(
     log = TrialLog(measurer, on_trial)
     anomalies = Anomalies()
     line = traffic.line_rate_fps
-    learning_percent = min(LEARNING_RATE_PERCENT, cfg.max_rate_percent)
-    if cfg.learning_duration_s > 0:
-        log.rate(traffic, learning_percent * line / 100.0, cfg.learning_duration_s, "learning")
+    learning_percent = learning_trial(log, traffic, cfg.max_rate_percent, cfg.learning_duration_s)
 
     answers = [
         search_throughput_once(log, traffic, cfg, "search" if rep == 1 else f"repetition {rep}", rep)
@@ -229,17 +238,13 @@ def rfc2544_throughput(
         anomalies.add(f"no rate passed (loss allowed {cfg.loss_rate_percent} %){where}; throughput is 0")
     if len(passing) < len(answers) and passing:
         anomalies.add(f"{len(answers) - len(passing)} of {len(answers)} repetitions found no passing rate")
-    metrics: dict[str, MetricValue] = rate_metrics(
-        mean_or_zero(tx_values),
-        mean_or_zero(rx_values),
-        loss_percent,
-        merge_latency(t.latency for t in passing),
-        traffic,
-    )
+    tx_rate_fps = mean_or_zero(tx_values)  # the throughput
+    latency = merge_latency(t.latency for t in passing)
+    metrics: dict[str, MetricValue] = rate_metrics(tx_rate_fps, mean_or_zero(rx_values), loss_percent, latency, traffic)
 
     verification: dict[str, Any] | None = None
     if cfg.verify and passing:
-        verification, reported = _verify(log, traffic, cfg, percent_of(mean_or_zero(tx_values), line), anomalies)
+        verification, reported = _verify(log, traffic, cfg, percent_of(tx_rate_fps, line), anomalies)
         if reported is not None:
             metrics.update(trial_rate_metrics(reported, traffic))
     elif cfg.verify:
@@ -260,7 +265,7 @@ def rfc2544_throughput(
             "algorithm": "binary",
             **asdict(cfg),
             "line_rate_fps": line,
-            "learning_rate_percent": learning_percent if cfg.learning_duration_s > 0 else None,
+            "learning_rate_percent": learning_percent,
         },
         "repetitions": [a.as_dict() for a in answers],
         "verification": verification,

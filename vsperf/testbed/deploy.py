@@ -1,14 +1,18 @@
 """A deployment on a testbed's hosts: the DUT host's switch between its existing, cabled ports.
 
-What runs today: p2p with the Linux bridge, or a private Open vSwitch with the userspace
-datapath (`vsperf.testbed.ovs`), on the DUT host. The bridge is the one interface vsperf creates
-there (recorded in the run's journal before it exists, so the next run deletes it after a
-SIGKILL or a lost host; OVS's daemons are journaled too, by PID and start time). The DUT's
-ports are the testbed's own interfaces, never created, renamed or deleted: their state is
-recorded, they are brought up (MTU for the frame size) and attached, and teardown puts them
-back as they were (`vsperf.testbed.ports`). Every command goes through the host's executor
-(SSH, or this machine for a host `local`): `ip` and `ovs-*` commands, not the local lab's
-netlink, because the DUT may be another machine.
+What runs today: p2p and pvp with the lab's own switch classes (`vsperf.vswitch`: linux-bridge, ovs,
+ovs-dpdk) on the DUT host. They run every command through the executor they are given, here
+the DUT host's (SSH, or this machine for a host `local`), and keep their files, bridges and
+daemons on that host through `vsperf.testbed.switch_host.TestbedSwitchHost`, which records
+them in the run's journal (the next run deletes the bridge and stops the daemons by PID and
+start time after a SIGKILL or a lost host). The DUT's ports are the testbed's own interfaces,
+never created, renamed or deleted: their state is recorded, they are brought up (MTU for the
+frame size) and attached, and teardown puts them back as they were (`vsperf.testbed.ports`);
+the switch's forwarding plan is the lab's (`vsperf.lab.topology`: the same flows).
+
+pvp's VNF is the namespace VNF (`vsperf.vnf.netns`, kernel-bridge loopback), built on the DUT
+host through `vsperf.testbed.vnf_host.TestbedVnfHost` (its namespace and veths in the journal);
+the other VNFs (testpmd-vhost, QEMU) still run on the local lab only and are refused by name.
 
 The generator ports are the generator host's ends of the cables, in the root namespace of
 that host; frames carry their MAC addresses and the test's 198.18.0.0/15 addresses (nothing
@@ -20,32 +24,51 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from vsperf.config import traffic_from_settings
+from vsperf.context import RunContext
 from vsperf.deployment import ComponentInfo, Deployment, GenPort
+from vsperf.dpdk.conf import OVS_DPDK_VSWITCHD
 from vsperf.errors import CommandError, DeploymentError
 from vsperf.executor import CommandLog
-from vsperf.lab.deploy import mtu_for
+from vsperf.lab.deploy import mtu_for, resolve_vnf
 from vsperf.lab.state import DEFAULT_STATE_ROOT
+from vsperf.lab.streams import directions
+from vsperf.lab.topology import forwarding_rules, parse_deployment, port_names
 from vsperf.plan import PlannedTest
+from vsperf.registry import Registries
 from vsperf.sysinfo import port_details
 from vsperf.testbed.file import load_testbed
 from vsperf.testbed.model import Cable
-from vsperf.testbed.ovs import RemoteOvs
 from vsperf.testbed.session import TestbedSession
+from vsperf.testbed.switch_host import TestbedSwitchHost, host_bridge_name
+from vsperf.testbed.vnf_host import TestbedVnfHost
 from vsperf.traffic import Traffic
+from vsperf.vnf.netns import NetnsVnf, loopback_for
+from vsperf.vswitch.base import ForwardingPlan, SwitchPort, VSwitch
+from vsperf.vswitch.linux_bridge import LinuxBridgeVSwitch
+from vsperf.vswitch.ovs import OvsVSwitch
+from vsperf.vswitch.ovs_dpdk import OvsDpdkVSwitch
 
 log = logging.getLogger(__name__)
 
-DEPLOYMENTS = ("p2p",)  # what a testbed deploys today
-VSWITCHES = ("linux-bridge", "ovs")
+DEPLOYMENTS = ("p2p", "pvp")  # what a testbed deploys today
+VSWITCHES = ("linux-bridge", "ovs", "ovs-dpdk")
+VNFS = ("netns",)  # VNFs that run on a testbed host (the kernel-bridge loopback)
+# VNF "auto" is the switch's default VNF.
+_DEFAULT_VNFS = {cls.NAME: cls.DEFAULT_VNF for cls in (LinuxBridgeVSwitch, OvsVSwitch, OvsDpdkVSwitch)}
 TRAFFICGENS = ("vsgen",)  # generators that run on the generator host (dummy simulates: nothing deployed)
+OVS_TOOLS = ("ovsdb-tool", "ovsdb-server", "ovs-vsctl", "ovs-ofctl", "ovs-appctl")
+# The userspace datapath's own interface on the host: one per host, whichever OVS instance runs it.
+NETDEV_IF = "ovs-netdev"
 
 
 def bridge_name(run_id: str) -> str:
-    """The DUT's bridge: the run id in its name (15 characters at most, an interface name)."""
-    return f"vsperf{run_id}b0"[:15]
+    """The DUT's (first) bridge: the run id in its name (15 characters at most, an interface name)."""
+    return host_bridge_name(run_id, 0)
 
 
 def unsupported_on_testbed(plan: Iterable[PlannedTest]) -> str | None:
@@ -60,14 +83,31 @@ def unsupported_on_testbed(plan: Iterable[PlannedTest]) -> str | None:
         elif pt.test.deployment not in DEPLOYMENTS:
             why = f"deployment {pt.test.deployment} (only {', '.join(DEPLOYMENTS)} deploys on a testbed)"
         elif pt.vswitch not in VSWITCHES:
-            why = f"vswitch {pt.vswitch} (only {' and '.join(VSWITCHES)} deploy on a testbed)"
+            why = f"vswitch {pt.vswitch} (only {', '.join(VSWITCHES)} deploy on a testbed)"
         elif pt.trafficgen not in TRAFFICGENS:
             why = f"traffic generator {pt.trafficgen} (only {', '.join(TRAFFICGENS)} or dummy runs on a testbed)"
         elif pt.test.frame_modification or pt.test.load:
             why = "frame modification and CPU/memory load are not implemented on a testbed"
+        else:
+            why = _vnf_unsupported(pt)
         if why:
             return f"test {pt.test.name}: {why}"
     return None
+
+
+def _vnf_unsupported(pt: PlannedTest) -> str:
+    """Why the test's VNFs cannot run on a testbed host ("" when they can, or it has none)."""
+    vnfs = parse_deployment(pt.test.deployment).vnfs
+    if not vnfs:
+        return ""
+    vnf = _DEFAULT_VNFS.get(pt.vswitch, "netns") if pt.vnf == "auto" else pt.vnf
+    if vnf not in VNFS:
+        return f"VNF {vnf} runs on the local lab only (on a testbed: --vnf {', '.join(VNFS)})"
+    for index in range(vnfs):
+        loopback = loopback_for(pt.settings, index)
+        if loopback != "linux_bridge":
+            return f"GUEST_LOOPBACK {loopback} of the netns VNF runs on the local lab only (use linux_bridge)"
+    return ""
 
 
 def dut_tools(plan: Iterable[PlannedTest]) -> dict[str, str]:
@@ -77,9 +117,12 @@ def dut_tools(plan: Iterable[PlannedTest]) -> dict[str, str]:
         if pt.simulated:
             continue
         tools["ip"] = "iproute2"  # (ethtool, for the report's port details, is optional)
+        if pt.vswitch in ("ovs", "ovs-dpdk"):
+            tools.update({t: "openvswitch-switch" for t in OVS_TOOLS})
         if pt.vswitch == "ovs":
-            tools.update({t: "openvswitch-switch" for t in
-                          ("ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-ofctl", "ovs-appctl")})
+            tools["ovs-vswitchd"] = "openvswitch-switch"
+        elif pt.vswitch == "ovs-dpdk":
+            tools[str(pt.settings[OVS_DPDK_VSWITCHD])] = "openvswitch-switch-dpdk"
     return tools
 
 
@@ -94,16 +137,21 @@ def missing_tools(session: TestbedSession, tools: Mapping[str, str]) -> str | No
 
 
 class TestbedDeployment(Deployment):
-    """p2p on the testbed: the DUT host's switch (linux-bridge or ovs) joins its first two ports."""
+    """p2p or pvp on the testbed: the lab's switch (`vswitch`, built with the DUT host's executor
+    in its context) joins the DUT host's first two ports (through `vnfs`, built on that host)."""
 
     __test__ = False
 
     def __init__(self, name: str, session: TestbedSession, *, run_id: str, traffic: Traffic,
-                 vswitch: str = "linux-bridge") -> None:
+                 vswitch: VSwitch, vnfs: Sequence[NetnsVnf] = ()) -> None:
         if name not in DEPLOYMENTS:
-            raise DeploymentError(f"deployment {name} is not implemented on a testbed (only p2p)")
-        if vswitch not in VSWITCHES:
-            raise DeploymentError(f"vswitch {vswitch} does not deploy on a testbed (only {' and '.join(VSWITCHES)})")
+            raise DeploymentError(f"deployment {name} is not implemented on a testbed "
+                                  f"(only {', '.join(DEPLOYMENTS)})")
+        if len(vnfs) != parse_deployment(name).vnfs:
+            raise DeploymentError(f"deployment {name} needs {parse_deployment(name).vnfs} VNFs, got {len(vnfs)}")
+        if vswitch.NAME not in VSWITCHES:
+            raise DeploymentError(f"vswitch {vswitch.NAME} does not deploy on a testbed "
+                                  f"(only {', '.join(VSWITCHES)})")
         cables = [c for c in session.testbed.cables if c.dut.interface and c.trafficgen.interface]
         if len(cables) < 2:
             raise DeploymentError(f"testbed {session.testbed.path}: p2p needs two ports that are kernel interfaces "
@@ -114,9 +162,11 @@ class TestbedDeployment(Deployment):
         self.cables: tuple[Cable, Cable] = (cables[0], cables[1])
         self.bridge = bridge_name(run_id)
         self.vswitch = vswitch
-        self._ovs = RemoteOvs(session, session.testbed.dut_host, run_id) if vswitch == "ovs" else None
+        self.host = TestbedSwitchHost(session, session.testbed.dut_host, run_id)
+        self.vnfs = list(vnfs)
+        self.vnf_host = TestbedVnfHost(session, session.testbed.dut_host, run_id)
+        self._started = False
         self._ports: tuple[GenPort, ...] = ()
-        self._version = ""
 
     @property
     def _dut_host(self) -> str:
@@ -134,35 +184,53 @@ class TestbedDeployment(Deployment):
 
     def deploy(self) -> None:
         mtu = mtu_for(self.traffic)
-        dut, session = self.session.dut, self.session
+        session = self.session
         try:
             for dut_if, gen_if in zip(self._dut_ifs(), self._gen_ifs(), strict=True):
                 session.use_port(self._gen_host, gen_if, mtu_bytes=mtu)
                 session.use_port(self._dut_host, dut_if, mtu_bytes=mtu)
-            if self._ovs is not None:
-                # The datapath's bridge interface is OVS's; journaled too, in case OVS is killed.
-                session.journal.record_link(self._dut_host, self.bridge)
-                self._ovs.start()
-                self._ovs.configure(self.bridge, self._dut_ifs(), mtu)
-                self._version = self._ovs.version()
-            else:
-                # STP off and no forward delay: the ports forward as soon as the bridge is up.
-                session.create_link(self._dut_host, ["ip", "link", "add", "name", self.bridge, "type", "bridge",
-                                                     "stp_state", "0", "forward_delay", "0"], self.bridge)
-                for dut_if in self._dut_ifs():
-                    dut.run(["ip", "link", "set", "dev", dut_if, "master", self.bridge], timeout_s=10)
-                dut.run(["ip", "link", "set", "dev", self.bridge, "up"], timeout_s=10)
-                self._version = dut.run(["uname", "-r"], timeout_s=10).stdout.strip()
             macs = [self._mac(gen_if) for gen_if in self._gen_ifs()]
+            ips = (self.traffic.l3.srcip, self.traffic.l3.dstip)
+            self._ports = tuple(
+                GenPort(netns=None, ifname=gen_if, mac=macs[i], ipv4=ips[i], peer_mac=macs[1 - i],
+                        peer_ipv4=ips[1 - i])
+                for i, gen_if in enumerate(self._gen_ifs()))
+            if self.vswitch.NAME != "linux-bridge":
+                self._claim_userspace_datapath()
+            self._started = True
+            self.vswitch.start(self.host)
+            vnf_ports: list[SwitchPort] = []
+            for index, vnf in enumerate(self.vnfs):
+                vnf_ports += vnf.create_on(self.vnf_host, index, mtu)
+            self.vswitch.configure(self._plan(mtu, vnf_ports))
+            for vnf in self.vnfs:
+                vnf.start()
+            self.vswitch.wait_ready()
         except CommandError as exc:
             raise DeploymentError(f"deploying {self.name} on the testbed: {exc}") from exc
-        ips = (self.traffic.l3.srcip, self.traffic.l3.dstip)
-        self._ports = tuple(
-            GenPort(netns=None, ifname=gen_if, mac=macs[i], ipv4=ips[i], peer_mac=macs[1 - i], peer_ipv4=ips[1 - i])
-            for i, gen_if in enumerate(self._gen_ifs()))
-        log.info("testbed: host %s bridges %s with %s %s; generator ports %s on host %s", self._dut_host,
-                 " and ".join(self._dut_ifs()), self.vswitch, self.bridge, " and ".join(self._gen_ifs()),
+        log.info("testbed: host %s joins %s with %s %s; generator ports %s on host %s", self._dut_host,
+                 " and ".join(self._dut_ifs()), self.vswitch.NAME, self.bridge, " and ".join(self._gen_ifs()),
                  self._gen_host)
+
+    def _plan(self, mtu: int, vnf_ports: Sequence[SwitchPort]) -> ForwardingPlan:
+        """The lab's plan (same flows), on the DUT host's cabled interfaces and the VNFs' ports."""
+        phy = [SwitchPort(f"phy{i}", "veth", "phy", ifname=dut_if) for i, dut_if in enumerate(self._dut_ifs())]
+        by_name = {p.name: p for p in [*phy, *vnf_ports]}
+        topology = parse_deployment(self.name)
+        ports = tuple(by_name[n] for n in port_names(topology))
+        forward, reverse = directions(replace(self.traffic, bidir=True), self._ports)[:2]
+        rules = forwarding_rules(topology, self.traffic, forward, reverse, vlan_id=None)
+        return ForwardingPlan(ports=ports, rules=rules, mtu_bytes=mtu)
+
+    def _claim_userspace_datapath(self) -> None:
+        """Refuse a host where another OVS userspace datapath runs (the two would share its
+        interface); journal that interface and the bridge's (a killed ovs-vswitchd leaves them)."""
+        dut = self.session.dut
+        if dut.run(["ip", "link", "show", "dev", NETDEV_IF], check=False, timeout_s=10).returncode == 0:
+            raise DeploymentError(f"host {self._dut_host}: another Open vSwitch runs a userspace datapath there "
+                                  f"({NETDEV_IF} exists); stop it or use --vswitch linux-bridge")
+        self.session.journal.record_link(self._dut_host, NETDEV_IF)
+        self.session.journal.record_link(self._dut_host, self.bridge)
 
     def _mac(self, ifname: str) -> str:
         out = self.session.trafficgen.run(["ip", "-j", "link", "show", "dev", ifname], timeout_s=10).stdout
@@ -172,10 +240,20 @@ class TestbedDeployment(Deployment):
         return str(links[0]["address"])
 
     def teardown(self) -> None:
-        """Stop the switch, delete the bridge and put every port back (a lost host's are left to
-        the next run)."""
-        if self._ovs is not None and self.session.reachable(self._dut_host):
-            self._ovs.stop()
+        """Stop the switch, remove its files and put every port back (a lost host's are left to
+        the next run, which finds them in the journal)."""
+        if self._started and self.session.reachable(self._dut_host):
+            for vnf in reversed(self.vnfs):
+                try:
+                    vnf.stop()
+                except DeploymentError as exc:  # the journal's restore below deletes what is left
+                    log.warning("stopping VNF %s on host %s: %s", vnf.NAME, self._dut_host, exc)
+            try:
+                self.vswitch.stop()
+            except DeploymentError as exc:  # the journal's restore below stops what is left
+                log.warning("stopping %s on host %s: %s", self.vswitch.NAME, self._dut_host, exc)
+            self.host.remove_dirs()
+        self._started = False
         for done in self.session.restore():
             log.debug("testbed teardown: %s", done)
         self._ports = ()
@@ -185,26 +263,52 @@ class TestbedDeployment(Deployment):
         return self._ports
 
     def check_alive(self) -> None:
-        """The DUT host still answers and the bridge is still there (HostLostError names the
-        host when its SSH connection is gone)."""
+        """The DUT host still answers, its bridge is there and the switch's daemons run
+        (HostLostError names the host when its SSH connection is gone)."""
         proc = self.session.dut.run(["ip", "link", "show", "dev", self.bridge], check=False, timeout_s=10)
         if proc.returncode != 0:
             raise DeploymentError(f"host {self._dut_host}: bridge {self.bridge} is gone")
-        if self._ovs is not None:
-            self._ovs.check_alive()
+        self.vswitch.check_alive()
+        for vnf in self.vnfs:
+            vnf.check_alive()
+
+    def restart(self) -> None:
+        """Restart the switch under test (RFC 2544 reset), as on the local lab."""
+        self.vswitch.restart()
+
+    def forget_addresses(self) -> None:
+        """Flush the addresses the switch learned (RFC 2889), as on the local lab."""
+        self.vswitch.forget_addresses()
 
     def components(self) -> list[ComponentInfo]:
-        """The bridge and the DUT's ports (driver, firmware, PCI address as ethtool reports them)."""
-        details = {"host": self._dut_host, "bridges": self.bridge}
-        if self._ovs is not None:
-            details.update({"datapath": "netdev (userspace)", "port type": "system (AF_PACKET)"})
-        info = [ComponentInfo("vswitch", self.vswitch, self._version or "unknown", details)]
+        """The switch and the DUT's ports (driver, firmware, PCI address as ethtool reports them)."""
+        info = [replace(c, details={"host": self._dut_host, **c.details}) for c in self.vswitch.components()]
+        for index, vnf in enumerate(self.vnfs):
+            info += [replace(c, details={"host": self._dut_host, "index": str(index), **c.details})
+                     for c in vnf.components()]
         for i, (dut_if, gen_if) in enumerate(zip(self._dut_ifs(), self._gen_ifs(), strict=True)):
             details = port_details(self.session.dut, dut_if)
             driver = details.pop("driver", "unknown")
             info.append(ComponentInfo("port", f"port {i}", driver, {
                 "host": self._dut_host, "interface": dut_if, "cabled to": f"{self._gen_host}:{gen_if}", **details}))
         return info
+
+
+def build_testbed_deployment(pt: PlannedTest, registries: Registries, ctx: RunContext, session: TestbedSession,
+                             size: int) -> TestbedDeployment:
+    """The deployment of test `pt` at frame size `size` on the testbed: the lab's switch and VNF
+    classes, their commands through the DUT host's executor."""
+    dut_ctx = replace(ctx, executor=session.dut)
+    vswitch_cls = registries.vswitches.get(pt.vswitch).cls
+    vnfs: list[NetnsVnf] = []
+    if parse_deployment(pt.test.deployment).vnfs:
+        vnf_cls = resolve_vnf(pt.settings, registries, vswitch_cls)
+        if not issubclass(vnf_cls, NetnsVnf):  # the preflight refused it already (unsupported_on_testbed)
+            raise DeploymentError(f"VNF {vnf_cls.NAME} runs on the local lab only")
+        vnfs = [vnf_cls(pt.settings, dut_ctx) for _ in range(parse_deployment(pt.test.deployment).vnfs)]
+    return TestbedDeployment(pt.test.deployment, session, run_id=ctx.run_id,
+                             traffic=traffic_from_settings(pt.settings, size),
+                             vswitch=vswitch_cls(pt.settings, dut_ctx), vnfs=vnfs)
 
 
 def open_run_session(settings: Mapping[str, Any], plan: Iterable[PlannedTest], *, run_id: str,

@@ -3,7 +3,8 @@
 Like the lab's state files (vsperf.lab.state): `<root>/testbed-<run_id>.json` on the controller
 names the vsperf process that owns it (PID + start time) and, per host, each port's state, each
 PCI device's binding and each kernel setting (hugepages) as they were before vsperf touched them,
-and each link it created there (the DUT's bridge), recorded before it is created.
+each link it created there (the DUT's bridge, a VNF's veths) and each network namespace (a
+VNF's), recorded before it is created.
 Teardown restores them and removes the file; after a SIGKILL the file survives and
 `leftover_journals` finds it (its owner is gone), so the next run restores the ports through the
 hosts' executors.
@@ -38,6 +39,7 @@ class PortJournal:
     links: list[tuple[str, str]] = field(default_factory=list)  # (host, interface vsperf creates there)
     # (host, PID, start time in clock ticks, label): daemons vsperf started there (a private OVS)
     processes: list[tuple[str, int, int, str]] = field(default_factory=list)
+    namespaces: list[tuple[str, str]] = field(default_factory=list)  # (host, namespace vsperf creates there)
 
     @classmethod
     def create(cls, root: Path, run_id: str) -> PortJournal:
@@ -72,6 +74,17 @@ class PortJournal:
     def forget_link(self, host: str, name: str) -> None:
         """Drop a created interface once it has been deleted."""
         self.links = [(h, n) for h, n in self.links if (h, n) != (host, name)]
+        self.save()
+
+    def record_netns(self, host: str, name: str) -> None:
+        """Remember a network namespace vsperf is about to create on `host` (deleted at restore)."""
+        if (host, name) not in self.namespaces:
+            self.namespaces.append((host, name))
+            self.save()
+
+    def forget_netns(self, host: str, name: str) -> None:
+        """Drop a created namespace once it has been deleted."""
+        self.namespaces = [(h, n) for h, n in self.namespaces if (h, n) != (host, name)]
         self.save()
 
     def record_process(self, host: str, pid: int, start_ticks: int, label: str) -> None:
@@ -111,11 +124,12 @@ class PortJournal:
             "links": [{"host": h, "name": n} for h, n in self.links],
             "processes": [{"host": h, "pid": p, "start_ticks": t, "label": label}
                           for h, p, t, label in self.processes],
+            "namespaces": [{"host": h, "name": n} for h, n in self.namespaces],
         }
 
     def save(self) -> None:
         """Write atomically; an empty journal is removed."""
-        if not (self.ports or self.bindings or self.knobs or self.links or self.processes):
+        if not (self.ports or self.bindings or self.knobs or self.links or self.processes or self.namespaces):
             self.path.unlink(missing_ok=True)
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -136,8 +150,9 @@ class PortJournal:
             links = [(str(x["host"]), str(x["name"])) for x in data.get("links", [])]  # absent before links
             processes = [(str(x["host"]), int(x["pid"]), int(x["start_ticks"]), str(x["label"]))
                          for x in data.get("processes", [])]
+            namespaces = [(str(x["host"]), str(x["name"])) for x in data.get("namespaces", [])]
             return cls(path, int(data["owner_pid"]), float(data["owner_start_time"]), ports, bindings, knobs,
-                       links, processes)
+                       links, processes, namespaces)
         except (OSError, json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"{path}: unreadable testbed journal: {exc}") from exc
 

@@ -140,47 +140,38 @@ class TestbedSession:
         """Put every recorded port and device back; returns what was changed back."""
         return self._restore(self.journal, self.executors)
 
-    def create_link(self, host: str, argv: list[str], name: str) -> None:
-        """Record interface `name`, then create it on `host` with `argv` (`ip link add NAME ...`):
-        `restore` (or the next run, after a SIGKILL) deletes it."""
-        self.journal.record_link(host, name)
-        self.executors[host].run(argv, timeout_s=10)
-
     def reachable(self, host: str) -> bool:
         """False when `host` is an SSH host whose connection is gone."""
         return not _unreachable(self.executors.get(host))
 
-    def adopt_daemon(self, host: str, pidfile: str, label: str) -> int:
+    def adopt_daemon(self, host: str, pidfile: str, label: str) -> tuple[int, int | None]:
         """Record a daemon that `host` started detached (its pid file), by PID and start time:
-        `restore` (or the next run) stops it if it still runs. Returns its PID."""
+        `restore` (or the next run) stops it if it still runs. Returns its PID and start time
+        (clock ticks)."""
         executor = self.executors[host]
         pid_text = executor.run(["cat", pidfile], timeout_s=10).stdout.strip()
         stat = executor.run(["cat", f"/proc/{int(pid_text)}/stat"], timeout_s=10).stdout
         pid, ticks = parse_stat_line(stat)
         self.journal.record_process(host, pid, ticks or 0, label)
-        return pid
+        return pid, ticks
 
     def forget_daemon(self, host: str, pid: int) -> None:
         """A daemon recorded by `adopt_daemon` has stopped."""
         self.journal.forget_process(host, pid)
-
-    def delete_link(self, host: str, name: str) -> None:
-        """Delete an interface made by `create_link` (gone already is fine) and forget it."""
-        self.executors[host].run(["ip", "link", "del", "dev", name], check=False, timeout_s=10)
-        self.journal.forget_link(host, name)
 
     @staticmethod
     def _restore(journal: PortJournal, executors: dict[str, Executor]) -> list[str]:
         done: list[str] = []
         # A host whose connection is gone gets one line, not one per item; the journal keeps its items.
         recorded = ({h for h, _ in journal.links} | {h for h, _ in journal.ports} | {h for h, _ in journal.bindings}
-                    | {h for h, _, _ in journal.knobs} | {e[0] for e in journal.processes})
+                    | {h for h, _, _ in journal.knobs} | {e[0] for e in journal.processes}
+                    | {h for h, _ in journal.namespaces})
         lost = {h for h in recorded if _unreachable(executors.get(h))}
         for host in sorted(lost):
             log.warning("host %s: not restored: the host is unreachable (the next run restores it)", host)
         executors = {h: ex for h, ex in executors.items() if h not in lost}
-        # Daemons first (a switch lets go of its ports), then created interfaces (deleting a bridge
-        # releases the ports enslaved to it).
+        # Daemons first (a switch lets go of its ports), then namespaces (a VNF's: its veths go with
+        # it), then created interfaces (deleting a bridge releases the ports enslaved to it).
         for host, pid, ticks, label in list(journal.processes):
             if host in executors:
                 with _logged(f"host {host}: {label} (pid {pid})"):
@@ -188,6 +179,12 @@ class TestbedSession:
                     executors[host].run(argv, check=False, timeout_s=10)
                     journal.forget_process(host, pid)
                     done.append(f"host {host}: {label} (pid {pid}) stopped")
+        for host, name in list(journal.namespaces):
+            if host in executors:
+                with _logged(f"host {host}: namespace {name}"):
+                    executors[host].run(["ip", "netns", "del", name], check=False, timeout_s=10)
+                    journal.forget_netns(host, name)
+                    done.append(f"host {host}: namespace {name} deleted")
         for host, name in list(journal.links):
             if host in executors:
                 with _logged(f"host {host}: {name}"):

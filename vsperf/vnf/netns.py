@@ -5,6 +5,11 @@ the number of VNFs): "linux_bridge" (a kernel bridge inside the namespace, the d
 "testpmd" (dpdk-testpmd forwarding between AF_PACKET vdevs on the two veths, without hugepages
 or PCI; its CPU, memory and mode are the GUEST_TESTPMD_* / TESTPMD_* settings of the DPDK VNF).
 VSPERF's other loopbacks need a QEMU guest and are refused by name.
+
+The namespace, veths and bridge are built through a `vsperf.vnf.host.VnfHost`: the local lab's
+(`LabVnfHost`, netlink on this machine) or a testbed DUT host's
+(`vsperf.testbed.vnf_host.TestbedVnfHost`, `ip` commands through its executor). The testpmd
+loopback runs on the local lab only.
 """
 
 from __future__ import annotations
@@ -23,10 +28,12 @@ from vsperf.dpdk.eal import (
 )
 from vsperf.dpdk.testpmd import TestpmdProcess
 from vsperf.errors import ConfigError, DeploymentError, PrerequisiteError
+from vsperf.executor import Executor
 from vsperf.lab import netdev
 from vsperf.lab.env import LabEnv
 from vsperf.lab.state import Resource
 from vsperf.vnf.base import Vnf
+from vsperf.vnf.host import VnfHost, VnfNames
 from vsperf.vswitch.base import PortKind, SwitchPort
 
 log = logging.getLogger(__name__)
@@ -53,6 +60,52 @@ def loopback_for(settings: Mapping[str, Any], index: int) -> str:
     return value
 
 
+class LabVnfHost:
+    """The local lab as the host of a namespace VNF (`vsperf.vnf.host.VnfHost`): netlink on this
+    machine, every namespace and link recorded in the run's state file before it exists."""
+
+    supports_processes = True
+
+    def __init__(self, lab: LabEnv) -> None:
+        self.lab = lab
+
+    @property
+    def executor(self) -> Executor:
+        return self.lab.ctx.executor
+
+    @property
+    def switch_netns(self) -> str | None:
+        return self.lab.switch_netns
+
+    def vnf_names(self, index: int) -> VnfNames:
+        names = self.lab.names
+        return VnfNames(names.vnf_netns(index), (names.vnf_switch_if(index, 0), names.vnf_switch_if(index, 1)),
+                        (names.vnf_inner_if(index, 0), names.vnf_inner_if(index, 1)), names.vnf_bridge(index))
+
+    def add_netns(self, name: str) -> None:
+        netdev.create_netns(self.lab.state, self.executor, name)
+
+    def add_veth(self, inner: str, netns: str, outer: str, *, mtu_bytes: int) -> None:
+        netdev.create_veth(self.lab.state, inner, netns, outer, self.switch_netns, mtu_bytes=mtu_bytes)
+
+    def add_bridge(self, name: str, netns: str, members: tuple[str, ...]) -> None:
+        netdev.create_bridge(self.lab.state, name, netns)
+        for member in members:
+            netdev.enslave(member, name, netns)
+
+    def remove(self, names: VnfNames) -> None:
+        state = self.lab.state
+        # Deleting the namespace deletes the bridge and both veth pairs with it.
+        for name in names.inner_ifs:
+            state.discard(Resource("link", name, netns=names.netns))
+        state.discard(Resource("link", names.bridge, netns=names.netns))
+        try:
+            netdev.delete_netns(names.netns)
+        except OSError as exc:
+            raise DeploymentError(f"could not delete namespace {names.netns}: {exc}") from exc
+        state.discard(Resource("netns", names.netns))
+
+
 class NetnsVnf(Vnf):
     """A network namespace forwarding between its two ports (kernel bridge or dpdk-testpmd)."""
 
@@ -61,10 +114,12 @@ class NetnsVnf(Vnf):
 
     def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
         super().__init__(settings, ctx)
-        self._lab: LabEnv | None = None
+        self._lab: LabEnv | None = None  # the local lab (the testpmd loopback needs it)
+        self._host: VnfHost | None = None
+        self._names: VnfNames | None = None
+        self._built = False  # create_on began: stop has something to remove
         self._index = 0
         self._ports: tuple[SwitchPort, ...] = ()
-        self._inner: tuple[str, ...] = ()
         self._loopback: str | None = None
         self._testpmd: TestpmdProcess | None = None
         self._mtu = 1500
@@ -84,77 +139,74 @@ class NetnsVnf(Vnf):
     def version(self) -> str:
         if self._loopback == "testpmd":
             return "DPDK " + dpdk_version(self.ctx.executor)
+        if self._host is not None and self._lab is None:  # another host's kernel
+            return self._host.executor.run(["uname", "-r"], timeout_s=10).stdout.strip()
         return netdev.kernel_release()
 
     def details(self) -> dict[str, str]:
-        return {"loopback": self._loopback or "none", "namespace": self._netns or ""}
-
-    @property
-    def _netns(self) -> str | None:
-        return self._lab.names.vnf_netns(self._index) if self._lab else None
+        return {"loopback": self._loopback or "none", "namespace": self._names.netns if self._names else ""}
 
     @property
     def ports(self) -> tuple[SwitchPort, ...]:
         return self._ports
 
     def create(self, lab: LabEnv, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
-        self._lab, self._index, self._mtu = lab, index, mtu_bytes
+        self._lab = lab
+        return self.create_on(LabVnfHost(lab), index, mtu_bytes)
+
+    def create_on(self, host: VnfHost, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
+        """`create` on `host` (the local lab's, or a testbed DUT host's)."""
+        self._host, self._index, self._mtu = host, index, mtu_bytes
         self._loopback = loopback_for(self.settings, index)
-        ns = netdev.create_netns(lab.state, lab.ctx.executor, lab.names.vnf_netns(index))
+        if self._loopback != "linux_bridge" and not host.supports_processes:
+            raise DeploymentError(f"GUEST_LOOPBACK {self._loopback!r} runs on the local lab only; "
+                                  "use linux_bridge on a testbed")
+        names = self._names = host.vnf_names(index)
+        self._built = True
+        host.add_netns(names.netns)
         ports: list[SwitchPort] = []
-        inner: list[str] = []
         for side in (0, 1):
-            outer_if, inner_if = lab.names.vnf_switch_if(index, side), lab.names.vnf_inner_if(index, side)
-            netdev.create_veth(lab.state, inner_if, ns, outer_if, lab.switch_netns, mtu_bytes=mtu_bytes)
-            ports.append(SwitchPort(f"vnf{index}.{side}", "veth", "vnf", ifname=outer_if))
-            inner.append(inner_if)
-        self._ports, self._inner = tuple(ports), tuple(inner)
+            host.add_veth(names.inner_ifs[side], names.netns, names.switch_ifs[side], mtu_bytes=mtu_bytes)
+            ports.append(SwitchPort(f"vnf{index}.{side}", "veth", "vnf", ifname=names.switch_ifs[side]))
+        self._ports = tuple(ports)
         return ports[0], ports[1]
 
     def start(self) -> None:
-        lab = self._require_lab()
-        ns = lab.names.vnf_netns(self._index)
+        if self._host is None or self._names is None:
+            raise DeploymentError("netns VNF: start() called before create()")
+        names = self._names
         if self._loopback == "linux_bridge":
-            bridge = lab.names.vnf_bridge(self._index)
-            netdev.create_bridge(lab.state, bridge, ns)
-            for name in self._inner:
-                netdev.enslave(name, bridge, ns)
+            self._host.add_bridge(names.bridge, names.netns, names.inner_ifs)
             return
+        lab = self._require_lab()
         conf = DpdkLabConf.from_settings(self.settings)
         cfg = conf.testpmd(
             file_prefix=f"{lab.names.tag}v{self._index}",
             cpu=conf.guest_cpu,
-            vdevs=tuple(veth_vdev("af_packet", i, name) for i, name in enumerate(self._inner)),
+            vdevs=tuple(veth_vdev("af_packet", i, name) for i, name in enumerate(names.inner_ifs)),
             fwd_mode=conf.guest_fwd_mode_for(self._index),
             extra_args=conf.guest_args,
             max_pkt_len_bytes=self._mtu + _L2_OVERHEAD_BYTES,
         )
         self._testpmd = TestpmdProcess(
             lab, f"testpmd vnf{self._index}", cfg, log_path=lab.work_path(f"testpmd-vnf{self._index}.log"),
-            netns=ns,
+            netns=names.netns,
         )
         self._testpmd.start()
         self._testpmd.wait_links_up()
 
     def stop(self) -> None:
-        if self._lab is None:
+        if self._host is None or self._names is None or not self._built:
             return
-        lab = self._lab
         if self._testpmd is not None:
             self._testpmd.stop()
             self._testpmd = None
-        ns = lab.names.vnf_netns(self._index)
-        # Deleting the namespace deletes the bridge and both veth pairs with it.
-        for name in self._inner:
-            lab.state.discard(Resource("link", name, netns=ns))
-        lab.state.discard(Resource("link", lab.names.vnf_bridge(self._index), netns=ns))
         try:
-            netdev.delete_netns(ns)
-        except OSError as exc:
-            log.warning("could not delete namespace %s: %s", ns, exc)
+            self._host.remove(self._names)
+        except DeploymentError as exc:
+            log.warning("%s", exc)
             return
-        lab.state.discard(Resource("netns", ns))
-        self._ports, self._inner = (), ()
+        self._ports, self._built = (), False
 
     def pids(self) -> dict[str, int]:
         pid = self._testpmd.pid if self._testpmd else None
@@ -166,5 +218,5 @@ class NetnsVnf(Vnf):
 
     def _require_lab(self) -> LabEnv:
         if self._lab is None:
-            raise DeploymentError("netns VNF: start() called before create()")
+            raise DeploymentError("netns VNF: the testpmd loopback runs on the local lab only")
         return self._lab

@@ -6,7 +6,7 @@ frames matching some header fields, optionally pushing a VLAN tag). OVS turns ea
 an OpenFlow flow, a kernel bridge into bridges that connect exactly those ports. Call order:
 
     vswitch.check_prerequisites()        # before anything exists
-    vswitch.start(lab)                   # daemons up, in lab.switch_netns; no ports yet
+    vswitch.start(host)                  # daemons up, in host.switch_netns; no ports yet
     vswitch.configure(plan)              # bridges, ports, flows; every port already exists
     ... traffic; vswitch.check_alive() between trials ...
     vswitch.stop()                       # flows, ports, bridges, daemons gone; idempotent
@@ -24,7 +24,7 @@ from typing import ClassVar, Literal
 
 from vsperf.deployment import Component
 from vsperf.errors import DeploymentError
-from vsperf.lab.env import LabEnv
+from vsperf.vswitch.host import SwitchHost
 
 PortKind = Literal["veth", "vhostuser"]
 PortRole = Literal["phy", "vnf"]
@@ -117,8 +117,10 @@ class VSwitch(Component):
 
 
     @abstractmethod
-    def start(self, lab: LabEnv) -> None:
-        """Start the switch's daemons in `lab.switch_netns`, recording every process in `lab`.
+    def start(self, lab: SwitchHost) -> None:
+        """Start the switch's daemons in `lab.switch_netns`, recording every process in `lab`
+        (the local lab, or a testbed's DUT host: vsperf.vswitch.host); every command goes
+        through `self.ctx.executor`, the executor of that host.
 
         On failure, raise DeploymentError; `stop()` is still called afterwards.
         """

@@ -24,9 +24,8 @@ from typing import Any, ClassVar
 from vsperf.context import RunContext
 from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
 from vsperf.lab import netdev
-from vsperf.lab.env import LabEnv
-from vsperf.lab.state import Resource
 from vsperf.vswitch.base import ForwardingPlan, PortKind, VSwitch
+from vsperf.vswitch.host import SwitchHost
 
 log = logging.getLogger(__name__)
 
@@ -85,9 +84,10 @@ class LinuxBridgeVSwitch(VSwitch):
 
     def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
         super().__init__(settings, ctx)
-        self._lab: LabEnv | None = None
+        self._lab: SwitchHost | None = None
         self._bridges: list[str] = []
         self._note = ""
+        self._version = ""
 
     def check_prerequisites(self) -> None:
         if kernel_config_option("CONFIG_BRIDGE") is False:
@@ -102,7 +102,13 @@ class LinuxBridgeVSwitch(VSwitch):
             )
 
     def version(self) -> str:
-        return netdev.kernel_release()
+        """The release of the switch host's kernel (the bridge is part of it)."""
+        if not self._version:
+            try:
+                self._version = self.ctx.executor.run(["uname", "-r"], timeout_s=10.0).stdout.strip()
+            except CommandError as exc:
+                return f"unknown ({exc})"
+        return self._version
 
     def details(self) -> dict[str, str]:
         info = {"bridges": " ".join(self._bridges) or "none"}
@@ -110,13 +116,12 @@ class LinuxBridgeVSwitch(VSwitch):
             info["note"] = self._note
         return info
 
-    def start(self, lab: LabEnv) -> None:
+    def start(self, lab: SwitchHost) -> None:
         # Nothing to launch: the bridge is part of the kernel.
         self._lab = lab
 
     def configure(self, plan: ForwardingPlan) -> None:
         lab = self._require_lab()
-        ns = lab.switch_netns
         if any(rule.match for rule in plan.rules):
             # Pre-installed per-stream flows or flow_type IP: a bridge forwards every stream anyway.
             self._note = "per-stream/IP flows not applicable: the bridge forwards by MAC learning"
@@ -125,18 +130,46 @@ class LinuxBridgeVSwitch(VSwitch):
         if len(vlan_ids) > 1:
             raise DeploymentError(f"linux-bridge can push one VLAN id per deployment, got {sorted(vlan_ids)}")
         for index, members in enumerate(bridge_groups(plan)):
-            name = lab.names.bridge(index)
-            netdev.create_bridge(lab.state, name, ns, vlan_filtering=bool(vlan_ids))
-            self._bridges.append(name)
+            name = lab.bridge_name(index)
+            self._create_bridge(name, vlan_filtering=bool(vlan_ids))
             for member in members:
                 ifname = plan.port(member).ifname
-                netdev.enslave(ifname, name, ns)
-                if plan.port(member).role == "phy":
+                self._ip_link(ifname, "master", name)
+                if plan.port(member).role == "phy" and lab.owns_phy_ports:
                     self._gro_on(ifname)
                 if vlan_ids:
                     vid = next(iter(vlan_ids))
                     # PVID: untagged frames enter VLAN vid; they leave tagged where a push is asked.
-                    netdev.bridge_port_vlan(ifname, ns, vid, pvid=True, untagged=member not in push)
+                    self._port_vlan(ifname, vid, untagged=member not in push)
+
+    def _run(self, argv: list[str], *, check: bool = True) -> str:
+        lab = self._require_lab()
+        try:
+            return self.ctx.executor.run(argv, netns=lab.switch_netns, timeout_s=10.0, check=check).stdout
+        except CommandError as exc:
+            raise DeploymentError(f"linux-bridge: {exc}") from exc
+
+    def _create_bridge(self, name: str, *, vlan_filtering: bool) -> None:
+        """Bridge `name` (no STP, forwarding at once), recorded before it exists, then up."""
+        lab = self._require_lab()
+        argv = ["ip", "link", "add", "name", name, "type", "bridge", "stp_state", "0", "forward_delay", "0"]
+        lab.record_link(name)
+        self._bridges.append(name)
+        try:
+            self._run([*argv, "vlan_filtering", "1"] if vlan_filtering else argv)
+        except DeploymentError as exc:
+            if vlan_filtering and "not supported" in str(exc).lower():
+                raise DeploymentError(
+                    "this kernel cannot tag frames in a Linux bridge (CONFIG_BRIDGE_VLAN_FILTERING is off)"
+                ) from exc
+            raise
+        self._ip_link(name, "up")
+
+    def _port_vlan(self, ifname: str, vid: int, *, untagged: bool) -> None:
+        """Make `ifname` a member of VLAN `vid` with it as PVID, instead of the default VLAN 1."""
+        self._run(["bridge", "vlan", "del", "dev", ifname, "vid", "1"], check=False)
+        flags = ["pvid", "untagged"] if untagged else ["pvid"]
+        self._run(["bridge", "vlan", "add", "dev", ifname, "vid", str(vid), *flags])
 
     def _gro_on(self, ifname: str) -> None:
         """GRO on the switch end of a generator port's veth: with it, veth takes XDP frames (its
@@ -149,11 +182,7 @@ class LinuxBridgeVSwitch(VSwitch):
             raise DeploymentError(f"linux-bridge: {exc}") from exc
 
     def _ip_link(self, *args: str) -> None:
-        lab = self._require_lab()
-        try:
-            self.ctx.executor.run(["ip", "link", "set", "dev", *args], netns=lab.switch_netns, timeout_s=10.0)
-        except CommandError as exc:
-            raise DeploymentError(f"linux-bridge: {exc}") from exc
+        self._run(["ip", "link", "set", "dev", *args])
 
     def restart(self) -> None:
         """Take every bridge down, then up again (see the module docstring)."""
@@ -176,14 +205,15 @@ class LinuxBridgeVSwitch(VSwitch):
             return
         for name in reversed(self._bridges):
             try:
-                netdev.delete_link(name, self._lab.switch_netns)
-            except Exception as exc:  # the deployment's resource sweep retries it
-                log.warning("could not delete bridge %s: %s", name, exc)
-                continue
-            self._lab.state.discard(Resource("link", name, netns=self._lab.switch_netns))
+                self._run(["ip", "link", "del", "dev", name])
+            except DeploymentError as exc:  # the deployment's resource sweep retries it
+                if "cannot find device" not in str(exc).lower():
+                    log.warning("could not delete bridge %s: %s", name, exc)
+                    continue
+            self._lab.forget_link(name)
         self._bridges.clear()
 
-    def _require_lab(self) -> LabEnv:
+    def _require_lab(self) -> SwitchHost:
         if self._lab is None:
             raise DeploymentError("linux-bridge: configure() called before start()")
         return self._lab

@@ -21,6 +21,7 @@ from vsperf.dpdk.conf import DpdkLabConf
 from vsperf.dpdk.eal import (
     TestpmdConfig,
     check_veth_mtu,
+    check_veth_queues,
     require_port_driver,
     require_testpmd,
     veth_vdev,
@@ -29,6 +30,7 @@ from vsperf.dpdk.testpmd import PortCounters, TestpmdProcess, TestpmdVersion
 from vsperf.errors import ConfigError, DeploymentError
 from vsperf.lab.env import LabEnv
 from vsperf.vswitch.base import ForwardingPlan, PortKind, SwitchPort, VSwitch
+from vsperf.vswitch.host import SwitchHost
 
 LABEL = "testpmd"
 
@@ -83,6 +85,9 @@ class NoVSwitch(TestpmdVersion, VSwitch):
     def check_prerequisites(self) -> None:
         require_testpmd()
         require_port_driver(self.conf.port_driver)
+        # testpmd opens one queue per port: frames the lab's veth steers to another queue would be lost
+        queues = int(self.settings["LAB_PORT_QUEUES"])
+        check_veth_queues(self.conf.port_driver, queues, f"vswitch none: LAB_PORT_QUEUES={queues}")
 
     def check_vlan_support(self) -> None:
         """ConfigError: testpmd io forwarding cannot push VLAN tags (Frame Modification "vlan")."""
@@ -101,9 +106,11 @@ class NoVSwitch(TestpmdVersion, VSwitch):
             "descriptors": str(self.conf.testpmd_descriptors),
         }
 
-    def start(self, lab: LabEnv) -> None:
+    def start(self, lab: SwitchHost) -> None:
         # Nothing runs without ports: testpmd needs its devices on the command line, so it is
         # launched by `configure`.
+        if not isinstance(lab, LabEnv):  # testpmd's process handling is the local lab's
+            raise DeploymentError("vswitch none runs on the local lab only (not on a testbed host)")
         self._lab = lab
 
     def testpmd_config(self, lab: LabEnv, plan: ForwardingPlan) -> TestpmdConfig:

@@ -2,7 +2,9 @@
 
 Each run starts its own ovsdb-server and ovs-vswitchd with OVS_RUNDIR/LOGDIR/DBDIR in the run's
 work directory, inside the run's switch namespace (so the datapath's taps never meet those of
-another OVS on the machine); the system's OVS, if any, is never contacted. Ports are the veth
+another OVS on the machine); the system's OVS, if any, is never contacted. On a testbed the
+instance lives in /tmp/vsperf-RUNID-ovs on the DUT host, every command through that host's
+executor (vsperf.vswitch.host). Ports are the veth
 ends in that namespace, attached as AF_XDP ("afxdp", the default: a PMD thread polls them) or
 AF_PACKET ("system") netdevs. Flows are VSPERF's: "in_port=1 actions=output:2" and back, one
 flow per stream for pre-installed flows, "mod_vlan_vid" towards the generator for VLAN tests.
@@ -22,9 +24,8 @@ from typing import Any, ClassVar
 
 from vsperf.context import RunContext
 from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
-from vsperf.lab.env import LabEnv
-from vsperf.lab.process import ManagedProcess
 from vsperf.vswitch.base import ForwardingPlan, ForwardRule, PortKind, SwitchPort, VSwitch
+from vsperf.vswitch.host import Daemon, SwitchHost
 
 log = logging.getLogger(__name__)
 
@@ -70,10 +71,10 @@ class OvsVSwitch(VSwitch):
 
     def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
         super().__init__(settings, ctx)
-        self._lab: LabEnv | None = None
+        self._lab: SwitchHost | None = None
         self._dir: Path | None = None
-        self._ovsdb: ManagedProcess | None = None
-        self._vswitchd: ManagedProcess | None = None
+        self._ovsdb: Daemon | None = None
+        self._vswitchd: Daemon | None = None
         self._bridge: str | None = None
         self._version: str | None = None
         self._mtu = 1500
@@ -188,7 +189,7 @@ class OvsVSwitch(VSwitch):
             info["note"] = f"AF_XDP ports cannot carry MTU {self._mtu}: AF_PACKET (system) ports used"
         return info
 
-    def start(self, lab: LabEnv) -> None:
+    def start(self, lab: SwitchHost) -> None:
         self._lab = lab
         # Short path: unix socket paths are limited to 108 bytes.
         self._dir = lab.track_dir(lab.work_path("ovs"))
@@ -209,7 +210,7 @@ class OvsVSwitch(VSwitch):
                        *[f"other_config:{k}={v}" for k, v in config.items()])
         self._start_vswitchd(lab)
 
-    def _start_vswitchd(self, lab: LabEnv) -> None:
+    def _start_vswitchd(self, lab: SwitchHost) -> None:
         d = self.rundir
         self._run(
             [self.vswitchd_binary(), f"unix:{d / 'db.sock'}", f"--pidfile={d / 'ovs-vswitchd.pid'}",
@@ -224,7 +225,7 @@ class OvsVSwitch(VSwitch):
         lab = self._require_lab()
         if not plan.ports:
             return  # deployment "clean": the switch runs, no bridge
-        bridge = lab.names.bridge(0)
+        bridge = lab.bridge_name(0)
         self._bridge = bridge
         self._mtu = plan.mtu_bytes
         port_type, _ = self._port_type()
@@ -250,7 +251,7 @@ class OvsVSwitch(VSwitch):
         if str(self.settings["VSWITCH_FLOW_MODE"]) == "normal":
             # A learning switch: forwards by destination MAC, floods unknown ones (RFC 2889).
             flows = [NORMAL_FLOW]
-        flows_file.write_text("\n".join(flows) + "\n", encoding="utf-8")
+        self._require_lab().write_file(flows_file, "\n".join(flows) + "\n")
         self.ofctl("del-flows", bridge)
         self.ofctl("add-flows", bridge, str(flows_file))
 
@@ -344,7 +345,7 @@ class OvsVSwitch(VSwitch):
                 tail = proc.log_tail(3)
                 raise DeploymentError(f"{proc.label} (pid {proc.pid}) died" + (f": {tail}" if tail else ""))
 
-    def _require_lab(self) -> LabEnv:
+    def _require_lab(self) -> SwitchHost:
         if self._lab is None:
             raise DeploymentError(f"{self.NAME}: configure() called before start()")
         return self._lab

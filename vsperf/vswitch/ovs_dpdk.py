@@ -7,7 +7,10 @@ system's update-alternatives, with the private ovsdb of `OvsVSwitch` and:
   --no-pci"` (see vsperf.dpdk.eal), `pmd-cpu-mask` from VSWITCH_PMD_CPU_MASK, and whatever
   VSWITCHD_DPDK_CONFIG adds or overrides (dpdk-lcore-mask by default);
 - veth ports as `type=dpdk options:dpdk-devargs=net_af_xdp<i>,iface=<veth>` (or
-  net_af_packet with DPDK_PORT_DRIVER=af_packet);
+  net_af_packet with DPDK_PORT_DRIVER=af_packet); with LAB_PORT_QUEUES=N > 1,
+  `net_af_packet<i>,iface=<veth>,qpairs=N` and `options:n_rxq=N`: N rx queues that the PMD
+  threads of VSWITCH_PMD_CPU_MASK poll (net_af_xdp cannot open several queues of a veth:
+  vsperf.dpdk.eal.check_veth_queues);
 - vhost-user ports as `dpdkvhostuserclient` with the VNF's socket (the VNF's testpmd is the
   server), or `dpdkvhostuser` with VSWITCH_VHOSTUSER_SERVER_MODE (OVS is the server; the
   VNF's socket path becomes a symbolic link to the socket OVS creates).
@@ -22,6 +25,7 @@ uses ~170 MiB, pvp ~340 MiB. PMD threads busy-poll every CPU of the mask.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Mapping
@@ -32,27 +36,39 @@ from vsperf.context import RunContext
 from vsperf.dpdk.conf import DpdkLabConf
 from vsperf.dpdk.eal import (
     check_veth_mtu,
+    check_veth_queues,
     dpdk_version,
     ovs_dpdk_extra,
     parse_ovs_dpdk_version,
-    remove_runtime_dir,
     require_port_driver,
     runtime_dir,
     veth_vdev,
 )
 from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
-from vsperf.lab.env import LabEnv
 from vsperf.lab.names import LabNames
 from vsperf.vswitch.base import ForwardingPlan, PortKind, SwitchPort
+from vsperf.vswitch.host import SwitchHost
 from vsperf.vswitch.ovs import OvsVSwitch
 
+log = logging.getLogger(__name__)
 _DPDK_INIT_TIMEOUT_S = 30.0
 _READY_TIMEOUT_S = 30.0
 
 
+def polled_rxqs(iface: str, pmd_rxq_show: str) -> set[int]:
+    """The enabled rx queues of `iface` that `ovs-appctl dpif-netdev/pmd-rxq-show` lists."""
+    found = re.findall(rf"port: {re.escape(iface)}\s+queue-id:\s+(\d+) \(enabled\)", pmd_rxq_show)
+    return {int(q) for q in found}
+
+
+def rx_queue_packets(statistics: str) -> dict[int, int]:
+    """Per rx queue packets (DPDK's rx_q<N>_packets) of `ovs-vsctl get Interface X statistics`."""
+    return {int(q): int(n) for q, n in re.findall(r"\brx_q(\d+)_packets=(\d+)", statistics)}
+
+
 def rxq_polled(iface: str, pmd_rxq_show: str) -> bool:
     """True when `ovs-appctl dpif-netdev/pmd-rxq-show` lists an enabled queue of `iface`."""
-    return re.search(rf"port: {re.escape(iface)}\s+queue-id:\s+\d+ \(enabled\)", pmd_rxq_show) is not None
+    return bool(polled_rxqs(iface, pmd_rxq_show))
 
 
 class OvsDpdkVSwitch(OvsVSwitch):
@@ -71,6 +87,8 @@ class OvsDpdkVSwitch(OvsVSwitch):
         self.file_prefix = LabNames(ctx.run_id).tag + "o"
         self._links: list[Path] = []
         self._plan: ForwardingPlan | None = None
+        self.queues = int(settings["LAB_PORT_QUEUES"])  # rx queues (n_rxq) of each veth port
+        self.rxq_show = ""  # pmd-rxq-show once every port's queues were polled (wait_ready)
 
     # --- override points of OvsVSwitch -------------------------------------------------------
 
@@ -91,7 +109,10 @@ class OvsDpdkVSwitch(OvsVSwitch):
 
     def interface_config(self, port: SwitchPort, index: int) -> tuple[str, dict[str, str]]:
         if port.kind == "veth":
-            return "dpdk", {"dpdk-devargs": veth_vdev(self.conf.port_driver, index, port.ifname)}
+            options = {"dpdk-devargs": veth_vdev(self.conf.port_driver, index, port.ifname, self.queues)}
+            if self.queues > 1:
+                options["n_rxq"] = str(self.queues)
+            return "dpdk", options
         if self.conf.vhostuser_server_mode:
             return "dpdkvhostuser", {}
         return "dpdkvhostuserclient", {"vhost-server-path": port.socket_path}
@@ -105,6 +126,7 @@ class OvsDpdkVSwitch(OvsVSwitch):
                 "apt-get install openvswitch-switch-dpdk"
             )
         require_port_driver(self.conf.port_driver)
+        check_veth_queues(self.conf.port_driver, self.queues, f"vswitch ovs-dpdk: LAB_PORT_QUEUES={self.queues}")
         super().check_prerequisites()
 
     def version(self) -> str:
@@ -128,10 +150,11 @@ class OvsDpdkVSwitch(OvsVSwitch):
             "vhost_user": "dpdkvhostuser (OVS server)" if self.conf.vhostuser_server_mode
             else "dpdkvhostuserclient (OVS client)",
             "dpdk_memory_mb": str(self.conf.vswitch_memory_mb),
+            "rx_queues_per_veth_port": str(self.queues),
             "hugepages": "no (--no-huge --legacy-mem)",
         }
 
-    def start(self, lab: LabEnv) -> None:
+    def start(self, lab: SwitchHost) -> None:
         # Recorded first: a killed run's leftover cleanup removes it after the daemon.
         lab.track_dir(runtime_dir(self.file_prefix))
         super().start(lab)
@@ -164,7 +187,8 @@ class OvsDpdkVSwitch(OvsVSwitch):
             self._link_server_sockets(plan)
 
     def wait_ready(self, timeout_s: float = _READY_TIMEOUT_S) -> None:
-        """Wait until a PMD thread polls every port of the plan (call after the VNFs started).
+        """Wait until PMD threads poll every port of the plan, each veth port's LAB_PORT_QUEUES
+        rx queues (call after the VNFs started); logs what pmd-rxq-show shows then.
 
         A vhost-user port only becomes usable once its VNF has connected and OVS has created
         its mempool and re-assigned the PMD queues, up to a second after testpmd forwards;
@@ -172,12 +196,17 @@ class OvsDpdkVSwitch(OvsVSwitch):
         """
         if self._plan is None:
             return
-        names = [self.iface_name(port, index) for index, port in enumerate(self._plan.ports)]
+        wanted = {
+            self.iface_name(port, index): set(range(self.queues if port.kind == "veth" else 1))
+            for index, port in enumerate(self._plan.ports)
+        }
         deadline = time.monotonic() + timeout_s
         while True:
             shown = self.appctl("ovs-vswitchd", "dpif-netdev/pmd-rxq-show")
-            waiting = [n for n in names if not rxq_polled(n, shown)]
+            waiting = [n for n, queues in wanted.items() if not queues <= polled_rxqs(n, shown)]
             if not waiting:
+                self.rxq_show = shown
+                log.info("ovs-dpdk: PMD rx queues polled:\n%s", shown.rstrip())
                 return
             self.check_alive()
             if time.monotonic() > deadline:
@@ -189,11 +218,13 @@ class OvsDpdkVSwitch(OvsVSwitch):
 
     def _dpdk_error_hint(self) -> str:
         """The last DPDK errors of ovs-vswitchd's log, and what to change for the usual one."""
+        # Read on the switch's host (a testbed's DUT host, or this machine).
         try:
-            log_text = (self.rundir / "ovs-vswitchd.log").read_text(encoding="utf-8", errors="replace")
-            lines = log_text.splitlines()
-        except OSError:
+            tail = self.ctx.executor.run(["tail", "-n", "500", str(self.rundir / "ovs-vswitchd.log")],
+                                         check=False, timeout_s=10.0)
+        except CommandError:
             return ""
+        lines = tail.stdout.splitlines()
         errors = [line.split("|", 4)[-1] for line in lines if "|ERR|" in line and "dpdk" in line][-2:]
         if not errors:
             return ""
@@ -209,20 +240,46 @@ class OvsDpdkVSwitch(OvsVSwitch):
                 continue
             # OVS names a dpdkvhostuser socket after its Interface, in its run directory.
             target = self.rundir / self.iface_name(port, index)
-            if not target.exists():
+            if self.ctx.executor.run(["test", "-e", str(target)], check=False, timeout_s=10.0).returncode != 0:
                 raise DeploymentError(f"ovs-dpdk: no vhost-user socket for {port.name} ({target})")
             link = Path(port.socket_path)
-            link.unlink(missing_ok=True)
-            link.symlink_to(target)
+            self._run(["ln", "-sfn", str(target), str(link)])
             self._links.append(link)
 
     def stop(self) -> None:
+        self._log_rx_queue_packets()
         try:
             super().stop()
         finally:
-            for link in self._links:
-                link.unlink(missing_ok=True)
+            if self._links:
+                self._run_quietly(["rm", "-f", "--", *map(str, self._links)])
             self._links = []
             self._plan = None
             if self._lab is not None:
-                remove_runtime_dir(self.file_prefix)
+                # DPDK leaves config, fbarray files and sockets in its runtime directory on exit.
+                self._run_quietly(["rm", "-rf", "--", str(runtime_dir(self.file_prefix))])
+
+    def _log_rx_queue_packets(self) -> None:
+        """Log what each rx queue of the veth ports received (DPDK's rx_q<N>_packets): with
+        LAB_PORT_QUEUES > 1 it shows that every queue took frames, not only that it was polled."""
+        if self._plan is None or self.queues < 2 or self._vswitchd is None or not self._vswitchd.alive():
+            return
+        for index, port in enumerate(self._plan.ports):
+            if port.kind != "veth":
+                continue
+            name = self.iface_name(port, index)
+            try:
+                stats = self.vsctl("get", "Interface", name, "statistics", timeout_s=5.0)
+            except DeploymentError as exc:
+                log.warning("ovs-dpdk: no statistics of %s: %s", name, exc)
+                continue
+            counts = rx_queue_packets(stats)
+            log.info("ovs-dpdk: %s rx packets per queue: %s", name,
+                     ", ".join(f"q{q}={n}" for q, n in sorted(counts.items())) or "none reported")
+
+    def _run_quietly(self, argv: list[str]) -> None:
+        """A cleanup command on the switch's host; a failure is logged (the resource sweep retries)."""
+        try:
+            self._run(argv)
+        except DeploymentError as exc:
+            log.warning("%s", exc)

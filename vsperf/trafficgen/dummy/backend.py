@@ -18,7 +18,13 @@ from vsperf import __version__
 from vsperf.context import RunContext
 from vsperf.deployment import GenPort
 from vsperf.errors import TrafficGenError
-from vsperf.search.measurer import AddressTrialResult, RecoveryTrialResult, ResetTrialResult, TrialResult
+from vsperf.search.measurer import (
+    AddressTrialResult,
+    DutAction,
+    RecoveryTrialResult,
+    ResetTrialResult,
+    TrialResult,
+)
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.base import TrafficGenerator
 from vsperf.trafficgen.dummy.events import simulate_address_trial, simulate_recovery_trial, simulate_reset_trial
@@ -86,24 +92,14 @@ class DummyTrafficGenerator(TrafficGenerator):
         )
 
     def reset_trial(
-        self,
-        traffic: Traffic,
-        rate_fps: float,
-        duration_s: float,
-        reset_at_s: float,
-        reset: Callable[[], None] | None,
+        self, traffic: Traffic, rate_fps: float, duration_s: float, reset_at_s: float, reset: DutAction | None
     ) -> ResetTrialResult:
         return _simulated(
             simulate_reset_trial, self.model, traffic, rate_fps, duration_s, reset_at_s, self._next_index(), reset
         )
 
     def address_trial(
-        self,
-        traffic: Traffic,
-        addresses: int,
-        learning_rate_fps: float,
-        test_rate_fps: float,
-        forget: Callable[[], None] | None,
+        self, traffic: Traffic, addresses: int, learning_rate_fps: float, test_rate_fps: float, forget: DutAction | None
     ) -> AddressTrialResult:
         return _simulated(
             simulate_address_trial,

@@ -17,25 +17,17 @@ k / rate seconds, so every time below is exact to one frame interval (the `resol
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import replace
 
 from vsperf.search.measurer import (
     AddressTrialResult,
+    DutAction,
     RecoveryTrialResult,
     ResetTrialResult,
     TrialResult,
 )
 from vsperf.traffic import Traffic
-from vsperf.trafficgen.dummy.model import (
-    DutModel,
-    capacity_at_fps,
-    loss_ratio,
-    noise_factor,
-    port_line_rate_fps,
-    rate_latency,
-    simulate_rate_trial,
-)
+from vsperf.trafficgen.dummy.model import DutModel, offered_load, rate_latency, simulate_rate_trial
 
 _FLOAT_SLACK = 1e-9  # a frame exactly on a boundary belongs to the later interval
 
@@ -51,6 +43,15 @@ def _rate_result(
     return TrialResult.measured("rate", traffic, requested_fps, duration_s, tx, rx, offered_fps, line_rate_fps=line)
 
 
+def _before_trial(ok: bool, needs: str, got: str, act_on_dut: DutAction | None) -> None:
+    """What a real generator does before a reset or address trial: refuse what it cannot send (a
+    ValueError, the generator's TrafficGenError), then act on the DUT when it is given the means."""
+    if not ok:
+        raise ValueError(f"{needs}, got {got}")
+    if act_on_dut is not None:
+        act_on_dut()
+
+
 def simulate_recovery_trial(
     model: DutModel,
     traffic: Traffic,
@@ -64,22 +65,20 @@ def simulate_recovery_trial(
     if recovery_fps <= 0 or recovery_s <= 0:
         raise ValueError(f"the recovery phase needs a positive rate and duration, got {recovery_fps}, {recovery_s}")
     overload = simulate_rate_trial(model, traffic, overload_fps, overload_s, trial_index)
-    line = port_line_rate_fps(model, traffic)
-    offered = min(recovery_fps, line)
-    capacity = capacity_at_fps(model, traffic.frame_size_bytes) * noise_factor(model, trial_index)
+    load = offered_load(model, traffic, recovery_fps, trial_index)
+    offered = load.offered_fps
     tx = round(offered * recovery_s)
     stall_s = min(model.recovery_s, recovery_s) if overload.loss_frames > 0 else 0.0
     lost_stall = min(tx, _frames_before(stall_s, offered))
-    ratio = loss_ratio(model, offered, capacity)
-    lost_rest = min(tx - lost_stall, math.ceil((tx - lost_stall) * ratio)) if ratio > 0 else 0
+    lost_rest = load.lost_frames(model, tx - lost_stall)
     if lost_rest > 0:
         last_loss_s = (tx - 1) / offered  # steady loss: the last frames are lost too
     elif lost_stall > 0:
         last_loss_s = (lost_stall - 1) / offered
     else:
         last_loss_s = 0.0
-    recovery = _rate_result(traffic, recovery_fps, offered, recovery_s, tx, tx - lost_stall - lost_rest, line)
-    recovery = replace(recovery, latency=rate_latency(model, offered, capacity, recovery.rx_frames))
+    recovery = _rate_result(traffic, recovery_fps, offered, recovery_s, tx, tx - lost_stall - lost_rest, load.line_fps)
+    recovery = replace(recovery, latency=rate_latency(model, offered, load.capacity_fps, recovery.rx_frames))
     return RecoveryTrialResult(
         overload=overload, recovery=recovery, last_loss_after_drop_s=last_loss_s, resolution_s=1.0 / offered
     )
@@ -92,31 +91,28 @@ def simulate_reset_trial(
     duration_s: float,
     reset_at_s: float,
     trial_index: int,
-    reset: Callable[[], None] | None = None,
+    reset: DutAction | None = None,
 ) -> ResetTrialResult:
     """A stream during which the DUT stops forwarding for `reset_s` from `reset_at_s`; `reset`,
     when given, is called as a real generator would (the model itself does the reset)."""
-    if rate_fps <= 0 or duration_s <= 0 or not 0 <= reset_at_s < duration_s:
-        raise ValueError(
-            f"a reset trial needs a positive rate and duration and a reset inside the stream, got "
-            f"{rate_fps} fps, {duration_s} s, reset at {reset_at_s} s"
-        )
-    if reset is not None:
-        reset()
-    line = port_line_rate_fps(model, traffic)
-    offered = min(rate_fps, line)
-    capacity = capacity_at_fps(model, traffic.frame_size_bytes) * noise_factor(model, trial_index)
+    _before_trial(
+        rate_fps > 0 and duration_s > 0 and 0 <= reset_at_s < duration_s,
+        "a reset trial needs a positive rate and duration and a reset inside the stream",
+        f"{rate_fps} fps, {duration_s} s, reset at {reset_at_s} s",
+        reset,
+    )
+    load = offered_load(model, traffic, rate_fps, trial_index)
+    offered = load.offered_fps
     tx = round(offered * duration_s)
     first_lost = min(tx, _frames_before(reset_at_s, offered))
     first_after = _frames_before(reset_at_s + model.reset_s, offered)
     lost_reset = max(0, min(tx, first_after) - first_lost)
-    ratio = loss_ratio(model, offered, capacity)
     kept = tx - lost_reset
-    lost_rest = min(kept, math.ceil(kept * ratio)) if ratio > 0 else 0
+    lost_rest = load.lost_frames(model, kept)
     recovered = first_after < tx
     last_before_s = (first_lost - 1) / offered if first_lost > 0 else 0.0
     first_after_s = first_after / offered if recovered else duration_s
-    trial = _rate_result(traffic, rate_fps, offered, duration_s, tx, kept - lost_rest, line)
+    trial = _rate_result(traffic, rate_fps, offered, duration_s, tx, kept - lost_rest, load.line_fps)
     return ResetTrialResult(
         trial=trial,
         reset_at_s=reset_at_s,
@@ -141,28 +137,27 @@ def simulate_address_trial(
     learning_rate_fps: float,
     test_rate_fps: float,
     trial_index: int,
-    forget: Callable[[], None] | None = None,
+    forget: DutAction | None = None,
 ) -> AddressTrialResult:
     """RFC 2889 learning and test phases on a model whose table starts empty (`forget`, when
     given, is called first, as a real generator would)."""
-    if addresses < 1 or learning_rate_fps <= 0 or test_rate_fps <= 0:
-        raise ValueError(
-            f"an address trial needs >= 1 address and positive rates, got {addresses}, "
-            f"{learning_rate_fps} fps, {test_rate_fps} fps"
-        )
-    if forget is not None:
-        forget()
-    line = port_line_rate_fps(model, traffic)
+    _before_trial(
+        addresses >= 1 and learning_rate_fps > 0 and test_rate_fps > 0,
+        "an address trial needs >= 1 address and positive rates",
+        f"{addresses}, {learning_rate_fps} fps, {test_rate_fps} fps",
+        forget,
+    )
+    test_load = offered_load(model, traffic, test_rate_fps, trial_index)
+    line = test_load.line_fps
     learn_fps = min(learning_rate_fps, line)
     learning = _rate_result(
         traffic, learning_rate_fps, learn_fps, addresses / learning_rate_fps, addresses, addresses, line
     )
     learned = learned_addresses(model, addresses, learn_fps)
-    test_fps = min(test_rate_fps, line)
-    capacity = capacity_at_fps(model, traffic.frame_size_bytes) * noise_factor(model, trial_index)
-    ratio = loss_ratio(model, test_fps, capacity)
-    lost = min(addresses, math.ceil(addresses * ratio)) if ratio > 0 else 0
-    test = _rate_result(traffic, test_rate_fps, test_fps, addresses / test_rate_fps, addresses, addresses - lost, line)
+    lost = test_load.lost_frames(model, addresses)
+    test = _rate_result(
+        traffic, test_rate_fps, test_load.offered_fps, addresses / test_rate_fps, addresses, addresses - lost, line
+    )
     return AddressTrialResult(
         addresses=addresses,
         learning=learning,

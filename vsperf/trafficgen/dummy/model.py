@@ -193,22 +193,39 @@ def burst_latency(model: DutModel, frames: int, capacity_fps: float, line_fps: f
     )
 
 
+@dataclass(frozen=True)
+class Load:
+    """A rate offered to the model in one trial (see `offered_load`)."""
+
+    line_fps: float  # aggregate line rate of the model's ports
+    offered_fps: float  # the rate asked for, at most the line rate
+    capacity_fps: float  # what the DUT forwards in this trial (its noise included)
+
+    def lost_frames(self, model: DutModel, frames: int) -> int:
+        """Frames of `frames` sent at this load that the DUT drops in steady state."""
+        ratio = loss_ratio(model, self.offered_fps, self.capacity_fps)
+        return min(frames, math.ceil(frames * ratio)) if ratio > 0 else 0
+
+
+def offered_load(model: DutModel, traffic: Traffic, rate_fps: float, trial_index: int) -> Load:
+    """`traffic` sent at aggregate `rate_fps` in trial number `trial_index`."""
+    line = port_line_rate_fps(model, traffic)
+    capacity = capacity_at_fps(model, traffic.frame_size_bytes) * noise_factor(model, trial_index)
+    return Load(line_fps=line, offered_fps=min(rate_fps, line), capacity_fps=capacity)
+
+
 def simulate_rate_trial(
     model: DutModel, traffic: Traffic, rate_fps: float, duration_s: float, trial_index: int
 ) -> TrialResult:
     """What a trial at aggregate `rate_fps` for `duration_s` measures on the model."""
     if rate_fps <= 0 or duration_s <= 0:
         raise ValueError(f"a trial needs a positive rate and duration, got {rate_fps} fps, {duration_s} s")
-    line = port_line_rate_fps(model, traffic)
-    offered = min(rate_fps, line)
-    capacity = capacity_at_fps(model, traffic.frame_size_bytes) * noise_factor(model, trial_index)
-    tx = round(offered * duration_s)
-    ratio = loss_ratio(model, offered, capacity)
-    lost = min(tx, math.ceil(tx * ratio)) if ratio > 0 else 0
-    rx = tx - lost
-    latency = rate_latency(model, offered, capacity, rx)
+    load = offered_load(model, traffic, rate_fps, trial_index)
+    tx = round(load.offered_fps * duration_s)
+    rx = tx - load.lost_frames(model, tx)
+    latency = rate_latency(model, load.offered_fps, load.capacity_fps, rx)
     return TrialResult.measured(
-        "rate", traffic, rate_fps, duration_s, tx, rx, offered, latency=latency, line_rate_fps=line
+        "rate", traffic, rate_fps, duration_s, tx, rx, load.offered_fps, latency=latency, line_rate_fps=load.line_fps
     )
 
 

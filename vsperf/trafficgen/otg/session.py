@@ -26,7 +26,6 @@ from vsperf.trafficgen.vsgen.protocol import Path as TxPath
 from vsperf.trafficgen.vsgen.protocol import RunRequest, RunResult, Tick, dir_command, port_command
 
 log = logging.getLogger(__name__)
-_TICK_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -52,6 +51,10 @@ class _Run:
     result: RunResult | None = None
     error: str = ""
     thread: threading.Thread | None = None
+
+
+# How often a running engine reports its counters: what the OTG metrics show while traffic runs.
+_TICK_S = 0.5
 
 
 class ServerSession:

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 from vsperf.context import RunContext
 from vsperf.deployment import GenPort
-from vsperf.dpdk.eal import require_port_driver
+from vsperf.dpdk.eal import check_veth_queues, require_port_driver
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
 from vsperf.lab import netdev
 from vsperf.lab.streams import Direction, directions
@@ -105,6 +105,10 @@ class PktgenTrafficGenerator(TrafficGenerator):
             raise PrerequisiteError("the pktgen generator needs root to start pktgen: run as root, "
                                     "or set TRAFFICGEN_PKTGEN_HOST to a pktgen you started")
         require_port_driver(self.settings["TRAFFICGEN_PKTGEN_PORT_DRIVER"])
+        # pktgen opens one queue per port: frames the lab's veth steers to another queue would be lost
+        queues = int(self.settings["LAB_PORT_QUEUES"])
+        check_veth_queues(self.settings["TRAFFICGEN_PKTGEN_PORT_DRIVER"], queues,
+                          f"generator pktgen: LAB_PORT_QUEUES={queues}", "TRAFFICGEN_PKTGEN_PORT_DRIVER")
 
     def _binary(self) -> str:
         name = str(self.settings["TRAFFICGEN_PKTGEN_BINARY"])

@@ -8,22 +8,18 @@ namespace (setns changes only the calling thread; the socket keeps its namespace
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import logging
-import os
 import socket
-import threading
 import time
 from typing import Any
 
 from vsperf.errors import TrafficGenError
+from vsperf.lab.netdev import in_netns
 from vsperf.trafficgen.pktgen import lua
 from vsperf.trafficgen.pktgen.replies import parse_reply
 
 log = logging.getLogger(__name__)
 
-NETNS_DIR = "/run/netns"
-_CLONE_NEWNET = 0x40000000
 _MAX_REPLY_BYTES = 4 * 1024 * 1024
 
 
@@ -35,29 +31,7 @@ def connect_in_netns(netns: str | None, host: str, port: int, timeout_s: float) 
     """A TCP connection to host:port opened inside namespace `netns` (None: this one)."""
     if netns is None:
         return _connect(host, port, timeout_s)
-    result: dict[str, Any] = {}
-
-    def enter_and_connect() -> None:
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            nsfd = os.open(os.path.join(NETNS_DIR, netns), os.O_RDONLY)
-            try:
-                if libc.setns(nsfd, _CLONE_NEWNET) != 0:
-                    err = ctypes.get_errno()
-                    raise OSError(err, f"setns({netns}): {os.strerror(err)}")
-            finally:
-                os.close(nsfd)
-            result["sock"] = _connect(host, port, timeout_s)
-        except OSError as exc:
-            result["error"] = exc
-
-    worker = threading.Thread(target=enter_and_connect, name=f"pktgen-{netns}")
-    worker.start()
-    worker.join()
-    if "error" in result:
-        raise result["error"]
-    sock: socket.socket = result["sock"]
-    return sock
+    return in_netns(netns, lambda: _connect(host, port, timeout_s))
 
 
 class LuaClient:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 from vsperf.errors import DeploymentError
 from vsperf.lab import netdev
@@ -143,20 +143,15 @@ def counter_program(map_fd: int, expected_vlan_id: int = NO_VLAN) -> list[Insn]:
 
 @dataclass(frozen=True)
 class RxCounts:
-    """Cumulative counters of one receiving port (frames)."""
+    """Cumulative counters of one receiving port (frames), in the order of the map's slots."""
 
-    untagged: int = 0
-    tagged_expected: int = 0
-    tagged_other: int = 0
-    other: int = 0
+    untagged: int
+    tagged_expected: int
+    tagged_other: int
+    other: int
 
     def __sub__(self, before: RxCounts) -> RxCounts:
-        return RxCounts(
-            self.untagged - before.untagged,
-            self.tagged_expected - before.tagged_expected,
-            self.tagged_other - before.tagged_other,
-            self.other - before.other,
-        )
+        return RxCounts(*(now - then for now, then in zip(astuple(self), astuple(before), strict=True)))
 
     def test_frames(self, expected_vlan_id: int = NO_VLAN) -> int:
         """Test frames that arrived as they should: untagged, or tagged with the expected id."""

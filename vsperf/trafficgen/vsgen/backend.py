@@ -32,6 +32,7 @@ from vsperf.lab.cpus import sender_cpus
 from vsperf.lab.streams import Direction, directions
 from vsperf.search.measurer import (
     AddressTrialResult,
+    DutAction,
     RecoveryTrialResult,
     ResetTrialResult,
     TrialResult,
@@ -237,12 +238,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
     # --- optional capabilities (vsperf.search.measurer): reset and recovery --------------------
 
     def reset_trial(
-        self,
-        traffic: Traffic,
-        rate_fps: float,
-        duration_s: float,
-        reset_at_s: float,
-        reset: Callable[[], None] | None,
+        self, traffic: Traffic, rate_fps: float, duration_s: float, reset_at_s: float, reset: DutAction | None
     ) -> ResetTrialResult:
         """Stream, call `reset` `reset_at_s` seconds in, date the silence at the receivers
         (see `vsperf.trafficgen.vsgen.events`)."""
@@ -298,12 +294,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
         )
 
     def address_trial(
-        self,
-        traffic: Traffic,
-        addresses: int,
-        learning_rate_fps: float,
-        test_rate_fps: float,
-        forget: Callable[[], None] | None,
+        self, traffic: Traffic, addresses: int, learning_rate_fps: float, test_rate_fps: float, forget: DutAction | None
     ) -> AddressTrialResult:
         """RFC 2889 learning, flood-check and test phases on two ports (see `vsperf.trafficgen.vsgen.addresses`)."""
         if addresses < 1 or learning_rate_fps <= 0 or test_rate_fps <= 0:

@@ -45,10 +45,10 @@ class Engine:
     """One engine process and its session (ports and directions stay defined until `close`)."""
 
     def __init__(self, executor: Executor, binary: Path, work_dir: Path) -> None:
+        self.hello: dict[str, Any] = {}  # the engine's hello event, once started
         self.executor = executor
         self.binary = binary
         self.work_dir = work_dir
-        self.hello: dict[str, Any] = {}
         self._proc: ManagedProcess | None = None
         self._fifo: Path | None = None
         self._ctl: IO[str] | None = None

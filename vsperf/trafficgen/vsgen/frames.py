@@ -20,7 +20,7 @@ import struct
 from dataclasses import dataclass
 from typing import Literal
 
-from vsperf.lab.streams import Direction, mac_to_int
+from vsperf.lab.streams import Direction, Headers, mac_to_int
 
 FCS_BYTES = 4
 MIN_FRAME_BYTES = 64
@@ -44,15 +44,9 @@ _SIGNATURE = struct.Struct(">HB3sII")
 
 
 @dataclass(frozen=True)
-class FrameSpec:
-    """Header values of one direction's template frame (stream 0)."""
+class FrameSpec(Headers):
+    """Header values of one direction's template frame (stream 0), its size and its VLAN tag."""
 
-    src_mac: str
-    dst_mac: str
-    src_ip: str
-    dst_ip: str
-    src_udp: int
-    dst_udp: int
     frame_size_bytes: int  # including the 4-byte FCS the kernel adds
     run_tag: int  # IPv4 identification of every frame of the engine session (16 bits)
     vlan_id: int | None = None  # None: untagged

@@ -94,6 +94,7 @@ class SerialConsole:
             if not alive():
                 raise GuestDied(f"{self.label} exited while waiting for {what or 'its console'}; "
                                 f"console:\n    {self.tail()}")
+            self._drain()
             if time.monotonic() > deadline:
                 raise ConsoleTimeout(f"{self.label}: no {what or 'expected output'} within {timeout_s:g} s "
                                      f"(GUEST_TIMEOUT); last console lines:\n    {self.tail()}")
@@ -111,6 +112,21 @@ class SerialConsole:
                                       f"{self.socket_path}: {exc}") from exc
             self._sock = sock
         self._sock.sendall(line.encode() + b"\r")
+        self._drain()
+
+    def _drain(self) -> None:
+        """Read and drop what QEMU sent to the socket since the last call (vsperf reads the log).
+
+        QEMU writes the guest's output to the connected socket one byte per write; unread, the
+        socket's buffer is full after a few hundred bytes and QEMU then holds the guest's serial
+        output, the log file's included: the guest's shell seems to hang mid-line.
+        """
+        while self._sock is not None:
+            try:
+                if not self._sock.recv(65536, socket.MSG_DONTWAIT):
+                    return  # QEMU closed the socket: the guest is gone, wait_for says so
+            except OSError:  # nothing more to read now (BlockingIOError), or the socket is gone
+                return
 
     def close(self) -> None:
         """Disconnect from the socket (the guest keeps running)."""

@@ -84,7 +84,10 @@ class GuestSpec:
             raise ConfigError(f"GUEST_LOOPBACK {loopback!r} unknown for QEMU guests; valid: {', '.join(LOOPBACKS)}")
         nics = number("GUEST_NICS_NR", 1)
         if nics != 2:
-            raise ConfigError(f"GUEST_NICS_NR {nics}: the lab's VNFs forward between exactly 2 NICs; set it to 2")
+            # VSPERF chained further NIC pairs of a guest through the switch (pvp: phy -> nic0,
+            # nic1 -> nic2, nic3 -> phy); the deployments here connect one pair per VNF.
+            raise ConfigError(f"GUEST_NICS_NR {nics} (VM {index}): vsperf's guests forward between exactly 2 NICs "
+                              "(VSPERF's chaining of more NIC pairs is not supported); set GUEST_NICS_NR to [2]")
         smp = str(get("GUEST_SMP"))
         try:
             cpus = parse_smp(smp)
@@ -102,12 +105,8 @@ class GuestSpec:
             image=str(get("GUEST_IMAGE")),
             memory_mb=number("GUEST_MEMORY", 128),
             hugepages=number("GUEST_HUGEPAGES_NR", 0),
-            smp=smp,
-            cpus=cpus,
-            core_binding=binding,
-            nics=nics,
-            loopback=loopback,
-            fwd_mode=str(mode),
+            smp=smp, cpus=cpus, core_binding=binding,
+            nics=nics, loopback=loopback, fwd_mode=str(mode),
             testpmd_params=str(get("GUEST_TESTPMD_PARAMS")),
             timeout_s=number("GUEST_TIMEOUT", 1),
             prompts=LoginPrompts(str(get("GUEST_USERNAME")), str(get("GUEST_PASSWORD")),
@@ -133,7 +132,9 @@ def user_image_script(spec: GuestSpec) -> GuestScript:
         return GuestScript(())
     if spec.loopback == "linux_bridge":
         return GuestScript((
-            "ip link add br0 type bridge", "ip link set dev br0 type bridge forward_delay 0 ageing_time 0",
+            # sysfs rather than `ip link set br0 type bridge ...`, which busybox's ip does not know.
+            "ip link add br0 type bridge", "echo 0 > /sys/class/net/br0/bridge/forward_delay",
+            "echo 0 > /sys/class/net/br0/bridge/ageing_time",
             "ip link set eth0 master br0", "ip link set eth1 master br0",
             "ip link set eth0 up", "ip link set eth1 up", "ip link set br0 up",
         ))

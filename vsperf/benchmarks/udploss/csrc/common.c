@@ -25,7 +25,7 @@ int udpmsg_policy(const char *name)
     return -1;
 }
 
-int udpmsg_set_scheduler(int policy, int priority)
+static int set_scheduler(int policy, int priority)
 {
     struct sched_param param = {.sched_priority = priority};
     if (sched_setscheduler(0, policy, &param) != 0) {
@@ -75,14 +75,17 @@ int udpmsg_port_option(const char *arg, uint64_t *port)
     return 0;
 }
 
-int udpmsg_address(const char *what, const char *ip, uint64_t port, struct sockaddr_in *out)
+int udpmsg_setup(const char *what, const char *ip, uint64_t port, int policy, uint64_t priority,
+                 struct sockaddr_in *out)
 {
     memset(out, 0, sizeof(*out));
     out->sin_family = AF_INET;
     out->sin_port = htons((uint16_t)port);
     if (inet_pton(AF_INET, ip, &out->sin_addr) != 1) {
         fprintf(stderr, "invalid %s address %s\n", what, ip);
-        return -1;
+        return 2;
     }
+    if (policy >= 0 && set_scheduler(policy, (int)priority) != 0)
+        return 1;
     return 0;
 }

@@ -83,6 +83,18 @@ static int drain(struct ctx *x)
     }
 }
 
+/* After a select() or epoll_wait() (`what`) that returned `r`: drain the socket when it is
+ * readable. 1 when the wait loop must end: the stream ended, or the wait failed (x->error). */
+static int after_wait(struct ctx *x, int r, const char *what)
+{
+    if (r < 0 && errno != EINTR) {
+        perror(what);
+        x->error = 1;
+        return 1;
+    }
+    return r > 0 && drain(x);
+}
+
 static void run_select(struct ctx *x)
 {
     while (!timed_out(x)) {
@@ -90,13 +102,7 @@ static void run_select(struct ctx *x)
         FD_ZERO(&rd);
         FD_SET(x->fd, &rd);
         struct timeval tv = {.tv_sec = 0, .tv_usec = 20000};
-        int r = select(x->fd + 1, &rd, NULL, NULL, &tv);
-        if (r < 0 && errno != EINTR) {
-            perror("select");
-            x->error = 1;
-            return;
-        }
-        if (r > 0 && drain(x))
+        if (after_wait(x, select(x->fd + 1, &rd, NULL, NULL, &tv), "select"))
             return;
     }
 }
@@ -112,13 +118,7 @@ static void run_epoll(struct ctx *x)
     }
     while (!timed_out(x)) {
         struct epoll_event out;
-        int r = epoll_wait(ep, &out, 1, 20);
-        if (r < 0 && errno != EINTR) {
-            perror("epoll_wait");
-            x->error = 1;
-            break;
-        }
-        if (r > 0 && drain(x))
+        if (after_wait(x, epoll_wait(ep, &out, 1, 20), "epoll_wait"))
             break;
     }
     close(ep);
@@ -163,6 +163,7 @@ int main(int argc, char **argv)
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0},
     };
     const char *bind_ip = "0.0.0.0";
+    struct sockaddr_in addr;
     uint64_t port = 0, priority = 0, rcvbuf = 0, total = 0, idle_ms = 500, wait_ms = 5000;
     int policy = -2, opt;
     struct ctx x = {.method = M_SELECT};
@@ -223,11 +224,9 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    struct sockaddr_in addr;
-    if (udpmsg_address("bind", bind_ip, port, &addr))
-        return 2;
-    if (policy >= 0 && udpmsg_set_scheduler(policy, (int)priority) != 0)
-        return 1;
+    int rc = udpmsg_setup("bind", bind_ip, port, policy, priority, &addr);
+    if (rc)
+        return rc;
     x.fd = socket(AF_INET, SOCK_DGRAM, 0);
     if (x.fd < 0) {
         perror("socket");

@@ -43,6 +43,7 @@ int main(int argc, char **argv)
         {0, 0, 0, 0},
     };
     const char *server = NULL;
+    struct sockaddr_in dst;
     uint64_t port = 0, payload = 64, total = 1000000, priority = 0;
     int policy = -2, connected = 0, opt;
 
@@ -79,11 +80,9 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    struct sockaddr_in dst;
-    if (udpmsg_address("server", server, port, &dst))
-        return 2;
-    if (policy >= 0 && udpmsg_set_scheduler(policy, (int)priority) != 0)
-        return 1;
+    int rc = udpmsg_setup("server", server, port, policy, priority, &dst);
+    if (rc)
+        return rc;
 
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
     if (fd < 0) {

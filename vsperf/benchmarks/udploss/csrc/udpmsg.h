@@ -13,10 +13,6 @@
 /* Scheduler policy by its name (OTHER, BATCH, IDLE, FIFO, RR); -1 when unknown. */
 int udpmsg_policy(const char *name);
 
-/* Apply `policy` with `priority` (1..99 for FIFO/RR, 0 otherwise) to the calling process;
- * prints the reason and returns -1 on failure. */
-int udpmsg_set_scheduler(int policy, int priority);
-
 /* CLOCK_MONOTONIC in nanoseconds. */
 static inline uint64_t udpmsg_now_ns(void)
 {
@@ -35,8 +31,12 @@ int udpmsg_scheduler_option(int opt, const char *arg, int *policy, uint64_t *pri
 /* The -p/--port option (1..65535) into *port; prints what is wrong and returns -1 on a bad value. */
 int udpmsg_port_option(const char *arg, uint64_t *port);
 
-/* The IPv4 address `ip` with `port` into *out; prints "invalid `what` address" and returns -1
- * when `ip` is not an IPv4 address. */
-int udpmsg_address(const char *what, const char *ip, uint64_t port, struct sockaddr_in *out);
+/* What both programs do once their options are read: the IPv4 address `ip` with `port` into
+ * *out, then the scheduler `policy` (negative: none was asked for) with `priority` (1..99 for
+ * FIFO/RR, 0 otherwise) for the calling process. Returns 0, or the exit code after printing
+ * what is wrong: 2 when `ip` is not an IPv4 address ("invalid `what` address"), 1 when the
+ * scheduler was refused. */
+int udpmsg_setup(const char *what, const char *ip, uint64_t port, int policy, uint64_t priority,
+                 struct sockaddr_in *out);
 
 #endif

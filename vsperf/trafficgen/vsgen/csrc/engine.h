@@ -45,6 +45,7 @@ struct vsg_port {
 	int link_fd;
 	const char *rx_mode; /* "native" or "generic" */
 	uint32_t stream_cap;
+	uint32_t hist_slices; /* latency histogram slices (vsg_cfg.hist_slices): one per rx queue */
 	struct vsg_cfg *cfg;
 	struct vsg_txstate *tx; /* VSG_MAX_THREADS slots, one per transmit thread */
 	struct vsg_rxstat *rx; /* VSG_MAX_RXQ slots, one per receive queue: vsg_rx_sum adds them */
@@ -174,6 +175,7 @@ int vsg_hex_decode(const char *hex, unsigned char *out, size_t max, size_t *len)
 
 /* ethtool.c */
 int vsg_driver_name(int fd, const char *ifname, char *out, size_t max);
+uint32_t vsg_rx_queues(int fd, const char *ifname);
 int vsg_veth_xmit(int fd, const char *ifname, struct vsg_xmit *out);
 
 /* port.c */

@@ -39,6 +39,18 @@ int vsg_driver_name(int fd, const char *ifname, char *out, size_t max)
 	return 0;
 }
 
+/* Receive queues of `ifname` (ethtool channels: rx or combined), 1 when it does not say. */
+uint32_t vsg_rx_queues(int fd, const char *ifname)
+{
+	struct ethtool_channels ch = {.cmd = ETHTOOL_GCHANNELS};
+	uint32_t n;
+
+	if (ethtool(fd, ifname, &ch))
+		return 1;
+	n = ch.rx_count > ch.combined_count ? ch.rx_count : ch.combined_count;
+	return n ? n : 1;
+}
+
 int vsg_veth_xmit(int fd, const char *ifname, struct vsg_xmit *out)
 {
 	struct {

@@ -76,7 +76,7 @@ static void loaded_free(struct loaded *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static int load(struct loaded *l, uint32_t stream_cap, char *err)
+static int load(struct loaded *l, uint32_t stream_cap, uint32_t hist_slices, char *err)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "vsgen");
 	long page = sysconf(_SC_PAGESIZE);
@@ -92,6 +92,11 @@ static int load(struct loaded *l, uint32_t stream_cap, char *err)
 	}
 	if (bpf_map__set_max_entries(bpf_object__find_map_by_name(l->obj, "vsg_stream_map"), stream_cap)) {
 		snprintf(err, VSG_ERR_MAX, "cannot size the stream map to %u entries", stream_cap);
+		goto fail;
+	}
+	if (bpf_map__set_max_entries(bpf_object__find_map_by_name(l->obj, "vsg_hist_map"),
+				     VSG_HIST_BUCKETS * hist_slices)) {
+		snprintf(err, VSG_ERR_MAX, "cannot size the histogram map to %u slices", hist_slices);
 		goto fail;
 	}
 	if (bpf_object__load(l->obj)) {
@@ -144,6 +149,7 @@ static void adopt(struct vsg_port *port, struct loaded *l, uint32_t cap)
 	port->streams = l->mem[3];
 	port->hist = l->mem[4];
 	port->stream_cap = cap;
+	port->cfg->hist_slices = port->hist_slices;
 	memset(l, 0, sizeof(*l));
 }
 
@@ -182,7 +188,13 @@ int vsg_port_open(struct vsg_engine *eng, struct vsg_port *port, char *err)
 		port->is_veth = !vsg_driver_name(port->ctl_sock, port->ifname, driver, sizeof(driver)) &&
 				!strcmp(driver, "veth");
 	}
-	if (load(&l, VSG_MIN_STREAM_CAP, err))
+	/* A histogram slice per receive queue: queues on different CPUs never share a bucket's
+	 * cache line (with a shared histogram and shared stream lines, two threads sent ~15 %
+	 * fewer frames per CPU second than one here). */
+	port->hist_slices = vsg_rx_queues(port->ctl_sock, port->ifname);
+	if (port->hist_slices > VSG_MAX_RXQ)
+		port->hist_slices = VSG_MAX_RXQ;
+	if (load(&l, VSG_MIN_STREAM_CAP, port->hist_slices, err))
 		goto out;
 	static const struct {
 		__u32 flags;
@@ -230,7 +242,7 @@ int vsg_port_ensure_streams(struct vsg_engine *eng, struct vsg_port *port, uint3
 		return 0;
 	while (cap < streams)
 		cap *= 2;
-	if (load(&l, cap, err))
+	if (load(&l, cap, port->hist_slices, err))
 		return -1;
 	if (bpf_link_update(port->link_fd, l.rx_fd, NULL)) {
 		snprintf(err, VSG_ERR_MAX, "cannot replace the receive program of %s: %s", port->ifname,

@@ -211,9 +211,14 @@ static void result_port(FILE *f, struct vsg_port *port, int first)
 		(unsigned long long)(st->frames ? st->lat_min_ns : 0), (unsigned long long)st->lat_max_ns,
 		(unsigned long long)st->first_ns, (unsigned long long)st->last_ns, (unsigned long long)st->gap_max_ns,
 		(unsigned long long)st->gap_end_ns);
-	for (uint32_t b = 0; b < VSG_HIST_BUCKETS; b++)
-		if (port->hist[b])
-			fprintf(f, "%s[%u,%llu]", nb++ ? "," : "", b, (unsigned long long)port->hist[b]);
+	for (uint32_t b = 0; b < VSG_HIST_BUCKETS; b++) {
+		uint64_t n = 0;
+
+		for (uint32_t s = 0; s < port->hist_slices; s++) /* one slice per receive queue */
+			n += port->hist[(size_t)s * VSG_HIST_BUCKETS + b];
+		if (n)
+			fprintf(f, "%s[%u,%llu]", nb++ ? "," : "", b, (unsigned long long)n);
+	}
 	fprintf(f, "]}");
 }
 

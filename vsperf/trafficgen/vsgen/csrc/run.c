@@ -39,10 +39,25 @@ static int parse_list(const char *s, uint64_t *out, int max)
 	return n;
 }
 
-static int parse_args(char **kv, int nkv, struct run_args *a)
+/* The value `v` of key `k`, a list of 1..max numbers, into the ints `out`: their count, or -1
+ * after saying what is wrong. */
+static int int_list_arg(const char *k, const char *v, int *out, int max)
 {
 	uint64_t list[VSG_MAX_JOBS];
-	int n;
+	int n = parse_list(v, list, max);
+
+	if (n <= 0) {
+		vsg_error("run: bad %s '%s'", k, v);
+		return -1;
+	}
+	for (int j = 0; j < n; j++)
+		out[j] = (int)list[j];
+	return n;
+}
+
+static int parse_args(char **kv, int nkv, struct run_args *a)
+{
+	uint64_t threads;
 
 	memset(a, 0, sizeof(*a));
 	a->mode = -1;
@@ -66,14 +81,13 @@ static int parse_args(char **kv, int nkv, struct run_args *a)
 				return -1;
 			}
 		} else if (!strcmp(k, "dirs")) {
-			n = parse_list(v, list, VSG_MAX_DIRS);
-			if (n <= 0) {
-				vsg_error("run: bad dirs '%s'", v);
+			a->ndirs = int_list_arg(k, v, a->dirs, VSG_MAX_DIRS);
+			if (a->ndirs < 0)
 				return -1;
-			}
-			for (int j = 0; j < n; j++)
-				a->dirs[j] = (int)list[j];
-			a->ndirs = n;
+		} else if (!strcmp(k, "cpus")) {
+			a->ncpus = int_list_arg(k, v, a->cpus, VSG_MAX_JOBS);
+			if (a->ncpus < 0)
+				return -1;
 		} else if (!strcmp(k, "rate")) {
 			if (vsg_parse_double(v, &a->rate) || a->rate <= 0) {
 				vsg_error("run: rate must be a positive number of frames/s, got '%s'", v);
@@ -117,21 +131,12 @@ static int parse_args(char **kv, int nkv, struct run_args *a)
 				vsg_error("run: bad detail '%s'", v);
 				return -1;
 			}
-		} else if (!strcmp(k, "cpus")) {
-			n = parse_list(v, list, VSG_MAX_JOBS);
-			if (n <= 0) {
-				vsg_error("run: bad cpus '%s'", v);
-				return -1;
-			}
-			for (int j = 0; j < n; j++)
-				a->cpus[j] = (int)list[j];
-			a->ncpus = n;
 		} else if (!strcmp(k, "threads")) {
-			if (vsg_parse_u64(v, &list[0]) || !list[0] || list[0] > VSG_MAX_THREADS) {
+			if (vsg_parse_u64(v, &threads) || !threads || threads > VSG_MAX_THREADS) {
 				vsg_error("run: threads must be 1..%d, got '%s'", VSG_MAX_THREADS, v);
 				return -1;
 			}
-			a->threads = (int)list[0];
+			a->threads = (int)threads;
 		} else {
 			vsg_error("run: unknown key '%s'", k);
 			return -1;
@@ -233,7 +238,7 @@ static int arm(struct vsg_engine *eng, struct run_args *a)
 		for (int q = 0; q < VSG_MAX_RXQ; q++)
 			port->rx[q].lat_min_ns = ~0ull;
 		memset(port->streams, 0, (size_t)cum * sizeof(struct vsg_rxstream));
-		memset(port->hist, 0, (size_t)VSG_HIST_BUCKETS * sizeof(uint64_t));
+		memset(port->hist, 0, (size_t)VSG_HIST_BUCKETS * port->hist_slices * sizeof(uint64_t));
 	}
 	for (int i = 0; i < a->ndirs; i++) {
 		struct vsg_dir *d = &eng->dirs[a->dirs[i]];

@@ -9,8 +9,8 @@
  *   numbers and records latency, then drops them; every other frame passes untouched.
  *
  * All per-port state lives in mmapable array maps the engine reads directly. A port's receive
- * queues run in parallel: each queue has its own counters (vsg_rx_map slot), the histogram is
- * updated atomically, and a stream's state is only touched by the queue its frames arrive on
+ * queues run in parallel: each queue has its own counters (vsg_rx_map slot) and histogram slice
+ * (updated atomically: queues beyond the slices share one), and a stream's state is only touched by the queue its frames arrive on
  * (a stream is sent by one transmit thread, pinned to one CPU, and a veth hands the frames a
  * CPU sends to one queue of its peer), so plain updates are exact there.
  */
@@ -197,6 +197,8 @@ static __always_inline int rx_frame(struct xdp_md *ctx, struct vsg_cfg *cfg, str
 	if (lat > st->lat_max_ns)
 		st->lat_max_ns = lat;
 	bucket = vsg_bucket(lat);
+	if (cfg->hist_slices > 1)
+		bucket += (ctx->rx_queue_index % cfg->hist_slices) * VSG_HIST_BUCKETS;
 	h = bpf_map_lookup_elem(&vsg_hist_map, &bucket);
 	if (h)
 		__sync_fetch_and_add(h, 1);

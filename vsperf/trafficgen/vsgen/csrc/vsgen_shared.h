@@ -71,6 +71,9 @@ struct vsg_cfg {
 	/* two-rate runs: frames of direction d with index (seq * streams + stream) >= rx_split[d]
 	 * were sent after the rate change and are also counted in vsg_rxstream.rx2 (0: no split) */
 	__u32 rx_split[VSG_MAX_DIRS];
+	/* latency histogram slices: receive queue q counts into slice q % hist_slices (queues on
+	 * different CPUs then share no histogram cache line); the engine sums the slices */
+	__u32 hist_slices;
 };
 
 /* Transmit progress of one transmit thread of the port's direction (the transmit program's only
@@ -111,7 +114,9 @@ struct vsg_rxstat {
 	__u64 pad;
 };
 
-/* Receive state of one stream: sequence analysis over a 64-frame window. */
+/* Receive state of one stream: sequence analysis over a 64-frame window. One 64-byte slot per
+ * stream: neighbouring streams come from different transmit threads, whose frames arrive on
+ * different queues and CPUs, so they must not share a cache line. */
 struct vsg_rxstream {
 	__u64 window; /* bit i set: sequence number next-1-i arrived */
 	__u32 next;   /* highest sequence number seen + 1 (0: none yet) */
@@ -120,6 +125,7 @@ struct vsg_rxstream {
 	__u32 reorder; /* within the window, plus those beyond it */
 	__u32 last_gap; /* highest sequence number skipped by a later frame, + 1 (0: none skipped) */
 	__u32 rx2;      /* frames sent after the rate change of a two-rate run (see rx_split) */
+	__u8 pad[32];
 };
 
 static inline __attribute__((always_inline)) __u16 vsg_ip_csum(const __u8 *ip)

@@ -1,0 +1,82 @@
+"""What the lossy trials of a noisy DUT say about the bottom of its capacity band.
+
+Used by `vsperf.search.confirm` to place full-length trials where they are unlikely to fail.
+Pass/fail alone says little about a low quantile of a noisy capacity: to learn that one load
+fails in 2 % of the trials takes about a hundred trials there. The size of the loss says more.
+Above its capacity `c` a DUT loses a share of the offered load `x` that grows with the overload;
+a tail-drop DUT loses `1 - c / x`, a DUT whose loss sets in gradually less, e.g. `(1 - c / x)**2`.
+With such a power law (exponent `k`), every lossy trial gives the capacity the DUT had during
+that trial: `c = x * (1 - loss ** (1 / k))`. The exponent is the one under which the trials
+agree best: the smallest spread from the lowest capacity to the highest of the capacities and
+of the loads that lost nothing (under a wrong exponent the capacities of trials far above the
+band move away from those just above it, or below every lossless load). Every goal then has its
+own capacity per trial, the highest load at which that trial would have met the goal's loss
+ratio `r`: `c / (1 - r ** (1 / k))`; the band's bottom for the goal is the lowest of them.
+
+Nothing here decides an answer: the draft's classification (`vsperf.search.mlr_goals`) does that
+from the trials alone, so a DUT that follows no power law costs trials, never accuracy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from vsperf.search.measurer import TrialResult
+
+LOSS_EXPONENTS = (1.0, 1.5, 2.0, 3.0)  # tail drop, ..., a loss setting in very gently
+MIN_LOSSY_TRIALS = 3  # fewer lossy trials cannot tell the exponent from the noise
+MIN_LOAD_SPAN = 0.02  # lossy trials must span this much (relative) load to tell exponents apart
+PREFER_STEEPER = 0.9  # a steeper exponent (lower capacities: the safer side) wins near-ties
+
+
+@dataclass(frozen=True)
+class CapacityBand:
+    """The capacities the lossy trials imply, under the loss exponent that fits them best."""
+
+    exponent: float  # k in loss = (1 - c / x) ** k
+    capacities_fps: tuple[float, ...]  # one per lossy trial, frames/s, sorted
+
+    def __post_init__(self) -> None:
+        if not self.capacities_fps or self.exponent <= 0:
+            raise ValueError("a capacity band needs a positive exponent and at least one capacity")
+
+    def goal_capacity_fps(self, capacity_fps: float, loss_ratio: float) -> float:
+        """Highest load at which a trial with this capacity loses at most `loss_ratio`."""
+        return capacity_fps / (1.0 - float(loss_ratio ** (1.0 / self.exponent)))
+
+    def bottom_fps(self, loss_ratio: float) -> float:
+        """Lowest goal capacity seen (for a goal with this loss ratio)."""
+        return self.goal_capacity_fps(self.capacities_fps[0], loss_ratio)
+
+
+def trial_capacity_fps(load_fps: float, loss_ratio: float, exponent: float) -> float:
+    """Capacity the DUT had in a trial at `load_fps` that lost `loss_ratio` (0 < loss < 1)."""
+    return load_fps * (1.0 - float(loss_ratio ** (1.0 / exponent)))
+
+
+def capacity_band(trials: Iterable[tuple[float, TrialResult]]) -> CapacityBand | None:
+    """The band the trials (load, trial) imply, or None when too few lost frames, or they are
+    too close together in load, to fit an exponent."""
+    trials = list(trials)
+    # One lost frame less than counted: a trial that lost a frame or two says little more than
+    # that it failed (under a steep exponent one frame in 10**5 already means 0.3 % of load).
+    lossy = [(load, (t.loss_frames - 1) / t.tx_frames) for load, t in trials
+             if t.tx_frames > 0 and t.loss_frames > 1 and t.rx_frames > 0]
+    lossless = [load for load, t in trials if t.tx_frames > 0 and t.loss_frames == 0]
+    if len(lossy) < MIN_LOSSY_TRIALS:
+        return None
+    loads = [load for load, _ in lossy]
+    if max(loads) / min(loads) - 1.0 < MIN_LOAD_SPAN:
+        return None
+    best: CapacityBand | None = None
+    best_spread = math.inf
+    for exponent in sorted(LOSS_EXPONENTS, reverse=True):
+        caps = sorted(trial_capacity_fps(load, loss, exponent) for load, loss in lossy)
+        if caps[0] <= 0:
+            continue
+        spread = math.log(max([caps[-1], *lossless]) / caps[0])
+        if best is None or spread < best_spread * PREFER_STEEPER:
+            best, best_spread = CapacityBand(exponent, tuple(caps)), spread
+    return best
