@@ -32,6 +32,8 @@ from vsperf.testbed.ports import PortError, PortState, read_port
 
 pytestmark = pytest.mark.root
 
+OVS_DPDK_BINARY = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
+
 TAG = f"v9{os.getpid() % 10000}"  # unique names for this test process
 NS = {"a": f"{TAG}ha", "b": f"{TAG}hb"}
 CTL = {"a": ("198.18.100.1", "198.18.100.2"), "b": ("198.18.100.9", "198.18.100.10")}
@@ -199,10 +201,15 @@ def test_cli_faults_exit_2_with_one_line_and_nothing_created(bed: Bed, tmp_path:
         # a generator that does not run on a testbed host yet: refused after the checks
         (bed.yaml(), r"hosts and ports checked, but test phy2phy_tput: traffic generator trafgen \(only vsgen"),
     ]
+    args = [["phy2phy_tput", "--trafficgen", "trafgen"]] * len(cases)
+    if Path(OVS_DPDK_BINARY).is_file():  # a VNF that runs on the local lab only (ovs-dpdk's default), by name
+        cases.append((bed.yaml(), r"test pvp_tput: VNF testpmd-vhost runs on the local lab only \(on a testbed: "
+                                  r"--vnf netns\)"))
+        args.append(["pvp_tput", "--vswitch", "ovs-dpdk", "--trafficgen", "vsgen"])
     for i, (text, message) in enumerate(cases):
         results = tmp_path / f"r{i}"
-        proc = _vsperf("phy2phy_tput", "--trafficgen", "trafgen", "--testbed", str(bed.write(text, f"cli{i}.yaml")),
-                       "--results-dir", str(results), cwd=tmp_path)
+        proc = _vsperf(*args[i], "--testbed", str(bed.write(text, f"cli{i}.yaml")), "--results-dir", str(results),
+                       cwd=tmp_path)
         assert proc.returncode == 2, proc.stderr
         errors = [line for line in proc.stderr.splitlines() if "error" in line]
         assert len(errors) == 1 and re.search(message, errors[0]), proc.stderr
