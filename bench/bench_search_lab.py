@@ -29,8 +29,8 @@ from typing import Any
 
 FINAL_S = 3.0
 STEERING_S = FINAL_S / 12
-MAX_PERCENT = 1.0
-RESOLUTION_PERCENT = 0.003
+MAX_PERCENT = 10.0  # per direction; OVS here forwards ~2 % of 64 B line rate per direction (lab.sh)
+RESOLUTION_PERCENT = 0.01  # about 0.5 % of the answer
 PDR_PERCENT = 0.5
 COMMON = {
     "TRAFFICGEN_DURATION": FINAL_S,

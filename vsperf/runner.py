@@ -327,9 +327,12 @@ class Runner:
                 components += _port_components(deployment, ctx)
             load_components, load_pids = stack.enter_context(_load(pt, self.registries, ctx))
             components += load_components
-            target = CollectorTarget({**deployment.dut_pids(), **load_pids}, ports=tuple(deployment.gen_ports))
-            # Collectors read this machine's processes and interfaces: not the testbed hosts' (yet).
-            collectors = [] if on_testbed else build_collectors(pt.settings, self.registries.collectors, ctx, target)
+            # On a testbed the collectors read the hosts: the DUT's processes and CPU on its host,
+            # the generator's ports on the generator's host.
+            bed = self.testbed if on_testbed else None
+            target = CollectorTarget({**deployment.dut_pids(), **load_pids}, ports=tuple(deployment.gen_ports),
+                                     dut_host=bed.dut if bed else None, gen_host=bed.trafficgen if bed else None)
+            collectors = build_collectors(pt.settings, self.registries.collectors, ctx, target)
             components += [c.component() for c in collectors]
             writer.set_components(index, components)
             if pt.hold:

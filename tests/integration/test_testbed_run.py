@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -191,7 +192,27 @@ def test_phy2phy_tput_on_two_ssh_hosts(bed: Bed, tmp_path: Path, vswitch: str) -
     assert re.search(rf"\[{DUT}\] ssh .* 'timeout -k 2 \d+ {creates}", log)
     assert re.search(rf"\[{GEN}\] scp .* root@{re.escape(CTL['b'][1])}:/tmp/vsperf-\w+-vsgen/{ENGINE_NAME}", log)
     assert re.search(rf"\[{GEN}\] \[background\] ssh .*vsperf-\w+-vsgen/{ENGINE_NAME}", log)
+    _assert_statistics_read_on_the_hosts(test, log, vswitch)
     assert_nothing_left(data["run_id"], before, links_before)
+
+
+def _assert_statistics_read_on_the_hosts(test: dict[str, Any], log: str, vswitch: str) -> None:
+    """The collectors' statistics, as a local run has them, read on the DUT host (system and
+    switch CPU) and on the generator host (its ports' counters), each through that host's SSH."""
+    stats = test["results"][0]["statistics"]
+    assert stats["System CPU"]["all"]["%idle"] is not None
+    counters = stats["Interface counters"]
+    assert sum(row["tx_packets"] for row in counters.values()) > 10_000  # vsgen's frames, counted on host B
+    components = {c["name"]: c for c in test["components"] if c["role"] == "collector"}
+    assert {n: c["details"]["host"] for n, c in components.items()} == {"pidstat": DUT, "cpu": DUT, "ifstats": GEN}
+    assert re.search(rf"\[{DUT}\] ssh .* 'timeout -k 2 \d+ cat /proc/stat'", log)
+    assert re.search(rf"\[{GEN}\] ssh .* 'timeout -k 2 \d+ ip -s -j link show dev ", log)
+    if vswitch == "ovs":
+        switch = stats["Process: ovs-vswitchd"]
+        assert switch["%CPU"] is not None and switch["RSS"] > 0
+        # its PID is the DUT host's, read there
+        assert re.search(rf"\[{DUT}\] ssh .* 'timeout -k 2 \d+ cat /proc/{switch['PID']}/stat "
+                         rf"/proc/{switch['PID']}/io'", log)
 
 
 @pytest.mark.parametrize("vswitch", ["linux-bridge", "ovs", "ovs-dpdk"])

@@ -9,6 +9,7 @@ import pytest
 from settings_util import make_settings
 
 from vsperf.backends import build_registries
+from vsperf.cli import main as cli_main
 from vsperf.collectors.base import Collector, CollectorTarget, Statistics, build_collectors, collecting, collector_names
 from vsperf.context import RunContext
 from vsperf.errors import UnknownNameError
@@ -87,3 +88,21 @@ def test_an_unknown_collector_stops_the_run_before_it_starts(tmp_path: Path,
     assert exc.value.code == 2
     assert "unknown collector 'pidstatt' (did you mean 'pidstat'?)" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def test_a_collector_that_reads_only_this_machine_is_refused_on_a_testbed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    def with_counting(builtin: Any = None) -> Any:
+        regs = build_registries(builtin)
+        regs.collectors.register(Counting)  # REMOTE is False: it reads this machine
+        return regs
+
+    monkeypatch.setattr(cli_main, "build_registries", with_counting)
+    out = tmp_path / "run"
+    args = ["phy2phy_tput", "--trafficgen", "vsgen", "--testbed", str(tmp_path / "bed.yaml"), "--results-dir", str(out)]
+    with pytest.raises(SystemExit) as exited:
+        cli_main.main([*args, "--test-params", "COLLECTOR=['cpu','counting']"])
+    err = capsys.readouterr().err.strip()
+    assert exited.value.code == 2 and len(err.splitlines()) == 1
+    assert "collector counting reads only this machine" in err and "COLLECTOR" in err
+    assert not out.exists()  # refused before the testbed is opened or anything deployed

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
+from recorded_host import RecordedHost
 
 from vsperf.collectors.base import CollectorTarget
 from vsperf.collectors.cpu import GROUP, MPSTAT_COLUMNS, CpuCollector, busiest_cores, parse_proc_stat, utilisation
@@ -59,3 +60,16 @@ def test_reads_every_core_of_this_host() -> None:
     for row in table.values():
         assert sum(v for v in row.values() if v is not None) - row["%guest"] - row["%gnice"] == \
             pytest.approx(100.0, abs=0.1)
+
+
+def test_reads_the_dut_hosts_proc_stat_through_its_executor() -> None:
+    dut = RecordedHost("dut", {("cat", "/proc/stat"): [FIRST, LAST]})
+    ctx = RunContext("t", Path("/nonexistent"), Path("/nonexistent"), LocalExecutor())
+    collector = CpuCollector({}, ctx, CollectorTarget(dut_host=dut))
+    with collector:
+        time.sleep(0.6)  # a phase long enough to report
+    # the recorded host's two cores, not this machine's; one command per reading
+    assert collector.statistics()[GROUP] == utilisation(parse_proc_stat(FIRST), parse_proc_stat(LAST))
+    assert dut.commands == [(("cat", "/proc/stat"), None)] * 2
+    assert collector.component().version == "/proc/stat on host dut"
+    assert CpuCollector({}, ctx, CollectorTarget()).component().details == {}  # this machine: no host

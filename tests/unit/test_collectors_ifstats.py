@@ -8,6 +8,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from recorded_host import RecordedHost
 
 from vsperf.collectors.base import CollectorTarget
 from vsperf.collectors.ifstats import GROUP, IfStatsCollector, counter_deltas, parse_ip_link_stats, port_label
@@ -68,3 +69,18 @@ def test_a_missing_port_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(CommandError):
         collector.start()
     assert collector.statistics() == {}
+
+
+def test_on_a_testbed_the_generator_hosts_ports_are_read_there(tmp_path: Path) -> None:
+    later = IP_JSON.replace('"packets": 100', '"packets": 1100')
+    gen = RecordedHost("gen", {("ip", "-s", "-j", "link", "show", "dev", "eth1"): [IP_JSON, later]})
+    dut = RecordedHost("dut", {})
+    ctx = RunContext("t", tmp_path, tmp_path, LocalExecutor())
+    port = GenPort(None, "eth1", "02:00:00:00:00:01", "198.18.0.1")
+    collector = IfStatsCollector({}, ctx, CollectorTarget(ports=(port,), dut_host=dut, gen_host=gen))
+    with collector:
+        pass
+    assert collector.statistics()[GROUP]["port 0 (eth1)"]["rx_packets"] == 1000
+    assert len(gen.commands) == 2 and dut.commands == []
+    assert collector.component().details == {"host": "gen"}
+    assert collector.component().version == "ip -s link (iproute2) on host gen"

@@ -154,6 +154,7 @@ def test_the_bridge_name_is_an_interface_name_with_the_run_id() -> None:
 
 def _pt(**kw: Any) -> PlannedTest:
     values = {"simulated": False, "traffic_only": False, "hold": "", "vswitch": "linux-bridge", "trafficgen": "vsgen",
+              "settings": make_settings(),
               "test": SimpleNamespace(name="phy2phy_tput", deployment="p2p", frame_modification=None, load={})}
     values.update(kw)
     return cast(PlannedTest, SimpleNamespace(**values))
@@ -192,6 +193,9 @@ def test_the_dut_hosts_programs_are_checked_with_a_one_line_fix(tmp_path: Path) 
     dpdk = dut_tools([_pt(vswitch="ovs-dpdk", settings=settings)])
     assert dpdk[str(settings["OVS_DPDK_VSWITCHD"])] == "openvswitch-switch-dpdk" and "ovs-vsctl" in dpdk
     assert "ovs-vswitchd" not in dpdk  # the DPDK build, not the plain one
+    # pidstat reads the DUT host's process table (ps) and clock tick (getconf); cpu needs only cat
+    assert dut_tools([_pt(settings=make_settings({"COLLECTOR": ["Pidstat"]}))])["ps"] == "procps"
+    assert "ps" not in dut_tools([_pt(settings=make_settings({"COLLECTOR": ["cpu", "ifstats"]}))])
     session, calls, hosts = _session(tmp_path)
     assert missing_tools(session, tools) is None
     hosts["dut"].absent.add("ovs-vswitchd")

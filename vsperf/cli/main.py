@@ -106,7 +106,11 @@ def _check_prerequisites(plan: Sequence[PlannedTest], registries: Registries) ->
         for name in collector_names(pt.settings["COLLECTOR"]):
             if ("collector", name) not in seen:
                 seen.add(("collector", name))
-                registries.collectors.get(name).cls(pt.settings, probe, CollectorTarget()).check_prerequisites()
+                collector = registries.collectors.get(name).cls
+                if pt.settings["TESTBED"] and not pt.simulated and not collector.REMOTE:
+                    raise UserError(f"collector {name} reads only this machine, not the testbed's hosts: "
+                                    f"remove it from COLLECTOR for a --testbed run")
+                collector(pt.settings, probe, CollectorTarget()).check_prerequisites()
 
 
 def _shown(value: float | int) -> str:

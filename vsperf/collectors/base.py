@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from vsperf.context import RunContext
 from vsperf.deployment import ComponentInfo, GenPort
+from vsperf.executor import Executor
 from vsperf.lifecycle import Started
 from vsperf.registry import Registry
 
@@ -37,6 +38,10 @@ class CollectorTarget:
     pids: Mapping[str, int] = field(default_factory=dict)  # DUT and load processes, name -> PID
     process_names: tuple[str, ...] = ()  # further processes found by name (COLLECTOR_PROCESSES)
     ports: tuple[GenPort, ...] = ()  # the traffic generator's ports (interface in a namespace)
+    # On a testbed: the executors of the host the DUT runs on (its pids are that host's) and of
+    # the generator's host (its ports are there). None: this machine, read directly.
+    dut_host: Executor | None = None
+    gen_host: Executor | None = None
 
 
 class Collector(Started):
@@ -44,6 +49,9 @@ class Collector(Started):
 
     NAME: ClassVar[str]
     ALIASES: ClassVar[tuple[str, ...]] = ()
+    # True when the collector reads through `reads_host()` (so it works on a testbed); a
+    # collector that only reads this machine is refused on a testbed before anything is deployed.
+    REMOTE: ClassVar[bool] = False
 
     def __init__(self, settings: Mapping[str, Any], ctx: RunContext, target: CollectorTarget) -> None:
         self.settings = settings
@@ -69,9 +77,17 @@ class Collector(Started):
         """Version of what the collector reads with, for the report."""
         return "n/a"
 
+    def reads_host(self) -> Executor | None:
+        """The executor of the host the collector reads (None: this machine, read directly);
+        the DUT host's by default."""
+        return self.target.dut_host
+
     def component(self) -> ComponentInfo:
-        """What the report's Test Environment says about the collector."""
-        return ComponentInfo("collector", self.NAME, self.version(), {})
+        """What the report's Test Environment says about the collector (and which host it read)."""
+        host = self.reads_host()
+        if host is None:
+            return ComponentInfo("collector", self.NAME, self.version(), {})
+        return ComponentInfo("collector", self.NAME, f"{self.version()} on host {host.host}", {"host": host.host})
 
 
 def collector_names(setting: str | Sequence[str] | None) -> list[str]:

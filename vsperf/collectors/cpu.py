@@ -1,6 +1,8 @@
 """Per-core system CPU utilisation over the traffic phase, with mpstat's columns.
 
-Two readings of /proc/stat (start and end of the phase); each core's time split in percent:
+Two readings of /proc/stat (start and end of the phase) of the DUT's host (this machine's read
+directly; a testbed host's with `cat /proc/stat` through its executor, one command per reading,
+parsed by the same code); each core's time split in percent:
 %usr, %nice, %sys, %iowait, %irq, %soft, %steal, %guest, %gnice, %idle. Guest time is taken
 out of %usr and %nice, as mpstat does (the kernel counts it in both).
 """
@@ -68,6 +70,7 @@ class CpuCollector(Collector):
 
     NAME = "cpu"
     ALIASES = ("mpstat",)
+    REMOTE = True
     # The counters `start` and `stop` read, and the time between them (none before `start`).
     _first: CpuTimes | None = None
     _last: CpuTimes | None = None
@@ -77,7 +80,10 @@ class CpuCollector(Collector):
         return "/proc/stat"
 
     def _read(self) -> CpuTimes:
-        return parse_proc_stat(PROC_STAT.read_text(encoding="utf-8"))
+        host = self.reads_host()
+        if host is None:
+            return parse_proc_stat(PROC_STAT.read_text(encoding="utf-8"))
+        return parse_proc_stat(host.run(["cat", str(PROC_STAT)], timeout_s=10).stdout)
 
     def start(self) -> None:
         self._first, self._last = self._read(), None

@@ -2,7 +2,8 @@
 
 Each port lives in a network namespace of the run, so its counters are read there:
 `ip -s -j link show dev IF` (through the executor, with `ip netns exec NS`, logged like every
-command) at the start and at the end of the phase. The statistics are the differences: frames
+command; on a testbed through the generator host's executor, where its ports are) at the start
+and at the end of the phase. The statistics are the differences: frames
 and bytes sent and received, drops and errors, as the kernel counted them on that interface.
 """
 
@@ -18,6 +19,7 @@ from vsperf.collectors.base import Collector, CollectorTarget, Statistics
 from vsperf.context import RunContext
 from vsperf.deployment import GenPort
 from vsperf.errors import CommandError, PrerequisiteError
+from vsperf.executor import Executor
 
 GROUP = "Interface counters"
 # Column -> (direction, kernel counter) in stats64 of `ip -j -s link`.
@@ -72,6 +74,7 @@ class IfStatsCollector(Collector):
 
     NAME = "ifstats"
     ALIASES = ("interfaces",)
+    REMOTE = True
 
     def __init__(self, settings: Mapping[str, Any], ctx: RunContext, target: CollectorTarget) -> None:
         super().__init__(settings, ctx, target)
@@ -86,9 +89,13 @@ class IfStatsCollector(Collector):
     def version(self) -> str:
         return "ip -s link (iproute2)"
 
+    def reads_host(self) -> Executor | None:
+        """The generator's host: its ports are there."""
+        return self.target.gen_host
+
     def _read(self, port: GenPort) -> dict[str, int]:
         argv = ["ip", "-s", "-j", "link", "show", "dev", port.ifname]
-        proc = self.ctx.executor.run(argv, netns=port.netns, timeout_s=10)
+        proc = (self.reads_host() or self.ctx.executor).run(argv, netns=port.netns, timeout_s=10)
         try:
             return parse_ip_link_stats(proc.stdout)
         except (ValueError, json.JSONDecodeError) as exc:

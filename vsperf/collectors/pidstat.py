@@ -5,9 +5,11 @@ majflt/s, VSZ, RSS, %MEM, kB_rd/s, kB_wr/s, kB_ccwr/s.
 The processes: the deployment's (ovs-vswitchd, ovsdb-server, testpmd, ...) and the load
 generator's, with every descendant (stress-ng's workers), plus COLLECTOR_PROCESSES found by name.
 They are read from /proc (psutil finds them and their owners) at the start of the traffic
-phase, every COLLECTOR_INTERVAL_S during it, and at its end. Rates are over the whole phase, as
-pidstat's "Average" line; VSZ and RSS are averaged over the samples. %CPU is summed over cores
-(it exceeds 100 for a multi-threaded process), as pidstat without -I.
+phase, every COLLECTOR_INTERVAL_S during it, and at its end. On a testbed they are the DUT
+host's, read through its executor and parsed by the same code: `cat /proc/PID/stat /proc/PID/io`,
+one command per reading (`vsperf.collectors.procps` finds them with `ps`). Rates are over the
+whole phase, as pidstat's "Average" line; VSZ and RSS are averaged over the samples. %CPU is
+summed over cores (it exceeds 100 for a multi-threaded process), as pidstat without -I.
 """
 
 from __future__ import annotations
@@ -17,14 +19,17 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import psutil
 
 from vsperf.collectors.base import Collector, CollectorTarget, Statistics
+from vsperf.collectors.procps import HostFacts, host_facts, host_processes
 from vsperf.context import RunContext
+from vsperf.errors import VsperfError
+from vsperf.executor import Executor
 
 log = logging.getLogger(__name__)
 
@@ -64,19 +69,18 @@ def parse_stat(text: str) -> list[str]:
     return ["", text[:open_at].strip(), text[open_at + 1 : close_at], *text[close_at + 1 :].split()]
 
 
-def read_sample(pid: int, *, proc: Path = PROC, clock: Callable[[], float] = time.monotonic) -> ProcSample:
-    """Read process `pid` now; raises OSError (FileNotFoundError, ProcessLookupError) when it is
-    gone or a zombie."""
-    now = clock()
-    f = parse_stat((proc / str(pid) / "stat").read_text(encoding="utf-8", errors="replace"))
+def sample_from_text(stat_text: str, io_text: str | None, now: float) -> ProcSample:
+    """A sample from the text of /proc/PID/stat and /proc/PID/io (None: not readable), wherever it
+    was read; raises ProcessLookupError for a zombie."""
+    f = parse_stat(stat_text)
     if f[3] in ("Z", "X"):  # exited, not yet reaped by its parent (vsperf, for the DUT's processes)
-        raise ProcessLookupError(f"process {pid} has exited")
+        raise ProcessLookupError(f"process {f[1]} has exited")
     io: dict[str, int] = {}
     try:
-        for line in (proc / str(pid) / "io").read_text(encoding="utf-8").splitlines():
+        for line in (io_text or "").splitlines():
             key, _, value = line.partition(":")
             io[key.strip()] = int(value)
-    except (PermissionError, ValueError):
+    except ValueError:
         pass
     return ProcSample(
         time_s=now,
@@ -93,6 +97,30 @@ def read_sample(pid: int, *, proc: Path = PROC, clock: Callable[[], float] = tim
         write_bytes=io.get("write_bytes"),
         cancelled_write_bytes=io.get("cancelled_write_bytes"),
     )
+
+
+def read_sample(pid: int, *, proc: Path = PROC, clock: Callable[[], float] = time.monotonic) -> ProcSample:
+    """Read process `pid` of this machine now; raises OSError (FileNotFoundError,
+    ProcessLookupError) when it is gone or a zombie."""
+    now = clock()
+    stat = (proc / str(pid) / "stat").read_text(encoding="utf-8", errors="replace")
+    try:
+        io: str | None = (proc / str(pid) / "io").read_text(encoding="utf-8")
+    except PermissionError:
+        io = None
+    return sample_from_text(stat, io, now)
+
+
+def read_host_sample(executor: Executor, pid: int, *, clock: Callable[[], float] = time.monotonic) -> ProcSample:
+    """Read process `pid` of the executor's host now, with one command (`cat` of its stat and io
+    files); raises ProcessLookupError when it is gone or a zombie."""
+    now = clock()
+    # cat prints what it can: stat alone when io is another user's; nothing when the process is gone.
+    out = executor.run(["cat", f"/proc/{pid}/stat", f"/proc/{pid}/io"], check=False, timeout_s=10).stdout
+    stat, _, io = out.partition("\n")
+    if not stat.strip():
+        raise ProcessLookupError(f"process {pid} is not running on host {executor.host}")
+    return sample_from_text(stat, io or None, now)
 
 
 def _rate(first: int | None, last: int | None, seconds: float, scale: float = 1.0) -> float | None:
@@ -186,10 +214,11 @@ class PidstatCollector(Collector):
 
     NAME = "pidstat"
     ALIASES = ("Pidstat",)
+    REMOTE = True
 
     def __init__(self, settings: Mapping[str, Any], ctx: RunContext, target: CollectorTarget) -> None:
         names = tuple(str(n) for n in settings["COLLECTOR_PROCESSES"])
-        super().__init__(settings, ctx, CollectorTarget(target.pids, target.process_names + names, target.ports))
+        super().__init__(settings, ctx, replace(target, process_names=target.process_names + names))
         self.interval_s = float(settings["COLLECTOR_INTERVAL_S"])
         self._tracked: list[_Tracked] = []
         self._lock = threading.Lock()
@@ -197,9 +226,25 @@ class PidstatCollector(Collector):
         self._thread: threading.Thread | None = None
         self._clk_tck = os.sysconf("SC_CLK_TCK")
         self._page_size = os.sysconf("SC_PAGE_SIZE")
+        self._host_facts: HostFacts | None = None  # the DUT host's, read at the first start there
 
     def version(self) -> str:
+        if self.reads_host() is not None:
+            return "/proc (cat) and ps (procps)"
         return f"psutil {psutil.__version__} and /proc"
+
+    def _read(self, pid: int) -> ProcSample:
+        host = self.reads_host()
+        return read_sample(pid) if host is None else read_host_sample(host, pid)
+
+    def _find(self) -> list[_Tracked]:
+        host = self.reads_host()
+        if host is None:
+            return [_Tracked(name, pid, _uid(pid)) for name, pid in find_processes(self.target)]
+        if self._host_facts is None:
+            self._host_facts = host_facts(host)
+        found, uids = host_processes(host, self.target.pids, self.target.process_names)
+        return [_Tracked(name, pid, uids.get(pid, -1)) for name, pid in found]
 
     def _sample_all(self) -> None:
         with self._lock:
@@ -207,7 +252,7 @@ class PidstatCollector(Collector):
                 if tracked.gone:
                     continue
                 try:
-                    sample = read_sample(tracked.pid)
+                    sample = self._read(tracked.pid)
                 except OSError:
                     tracked.gone = True
                     log.warning("pidstat: %s (PID %d) exited during traffic", tracked.name, tracked.pid)
@@ -219,11 +264,15 @@ class PidstatCollector(Collector):
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
-            self._sample_all()
+            try:
+                self._sample_all()
+            except VsperfError as exc:  # a testbed host lost: the test fails on it, not this thread
+                log.warning("pidstat: sampling stopped: %s", exc)
+                return
 
     def start(self) -> None:
         self.stop()
-        self._tracked = [_Tracked(name, pid, _uid(pid)) for name, pid in find_processes(self.target)]
+        self._tracked = self._find()
         self._sample_all()
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name="vsperf-pidstat", daemon=True)
@@ -241,7 +290,9 @@ class PidstatCollector(Collector):
         counts: dict[str, int] = {}
         for tracked in self._tracked:
             counts[tracked.name] = counts.get(tracked.name, 0) + 1
-        mem_total_kb = int(psutil.virtual_memory().total // 1024)
+        facts = self._host_facts if self.reads_host() is not None else None
+        if facts is None:
+            facts = HostFacts(self._clk_tck, self._page_size, int(psutil.virtual_memory().total // 1024))
         stats: Statistics = {}
         for tracked in sorted(self._tracked, key=lambda t: (t.name, t.pid)):
             if not tracked.samples:
@@ -253,8 +304,8 @@ class PidstatCollector(Collector):
                 tracked.samples,
                 uid=tracked.uid,
                 pid=tracked.pid,
-                clk_tck=self._clk_tck,
-                page_size=self._page_size,
-                mem_total_kb=mem_total_kb,
+                clk_tck=facts.clk_tck,
+                page_size=facts.page_size_bytes,
+                mem_total_kb=facts.mem_total_kb,
             )
         return stats

@@ -28,6 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from vsperf.collectors.base import collector_names
 from vsperf.config import traffic_from_settings
 from vsperf.context import RunContext
 from vsperf.deployment import ComponentInfo, Deployment, GenPort
@@ -117,6 +118,9 @@ def dut_tools(plan: Iterable[PlannedTest]) -> dict[str, str]:
         if pt.simulated:
             continue
         tools["ip"] = "iproute2"  # (ethtool, for the report's port details, is optional)
+        # pidstat reads the DUT host's process table and clock tick
+        if "pidstat" in {n.lower() for n in collector_names(pt.settings["COLLECTOR"])}:
+            tools.update({"ps": "procps", "getconf": "libc-bin"})
         if pt.vswitch in ("ovs", "ovs-dpdk"):
             tools.update({t: "openvswitch-switch" for t in OVS_TOOLS})
         if pt.vswitch == "ovs":
@@ -261,6 +265,13 @@ class TestbedDeployment(Deployment):
     @property
     def gen_ports(self) -> Sequence[GenPort]:
         return self._ports
+
+    def dut_pids(self) -> dict[str, int]:
+        """The switch's and the VNFs' processes: PIDs on the DUT host (they were started there)."""
+        pids = dict(self.vswitch.pids())
+        for vnf in self.vnfs:
+            pids.update(vnf.pids())
+        return pids
 
     def check_alive(self) -> None:
         """The DUT host still answers, its bridge is there and the switch's daemons run
