@@ -25,20 +25,14 @@ import subprocess
 from pathlib import Path
 
 from vsperf.vnf.qemu.image import newc_archive
-from vsperf.vnf.qemu.init_script import MODULES_FILE
+from vsperf.vnf.qemu.init_script import BOOT_MOUNTS, MODULES_FILE
 
 TOOLS = {"syslinux": "syslinux", "mcopy": "mtools", "mkfs.vfat": "dosfstools", "qemu-img": "qemu-utils"}
 DISK_MB = 48
 
 INIT = f"""#!/bin/busybox sh
 # A user's image: drivers loaded, a login on the serial console, nothing configured.
-/bin/busybox --install -s /bin
-export PATH=/bin:/usr/bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mkdir -p /dev/hugepages /tmp /var/run /root
-mount -t hugetlbfs none /dev/hugepages
+{BOOT_MOUNTS}mkdir -p /root
 while read -r group path; do insmod "$path"; done < /{MODULES_FILE}
 hostname "$(cat /etc/hostname)"
 exec /bin/init

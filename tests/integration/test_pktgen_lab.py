@@ -10,18 +10,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
+from cli_helpers import leftovers, vsperf
 from conftest import lab_skip_reason
 
-from vsperf.lab import netdev
-
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.root
 
 
@@ -42,27 +37,6 @@ def pktgen() -> str:
     return binary
 
 
-def vsperf(*args: str, timeout_s: float = 600) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TRAFFIC", "VSWITCH", "VNF"))}
-    env["PYTHONPATH"] = str(ROOT)
-    return subprocess.run([sys.executable, "-m", "vsperf", *args], capture_output=True, text=True, env=env,
-                          timeout=timeout_s, check=False)
-
-
-def leftovers(run_id: str) -> list[str]:
-    """Anything of run `run_id` still there: namespaces, pktgen processes, DPDK runtime dirs."""
-    tag = f"vsp{run_id}"
-    found = [f"netns {n}" for n in netdev.list_netns() if n.startswith(tag)]
-    for proc in psutil.process_iter(["pid", "cmdline"]):
-        cmdline = " ".join(proc.info.get("cmdline") or [])
-        if tag in cmdline or f"vsperf-{run_id}" in cmdline:
-            found.append(f"process {proc.info['pid']}: {cmdline[:100]}")
-    found += [f"dpdk runtime dir {p}" for p in Path("/var/run/dpdk").glob(f"{tag}*")]
-    if (Path("/tmp") / f"vsperf-{run_id}").exists():
-        found.append(f"work dir /tmp/vsperf-{run_id}")
-    return found
-
-
 def test_phy2phy_tput_counts_frames_through_a_linux_bridge(tmp_path: Path, pktgen: str) -> None:
     out = tmp_path / "run"
     params = ";".join([
@@ -76,7 +50,7 @@ def test_phy2phy_tput_counts_frames_through_a_linux_bridge(tmp_path: Path, pktge
         "TRAFFICGEN_RFC2544_RESOLUTION_PERCENT=0.01",
     ])
     proc = vsperf("phy2phy_tput", "--trafficgen", "pktgen", "--vswitch", "linux-bridge", "--results-dir", str(out),
-                  "--test-params", params)
+                  "--test-params", params, timeout_s=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     data: dict[str, Any] = json.loads((out / "results.json").read_text())
     test = data["tests"][0]

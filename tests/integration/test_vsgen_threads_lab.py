@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_vsgen_wire import Net, Pair, engine_processes, fresh_net, has_xdp, make_ctx, running, sh
+from test_vsgen_wire import Net, Pair, fresh_net, running, wire_pair
 
 from vsperf.errors import TrafficGenError
 from vsperf.traffic import Traffic
@@ -32,17 +32,7 @@ def net() -> Iterator[Net]:
 @pytest.fixture
 def pair(net: Net, tmp_path: Path) -> Iterator[Pair]:
     """The wire with two rx/tx queues per veth: each transmit CPU feeds its own receive queue."""
-    a, b = net.ns("a"), net.ns("b")
-    if_a, if_b = f"vsg{net.rid}0", f"vsg{net.rid}1"
-    queues = ("numtxqueues", str(QUEUES), "numrxqueues", str(QUEUES))
-    sh("ip", "link", "add", if_a, "netns", a, *queues, "type", "veth", "peer", "name", if_b, "netns", b, *queues)
-    sh("ip", "link", "set", if_a, "up", ns=a)
-    sh("ip", "link", "set", if_b, "up", ns=b)
-    ports = (net.port(a, if_a, "198.18.0.1"), net.port(b, if_b, "198.18.1.1"))
-    yield Pair(net, ports, make_ctx(tmp_path))
-    assert engine_processes(str(tmp_path)) == [], "an engine process was left behind"
-    assert not has_xdp(a, if_a) and not has_xdp(b, if_b), "an XDP program was left"
-    assert list(tmp_path.glob("vsgen/*.ctl")) == [], "the control FIFO was left"
+    yield from wire_pair(net, tmp_path, queues=QUEUES)
 
 
 @pytest.mark.parametrize("path", ["xdp", "afxdp", "packet"])

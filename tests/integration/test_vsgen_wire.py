@@ -75,9 +75,10 @@ class Net:
         sh("ip", "link", "set", "lo", "up", ns=name)
         return name
 
-    def veth(self, name_a: str, ns_a: str, name_b: str, ns_b: str, mtu: int = 1500) -> None:
-        sh("ip", "link", "add", name_a, "netns", ns_a, "mtu", str(mtu), "type", "veth", "peer", "name", name_b,
-           "netns", ns_b, "mtu", str(mtu))
+    def veth(self, name_a: str, ns_a: str, name_b: str, ns_b: str, mtu: int = 1500, queues: int = 1) -> None:
+        opts = ("mtu", str(mtu), "numtxqueues", str(queues), "numrxqueues", str(queues))
+        sh("ip", "link", "add", name_a, "netns", ns_a, *opts, "type", "veth", "peer", "name", name_b,
+           "netns", ns_b, *opts)
         sh("ip", "link", "set", name_a, "up", ns=ns_a)
         sh("ip", "link", "set", name_b, "up", ns=ns_b)
 
@@ -122,16 +123,21 @@ def net() -> Iterator[Net]:
     yield from fresh_net()
 
 
-@pytest.fixture
-def pair(net: Net, tmp_path: Path) -> Iterator[Pair]:
+def wire_pair(net: Net, tmp_path: Path, *, mtu: int = 1500, queues: int = 1) -> Iterator[Pair]:
+    """Two namespaces cabled by a veth pair (198.18.0.1 and 198.18.1.1); after the test, nothing of
+    vsgen may be left (engine process, XDP program, control FIFO)."""
     a, b = net.ns("a"), net.ns("b")
-    net.veth(f"vsg{net.rid}0", a, f"vsg{net.rid}1", b, mtu=9000)
+    net.veth(f"vsg{net.rid}0", a, f"vsg{net.rid}1", b, mtu=mtu, queues=queues)
     ports = (net.port(a, f"vsg{net.rid}0", "198.18.0.1"), net.port(b, f"vsg{net.rid}1", "198.18.1.1"))
-    ctx = make_ctx(tmp_path)
-    yield Pair(net, ports, ctx)
+    yield Pair(net, ports, make_ctx(tmp_path))
     assert engine_processes(str(tmp_path)) == [], "an engine process was left behind"
     assert not has_xdp(a, ports[0].ifname) and not has_xdp(b, ports[1].ifname), "an XDP program was left"
     assert list(tmp_path.glob("vsgen/*.ctl")) == [], "the control FIFO was left"
+
+
+@pytest.fixture
+def pair(net: Net, tmp_path: Path) -> Iterator[Pair]:
+    yield from wire_pair(net, tmp_path, mtu=9000)
 
 
 def generator(ctx: RunContext, **settings: Any) -> VsgenTrafficGenerator:

@@ -30,7 +30,7 @@ from vsperf.search.goal_config import GoalSearchConfig
 from vsperf.search.measurer import Measurer, TrialResult
 from vsperf.search.mlr_goals import GoalResult, TrialDatabase, goal_result, high_loss
 from vsperf.search.outcome import MetricValue, SearchOutcome
-from vsperf.search.throughput import LEARNING_RATE_PERCENT
+from vsperf.search.throughput import learning_trial
 from vsperf.search.trials import (
     TRAFFIC_TYPE_UDP,
     Anomalies,
@@ -237,9 +237,7 @@ def run_goal_search(
     log = TrialLog(measurer, on_trial)
     anomalies = Anomalies()
     line = traffic.line_rate_fps
-    learning_percent = min(LEARNING_RATE_PERCENT, cfg.max_rate_percent)
-    if cfg.learning_duration_s > 0:
-        log.rate(traffic, learning_percent * line / 100.0, cfg.learning_duration_s, "learning")
+    learning_percent = learning_trial(log, traffic, cfg.max_rate_percent, cfg.learning_duration_s)
     answers: list[GoalSearchAnswer] = []
     notes: list[dict[str, Any]] = []
     for rep in range(1, cfg.repetitions + 1):
@@ -283,7 +281,7 @@ def run_goal_search(
             "goals": [g.as_dict() for g in cfg.goals],
             "line_rate_fps": line,
             "min_load_percent": max(cfg.min_rate_percent, MIN_LOAD_PERCENT),
-            "learning_rate_percent": learning_percent if cfg.learning_duration_s > 0 else None,
+            "learning_rate_percent": learning_percent,
         },
         "repetitions": [a.as_dict() for a in answers],
         "trial_outcomes": notes,

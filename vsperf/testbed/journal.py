@@ -65,27 +65,30 @@ class PortJournal:
             self.knobs.append((host, path, value))
             self.save()
 
+    def _remember(self, entries: list[tuple[str, str]], host: str, name: str) -> None:
+        if (host, name) not in entries:
+            entries.append((host, name))
+            self.save()
+
+    def _forget(self, entries: list[tuple[str, str]], host: str, name: str) -> None:
+        entries[:] = [(h, n) for h, n in entries if (h, n) != (host, name)]
+        self.save()
+
     def record_link(self, host: str, name: str) -> None:
         """Remember an interface vsperf is about to create on `host` (deleted at restore)."""
-        if (host, name) not in self.links:
-            self.links.append((host, name))
-            self.save()
+        self._remember(self.links, host, name)
 
     def forget_link(self, host: str, name: str) -> None:
         """Drop a created interface once it has been deleted."""
-        self.links = [(h, n) for h, n in self.links if (h, n) != (host, name)]
-        self.save()
+        self._forget(self.links, host, name)
 
     def record_netns(self, host: str, name: str) -> None:
         """Remember a network namespace vsperf is about to create on `host` (deleted at restore)."""
-        if (host, name) not in self.namespaces:
-            self.namespaces.append((host, name))
-            self.save()
+        self._remember(self.namespaces, host, name)
 
     def forget_netns(self, host: str, name: str) -> None:
         """Drop a created namespace once it has been deleted."""
-        self.namespaces = [(h, n) for h, n in self.namespaces if (h, n) != (host, name)]
-        self.save()
+        self._forget(self.namespaces, host, name)
 
     def record_process(self, host: str, pid: int, start_ticks: int, label: str) -> None:
         """Remember a daemon vsperf started on `host` (stopped at restore, by PID and start time)."""
