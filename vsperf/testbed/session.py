@@ -13,15 +13,17 @@ import contextlib
 import logging
 import shlex
 import signal
-from collections.abc import Iterator
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
 from vsperf.errors import VsperfError
-from vsperf.executor import CommandLog, Executor, LocalExecutor
+from vsperf.executor import CommandLog, Executor, LocalExecutor, Process, StreamSpec
 from vsperf.remote.command import parse_stat_line, signal_command
+from vsperf.remote.connection import HostLostError
 from vsperf.remote.ssh import SshExecutor
 from vsperf.testbed.journal import PortJournal, leftover_journals
 from vsperf.testbed.model import Cable, Testbed
@@ -158,6 +160,39 @@ class TestbedSession:
     def forget_daemon(self, host: str, pid: int) -> None:
         """A daemon recorded by `adopt_daemon` has stopped."""
         self.journal.forget_process(host, pid)
+
+    def spawn(self, host: str, label: str, argv: Sequence[str], *, netns: str | None = None,
+              env: Mapping[str, str] | None = None, stdout: StreamSpec = subprocess.DEVNULL,
+              stderr: StreamSpec = subprocess.DEVNULL, stdin: int | None = None) -> Process:
+        """Start a background process on `host` (`Executor.spawn`) and record it in the journal
+        by PID and start time: `stop_process`, `restore` or the next run after a SIGKILL stops it."""
+        executor = self.executors[host]
+        proc = executor.spawn(argv, netns=netns, env=env, stdout=stdout, stderr=stderr, stdin=stdin)
+        ticks = getattr(proc, "start_ticks", None)
+        if ticks is None:  # a local process: its start time from /proc, as on a remote host
+            stat = executor.run(["cat", f"/proc/{proc.pid}/stat"], check=False, timeout_s=10).stdout
+            ticks = parse_stat_line(stat)[1] if stat.strip() else None
+        self.journal.record_process(host, proc.pid, ticks or 0, label)
+        return proc
+
+    def stop_process(self, host: str, proc: Process, *, timeout_s: float = 5.0) -> int | None:
+        """Stop a process of `spawn` by its PID (SIGTERM, SIGKILL after `timeout_s`) and forget it;
+        returns its exit code (None when it cannot be known: the host is lost)."""
+        code: int | None = None
+        try:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    code = proc.wait(timeout_s)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    code = proc.wait(timeout_s)
+            else:
+                code = proc.returncode
+        except HostLostError:
+            return None  # the journal keeps it: the next run stops it
+        self.journal.forget_process(host, proc.pid)
+        return code
 
     @staticmethod
     def _restore(journal: PortJournal, executors: dict[str, Executor]) -> list[str]:

@@ -1,0 +1,196 @@
+"""A two-host testbed for end-to-end `vsperf ... --testbed` tests (test_testbed_run.py and the
+other test_testbed_*.py files): sshd host A (the DUT) and sshd host B (the generator), each a
+network namespace of this machine, cabled by two veth pairs the test creates (the "physical
+NICs"), and the helpers that check nothing was left behind.
+
+Each test module opens its own bed with its own name tag and its own /24 of 198.18.0.0/15
+(`open_bed(base, "v9r", 102)` uses 198.18.102.0/24 for the controller links and
+198.18.103.0/30 on A's first cable end), so modules never share names or addresses.
+
+What a bed can and cannot prove: the hosts share this machine's filesystem, kernel and process
+table, so "nothing left on a host" is checked in its namespace (links, XDP, state) and on the
+shared filesystem; that every command went over SSH is checked in the command log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+import pytest
+from cabled_hosts import cable_states, cabled_hosts, ip, links_in
+from sshd_hosts import SshdServer, sshd_skip_reason
+
+from vsperf.lab.state import DEFAULT_STATE_ROOT
+from vsperf.testbed.ports import PortState
+from vsperf.trafficgen.vsgen.build import ENGINE_NAME
+
+OVS_DPDK_BINARY = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
+
+
+@dataclass
+class Bed:
+    """Hosts a and b of one test module: their sshd servers, namespaces and cables."""
+
+    servers: dict[str, SshdServer]
+    dir: Path
+    tag: str  # unique names of this test process
+    ns: dict[str, str]  # host ("a", "b") -> its namespace
+    ctl: dict[str, tuple[str, str]]  # host -> (controller address, host address)
+    cables: list[tuple[str, str]]  # (A end, B end)
+
+    @property
+    def dut(self) -> str:
+        """Host A's name in the testbed file (the port journals in /run/vsperf name hosts: another
+        test's leftover for a plain "hosta" must not be replayed on these)."""
+        return f"dut{self.tag}"
+
+    @property
+    def gen(self) -> str:
+        """Host B's name in the testbed file."""
+        return f"gen{self.tag}"
+
+    def testbed_file(self) -> Path:
+        """lab.yaml: A is the DUT host, B the generator host, both cables as kernel interfaces."""
+        a, b = self.servers["a"], self.servers["b"]
+        path = self.dir / "lab.yaml"
+        path.write_text(textwrap.dedent(f"""
+            hosts:
+              {self.dut}: {{address: {a.address}, port: {a.port}, key_file: {a.client_key},
+                      known_hosts_file: {a.known_hosts}}}
+              {self.gen}: {{address: {b.address}, port: {b.port}, key_file: {b.client_key},
+                      known_hosts_file: {b.known_hosts}}}
+            dut_host: {self.dut}
+            trafficgen_host: {self.gen}
+            ports:
+              - dut: {{interface: {self.cables[0][0]}}}
+                trafficgen: {{interface: {self.cables[0][1]}}}
+              - dut: {{interface: {self.cables[1][0]}}}
+                trafficgen: {{interface: {self.cables[1][1]}}}
+            """))
+        return path
+
+    def states(self) -> dict[str, PortState]:
+        """The state of every cable end, read in the hosts' namespaces."""
+        return cable_states(self.ns, self.cables)
+
+    def links(self) -> dict[str, set[str]]:
+        """Every interface of each host's namespace."""
+        return {h: links_in(self.ns[h]) for h in self.ns}
+
+    def vsperf(self, *args: str, cwd: Path) -> subprocess.Popen[str]:
+        """`python -m vsperf ARGS`, its output piped."""
+        return subprocess.Popen([sys.executable, "-m", "vsperf", *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=cwd)
+
+    def args(self, results: Path, sizes: str, vswitch: str = "linux-bridge", test: str = "phy2phy_tput",
+             params: str = "", trafficgen: str = "vsgen") -> list[str]:
+        """vsperf's arguments for `test` on this bed: 1 s trials at `sizes`, `params` appended."""
+        return [test, "--vswitch", vswitch, "--trafficgen", trafficgen, "--testbed", str(self.testbed_file()),
+                "--test-params", f"TRAFFICGEN_DURATION=1;TRAFFICGEN_PKT_SIZES={sizes}{params}",
+                "--results-dir", str(results)]
+
+
+def bed_skip_reason() -> str | None:
+    """Why a bed cannot be built here (None: it can)."""
+    reason = sshd_skip_reason()
+    if reason:
+        return reason
+    if tuple(int(x) for x in os.uname().release.split(".")[:2]) < (5, 18):
+        return "vsgen needs Linux >= 5.18"
+    return None
+
+
+def skip_missing_switch(vswitch: str) -> None:
+    """Skip the test when `vswitch`'s programs are not installed (saying which package)."""
+    if vswitch.startswith("ovs") and shutil.which("ovs-vswitchd") is None:
+        pytest.skip("ovs-vswitchd missing: apt-get install openvswitch-switch")
+    if vswitch == "ovs-dpdk" and not Path(OVS_DPDK_BINARY).is_file():
+        pytest.skip(f"{OVS_DPDK_BINARY} missing: apt-get install openvswitch-switch-dpdk")
+
+
+@contextlib.contextmanager
+def open_bed(base: Path, tag_prefix: str, octet: int) -> Iterator[Bed]:
+    """A bed named `tag_prefix` + this process's PID, on 198.18.`octet`.0/24 (controller links)
+    and 198.18.`octet + 1`.0/30 (A's first cable end). Skips the test when it cannot be built.
+    At the end everything is removed, and a failed test's leftovers (its run's port journal,
+    daemons, engines and directories) with it."""
+    reason = bed_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    tag = f"{tag_prefix}{os.getpid() % 10000}"
+    ns = {"a": f"{tag}ha", "b": f"{tag}hb"}
+    ctl = {"a": (f"198.18.{octet}.1", f"198.18.{octet}.2"), "b": (f"198.18.{octet}.9", f"198.18.{octet}.10")}
+    cables = [(f"{tag}a0", f"{tag}b0"), (f"{tag}a1", f"{tag}b1")]
+    bed: Bed | None = None
+    try:
+        with cabled_hosts(base, tag, ns, ctl, cables, f"198.18.{octet + 1}.1/30") as servers:
+            # Like a NIC, A's ends take XDP frames (veth does with GRO on): vsgen's fast path. Set while
+            # up: on a down veth the flag is kept but (on 6.18 here) the peer's XDP frames are not taken.
+            ip("-n", ns["a"], "link", "set", cables[1][0], "up")
+            for a_if, _ in cables:
+                subprocess.run(["ip", "netns", "exec", ns["a"], "ethtool", "-K", a_if, "gro", "on"], check=True,
+                               capture_output=True)
+            ip("-n", ns["a"], "link", "set", cables[1][0], "down")
+            bed = Bed(servers, base, tag, ns, ctl, cables)
+            yield bed
+    finally:
+        if bed is not None:
+            _remove_leftovers(bed)
+
+
+def _remove_leftovers(bed: Bed) -> None:
+    for journal in DEFAULT_STATE_ROOT.glob("testbed-*.json"):
+        text = journal.read_text()
+        if f'"{bed.dut}"' in text or f'"{bed.gen}"' in text:
+            run_id = journal.stem.removeprefix("testbed-")
+            for pid in daemons_of(run_id) + engines_of(run_id):
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    psutil.Process(pid).kill()
+            for leftover in Path("/tmp").glob(f"vsperf-{run_id}-*"):
+                shutil.rmtree(leftover, ignore_errors=True)
+            journal.unlink()
+
+
+def engines_of(run_id: str) -> list[int]:
+    """PIDs of vsgen engines copied for run `run_id` (on the shared process table)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = proc.info["cmdline"] or []
+        if cmd and cmd[0].endswith(f"/vsperf-{run_id}-vsgen/{ENGINE_NAME}"):
+            found.append(proc.pid)
+    return found
+
+
+def daemons_of(run_id: str) -> list[int]:
+    """PIDs of the private OVS daemons of run `run_id`."""
+    return [p.pid for p in psutil.process_iter(["cmdline"])
+            if any(f"/tmp/vsperf-{run_id}-ovs/" in arg for arg in p.info["cmdline"] or [])]
+
+
+def vnf_namespaces(run_id: str) -> list[str]:
+    """The namespaces of run `run_id`'s VNFs on the DUT host (`ip netns` names: the hosts share
+    this machine's /run/netns)."""
+    out = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    return [ns["name"] for ns in json.loads(out or "[]") if ns["name"].startswith(f"vst{run_id}")]
+
+
+def assert_nothing_left(bed: Bed, run_id: str, before: dict[str, PortState],
+                        links_before: dict[str, set[str]]) -> None:
+    """The cables as they were, no new interface on either host, no file, process, namespace or
+    journal of run `run_id` left."""
+    assert bed.states() == before
+    assert bed.links() == links_before
+    assert not Path(f"/tmp/vsperf-{run_id}-vsgen").exists() and not Path(f"/tmp/vsperf-{run_id}-ovs").exists()
+    assert engines_of(run_id) == [] and daemons_of(run_id) == []
+    assert vnf_namespaces(run_id) == []
+    assert not (DEFAULT_STATE_ROOT / f"testbed-{run_id}.json").exists()
