@@ -58,7 +58,7 @@ def plan_tests(
         test_settings = settings.merged(test.parameters, f"test case {test.name}")
         gen = registries.trafficgens.get(test_settings["TRAFFICGEN"])
         simulated = bool(getattr(gen.cls, "SIMULATED", False))
-        if not simulated and not traffic_only and not test_settings["TESTBED"]:  # the local lab's needs
+        if not simulated and not traffic_only:  # the lab's plan's needs (a testbed's switch gets it too)
             test_settings = _lab_parallel_streams(test, test_settings)
         test_settings = _flow_mode(test, test_settings)
         _check_configuration(test_settings, registries)
@@ -106,8 +106,9 @@ def _flow_mode(test: TestCase, settings: Settings) -> Settings:
 
 
 def _lab_parallel_streams(test: TestCase, settings: Settings) -> Settings:
-    """pvpvN on the local lab needs N streams to split between its VNFs: a lab setting, not the
-    test's definition (VSPERF's pvpv tests send one stream)."""
+    """pvpvN on the local lab (or a testbed: its switch gets the lab's plan) needs N streams to
+    split between its VNFs: a lab setting, not the test's definition (VSPERF's pvpv tests send
+    one stream)."""
     topology = parse_deployment(test.deployment)
     traffic = settings["TRAFFIC"]
     if topology.layout != "parallel" or traffic["multistream"] >= topology.vnfs:

@@ -38,6 +38,7 @@ from vsperf.search.measurer import DutControl
 from vsperf.signals import Terminated, stop_signals_raise
 from vsperf.sysinfo import collect_environment, port_details
 from vsperf.testbed.deploy import TestbedDeployment, build_testbed_deployment, open_run_session
+from vsperf.testbed.extras import TestbedLoadHost
 from vsperf.testbed.hostinfo import describe_testbed, testbed_environment
 from vsperf.testbed.session import TestbedSession
 from vsperf.trafficgen.base import TrafficGenerator
@@ -130,10 +131,11 @@ def _port_components(deployment: Deployment, ctx: RunContext) -> list[ComponentI
 
 @contextmanager
 def _load(
-    pt: PlannedTest, registries: Registries, ctx: RunContext
+    pt: PlannedTest, registries: Registries, ctx: RunContext, testbed: TestbedSession | None = None
 ) -> Iterator[tuple[list[ComponentInfo], dict[str, int]]]:
     """The test's Load (CPU / memory stress) around the traffic phase, when it has one:
-    its components and its processes (name -> PID, for the process statistics)."""
+    its components and its processes (name -> PID, for the process statistics). With `testbed`
+    it runs on the DUT host, its processes in the run's journal (PIDs of that host)."""
     if not pt.test.load:
         yield [], {}
         return
@@ -142,7 +144,10 @@ def _load(
         yield [ComponentInfo("loadgen", "none", "n/a", {"note": "not applied to a simulated DUT"})], {}
         return
     entry = registries.loadgens.get(str(pt.loadgen))
-    loadgen = entry.cls(pt.test.load, pt.settings, ctx)
+    if testbed is not None:
+        loadgen = entry.cls(pt.test.load, pt.settings, replace(ctx, executor=testbed.dut), TestbedLoadHost(testbed))
+    else:
+        loadgen = entry.cls(pt.test.load, pt.settings, ctx)
     with loadgen:
         yield [loadgen.component()], loadgen.pids()
 
@@ -315,6 +320,8 @@ class Runner:
             # On a testbed the generator runs on its host, through that host's executor.
             gen_ctx = replace(ctx, executor=self.testbed.trafficgen) if on_testbed and self.testbed else ctx
             generator: TrafficGenerator = gen_entry.cls(pt.settings, gen_ctx)
+            if on_testbed and self.testbed:  # its processes there are journalled (stopped after a SIGKILL)
+                generator.use_host_processes(self.testbed, self.testbed.testbed.trafficgen_host)
             stack.enter_context(generator)
             if not own_programs:
                 generator.start(deployment.gen_ports)
@@ -325,7 +332,8 @@ class Runner:
             ]
             if not any(c.role in ("nic", "port") for c in components):
                 components += _port_components(deployment, ctx)
-            load_components, load_pids = stack.enter_context(_load(pt, self.registries, ctx))
+            load_components, load_pids = stack.enter_context(
+                _load(pt, self.registries, ctx, self.testbed if on_testbed else None))
             components += load_components
             # On a testbed the collectors read the hosts: the DUT's processes and CPU on its host,
             # the generator's ports on the generator's host.

@@ -29,6 +29,7 @@ from testbed_bed import (
     open_bed,
     skip_missing_switch,
     vnf_namespaces,
+    wait_for_results,
 )
 
 from vsperf.trafficgen.vsgen.build import ENGINE_NAME
@@ -129,20 +130,6 @@ def test_pvp_tput_netns_vnf_on_the_dut_host(bed: Bed, tmp_path: Path, vswitch: s
     assert_nothing_left(bed, run_id, before, links_before)
 
 
-def _wait_for_results(path: Path, proc: subprocess.Popen[str], timeout_s: float) -> dict[str, object]:
-    """results.json once it holds a measured frame size."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            data = json.loads(path.read_text())
-            if data["tests"] and data["tests"][0]["results"]:
-                return dict(data)
-        except (OSError, ValueError, KeyError):
-            pass
-        time.sleep(0.1)
-    raise AssertionError(f"no frame size measured (vsperf exit {proc.poll()})")
-
-
 @pytest.mark.parametrize("vswitch", ["linux-bridge", "ovs"])
 def test_dut_host_lost_mid_trial_exit_1_results_kept_next_run_cleans(bed: Bed, tmp_path: Path, vswitch: str) -> None:
     skip_missing_switch(vswitch)
@@ -150,7 +137,7 @@ def test_dut_host_lost_mid_trial_exit_1_results_kept_next_run_cleans(bed: Bed, t
     results = tmp_path / "lost"
     proc = bed.vsperf(*bed.args(results, "(64,1518)", vswitch), cwd=tmp_path)
     try:
-        data = _wait_for_results(results / "results.json", proc, 300)
+        data = wait_for_results(results / "results.json", proc, 300)
         # 64 B is written; the 1518 B trial (1 s of traffic, then the 2 s residual wait) starts at
         # once: 1 s later the DUT host drops off the network in the middle of it.
         time.sleep(1.0)
@@ -194,7 +181,7 @@ def test_vsperf_killed_mid_trial_its_engine_ends_and_the_next_run_cleans_both_ho
     results = tmp_path / "killed"
     proc = bed.vsperf(*bed.args(results, "(64,1518)", test=test), cwd=tmp_path)
     try:
-        data = _wait_for_results(results / "results.json", proc, 300)
+        data = wait_for_results(results / "results.json", proc, 300)
         run_id = str(data["run_id"])
         time.sleep(1.0)  # inside the 1518 B trial (see the test above)
         assert engines_of(run_id) != []

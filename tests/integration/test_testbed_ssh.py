@@ -198,14 +198,14 @@ def test_cli_faults_exit_2_with_one_line_and_nothing_created(bed: Bed, tmp_path:
         (bed.yaml(known_a=wrong), rf"host hosta .*its key does not match the one in {wrong}"),
         (bed.yaml(address_b=NOBODY), r"host hostb \(root@198\.18\.100\.12:2222\): cannot connect"),
         (bed.yaml(a0="nope0"), r"host hosta: no interface 'nope0'"),
-        # a generator that does not run on a testbed host yet: refused after the checks
-        (bed.yaml(), r"hosts and ports checked, but test phy2phy_tput: traffic generator trafgen \(only vsgen"),
+        # what does not run on a testbed yet: refused after the checks
+        (bed.yaml(), r"hosts and ports checked, but test \S+: --mode trafficgen\* on a testbed is not implemented"),
     ]
-    args = [["phy2phy_tput", "--trafficgen", "trafgen"]] * len(cases)
-    if Path(OVS_DPDK_BINARY).is_file():  # a VNF that runs on the local lab only (ovs-dpdk's default), by name
-        cases.append((bed.yaml(), r"test pvp_tput: VNF testpmd-vhost runs on the local lab only \(on a testbed: "
-                                  r"--vnf netns\)"))
-        args.append(["pvp_tput", "--vswitch", "ovs-dpdk", "--trafficgen", "vsgen"])
+    args = [["phy2phy_tput", "--trafficgen", "trafgen"]] * (len(cases) - 1) + [["--mode", "trafficgen"]]
+    if Path(OVS_DPDK_BINARY).is_file():  # a VNF that runs on the local lab only, by name
+        cases.append((bed.yaml(), r"test pvp_tput: VNF qemu-pci-passthrough runs on the local lab only \(on a "
+                                  r"testbed: --vnf netns, testpmd-vhost, qemu-vhost-user, qemu-virtio-net\)"))
+        args.append(["pvp_tput", "--vswitch", "ovs-dpdk", "--vnf", "qemu-pci-passthrough", "--trafficgen", "vsgen"])
     for i, (text, message) in enumerate(cases):
         results = tmp_path / f"r{i}"
         proc = _vsperf(*args[i], "--testbed", str(bed.write(text, f"cli{i}.yaml")), "--results-dir", str(results),

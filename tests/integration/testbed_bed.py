@@ -21,9 +21,11 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -161,6 +163,20 @@ def _remove_leftovers(bed: Bed) -> None:
             journal.unlink()
 
 
+def wait_for_results(path: Path, proc: subprocess.Popen[str], timeout_s: float) -> dict[str, Any]:
+    """results.json at `path` once it holds a measured frame size (`proc`: the vsperf writing it)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            data = json.loads(path.read_text())
+            if data["tests"] and data["tests"][0]["results"]:
+                return dict(data)
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"no frame size measured (vsperf exit {proc.poll()})")
+
+
 def engines_of(run_id: str) -> list[int]:
     """PIDs of vsgen engines copied for run `run_id` (on the shared process table)."""
     found = []
@@ -194,3 +210,15 @@ def assert_nothing_left(bed: Bed, run_id: str, before: dict[str, PortState],
     assert engines_of(run_id) == [] and daemons_of(run_id) == []
     assert vnf_namespaces(run_id) == []
     assert not (DEFAULT_STATE_ROOT / f"testbed-{run_id}.json").exists()
+
+
+@contextlib.contextmanager
+def running(proc: subprocess.Popen[str]) -> Iterator[subprocess.Popen[str]]:
+    """`proc` (a `Bed.vsperf`), killed and reaped on leaving when it still runs: a failed test
+    leaves no vsperf behind. Inside, `proc.kill()` is a SIGKILL with no teardown at all."""
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)

@@ -8,6 +8,7 @@ import pytest
 from dpdk_fixtures import dpdk_settings, make_ctx, make_lab
 
 from vsperf.errors import ConfigError, DeploymentError
+from vsperf.vnf.host import LabProcessHost
 from vsperf.vswitch.base import ForwardingPlan, ForwardRule, SwitchPort
 from vsperf.vswitch.none import NoVSwitch, forwarding_pairs
 
@@ -61,7 +62,7 @@ def test_testpmd_command_line_from_plan_and_settings(tmp_path: Path) -> None:
                                      DPDK_PORT_DRIVER="af_packet", TESTPMD_ARGS=["--burst=64"]), ctx)
     plan = ForwardingPlan((PHY0, PHY1, V00, V01),
                           (*both("phy0", "vnf0.0"), *both("vnf0.1", "phy1")))
-    cfg = switch.testpmd_config(make_lab(ctx, tmp_path), plan)
+    cfg = switch.testpmd_config(LabProcessHost(make_lab(ctx, tmp_path)), plan)
     assert cfg.eal.file_prefix == "vspab12n"
     assert cfg.eal.lcores == "0@1,1@1"  # first CPU of the PMD mask
     assert cfg.eal.vdevs == (

@@ -43,7 +43,7 @@ class RecordingExecutor:
 def test_registry_facts() -> None:
     assert OvsDpdkVSwitch.NAME == "ovs-dpdk"
     assert "OvsDpdkVhost" in OvsDpdkVSwitch.ALIASES
-    assert sorted(OvsDpdkVSwitch.PORT_KINDS) == ["veth", "vhostuser"]
+    assert sorted(OvsDpdkVSwitch.PORT_KINDS) == ["pci", "veth", "vhostuser"]  # pci: a testbed's DPDK port
     assert OvsDpdkVSwitch.DEFAULT_VNF == "testpmd-vhost"
 
 

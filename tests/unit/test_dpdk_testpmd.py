@@ -25,6 +25,7 @@ from vsperf.lab.env import LabEnv
 from vsperf.lab.names import LabNames
 from vsperf.lab.process import pid_exists
 from vsperf.lab.state import RunState
+from vsperf.vnf.host import LabProcessHost
 
 # Captured from dpdk-testpmd 22.11 (io forwarding between two net_af_packet ports).
 NIC_STATS = """\
@@ -141,9 +142,9 @@ class TelemetryExecutor(LocalExecutor):
                            input_text=input_text)
 
 
-def _lab(tmp_path: Path) -> LabEnv:
+def _lab(tmp_path: Path) -> LabProcessHost:
     ctx = RunContext("ab12", tmp_path, tmp_path, TelemetryExecutor())
-    return LabEnv(ctx, LabNames("ab12"), RunState("ab12", root=tmp_path / "state"))
+    return LabProcessHost(LabEnv(ctx, LabNames("ab12"), RunState("ab12", root=tmp_path / "state")))
 
 
 def _testpmd(tmp_path: Path, behaviour: str, ready_timeout_s: float = 10.0) -> TestpmdProcess:
@@ -158,7 +159,8 @@ def _testpmd(tmp_path: Path, behaviour: str, ready_timeout_s: float = 10.0) -> T
 
 
 def _recorded_processes(tp: TestpmdProcess) -> list[str]:
-    return [r.name for r in tp.lab.state if r.kind == "process"]
+    assert isinstance(tp.host, LabProcessHost)
+    return [r.name for r in tp.host.lab.state if r.kind == "process"]
 
 
 def test_start_waits_for_forwarding_and_stop_collects_final_counters(tmp_path: Path) -> None:
@@ -170,7 +172,7 @@ def test_start_waits_for_forwarding_and_stop_collects_final_counters(tmp_path: P
     assert _recorded_processes(tp) == ["testpmd vnf0"]
     tp.check_alive()
     assert tp.counters(0).rx_packets == 39439
-    assert tp.lab.ctx.executor.telemetry_inputs == ["/ethdev/stats,0\n"]  # type: ignore[attr-defined]
+    assert tp.host.executor.telemetry_inputs == ["/ethdev/stats,0\n"]  # type: ignore[attr-defined]
     final = tp.stop()
     assert final[1].tx_dropped == 10 and final[0].rx_packets == 150000
     assert not pid_exists(pid)

@@ -50,3 +50,10 @@ def test_pvpv_needs_streams_and_a_matching_switch() -> None:
 def test_vm_only_loopbacks_are_refused() -> None:
     with pytest.raises(PrerequisiteError, match="needs a VM"):
         _check("pvp", GUEST_LOOPBACK=["l2fwd"])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the checks below run after the root check")
+def test_hugepages_for_ovs_dpdk_are_a_testbed_setting() -> None:
+    with pytest.raises(PrerequisiteError, match=r"^VSWITCH_DPDK_HUGEPAGES: the local lab runs OVS-DPDK without "
+                                                r"hugepages \(--no-huge\); set it false, or run on a testbed"):
+        _check(VSWITCH="ovs-dpdk", VSWITCH_DPDK_HUGEPAGES=True)

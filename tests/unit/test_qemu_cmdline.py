@@ -10,7 +10,6 @@ from vsperf.vnf.qemu.qemu import NicConfig, QemuConfig, guest_mac, parse_smp, qe
 def config(**overrides: object) -> QemuConfig:
     values: dict[str, object] = {
         "name": "vsp1a-vm0", "accel": "tcg", "memory_mb": 1024, "smp": "1",
-        "serial_socket": "/w/vm0.sock", "serial_log": "/r/guest0-console.log",
         "nics": (NicConfig("vhostuser", "52:54:00:5e:00:00", socket_path="/w/v0p0.sock"),
                  NicConfig("vhostuser", "52:54:00:5e:00:01", socket_path="/w/v0p1.sock")),
         "kernel_path": "/c/vmlinuz", "initrd_path": "/c/initrd.gz", "append": "console=ttyS0",
@@ -34,7 +33,7 @@ def test_vhost_user_under_tcg_shares_memory_and_runs_without_msix() -> None:
                        "virtio-net-pci,netdev=net1,mac=52:54:00:5e:00:01,addr=0x5.0,vectors=0"]
     chardevs = value_of(argv, "-chardev")
     assert "socket,id=char0,path=/w/v0p0.sock,server=on,wait=off" in chardevs
-    assert "socket,id=serial0,path=/w/vm0.sock,server=on,wait=off,logfile=/r/guest0-console.log" in chardevs
+    assert "stdio,id=serial0,signal=off" in chardevs and value_of(argv, "-serial") == ["chardev:serial0"]
     assert value_of(argv, "-netdev") == ["vhost-user,id=net0,chardev=char0", "vhost-user,id=net1,chardev=char1"]
     assert value_of(argv, "-kernel") == ["/c/vmlinuz"] and value_of(argv, "-append") == ["console=ttyS0"]
 

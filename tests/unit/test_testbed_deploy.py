@@ -22,6 +22,7 @@ from vsperf.testbed.deploy import (
     TestbedDeployment,
     bridge_name,
     dut_tools,
+    gen_tools,
     missing_tools,
     unsupported_on_testbed,
 )
@@ -163,25 +164,41 @@ def _pt(**kw: Any) -> PlannedTest:
 def test_what_a_testbed_cannot_run_yet_is_named() -> None:
     assert unsupported_on_testbed([_pt(), _pt(vswitch="ovs"), _pt(vswitch="ovs-dpdk"),
                                    _pt(simulated=True, vswitch="vpp")]) is None
-    assert unsupported_on_testbed([_pt(vswitch="none")]) == \
-        "test phy2phy_tput: vswitch none (only linux-bridge, ovs, ovs-dpdk deploy on a testbed)"
+    assert unsupported_on_testbed([_pt(vswitch="none")]) is None  # testpmd forwarding on the DUT host
+    assert unsupported_on_testbed([_pt(vswitch="vpp")]) == \
+        "test phy2phy_tput: vswitch vpp (only linux-bridge, ovs, ovs-dpdk, none deploy on a testbed)"
     pvp = SimpleNamespace(name="pvp_tput", deployment="pvp", frame_modification=None, load={})
+    # the lab's chains of VNFs (pvvpN) and VNFs side by side (pvpvN: header matches, >= N streams)
     pvvp = SimpleNamespace(name="pvvp_tput", deployment="pvvp", frame_modification=None, load={})
-    assert "deployment pvvp (only p2p, pvp deploy" in str(unsupported_on_testbed([_pt(test=pvvp)]))
+    pvpv = SimpleNamespace(name="pvpv_tput", deployment="pvpv", frame_modification=None, load={})
+    clean = SimpleNamespace(name="ovsdpdk_qos", deployment="clean", frame_modification=None, load={})
+    streams = make_settings({"TRAFFIC": {"multistream": 2}})
+    assert unsupported_on_testbed([_pt(test=pvvp, vnf="netns"), _pt(test=pvvp, vswitch="ovs", vnf="auto"),
+                                   _pt(test=pvpv, vswitch="ovs", vnf="netns", settings=streams)]) is None
+    assert unsupported_on_testbed([_pt(test=pvpv, vnf="netns", settings=streams)]) == \
+        ("test pvpv_tput: deployment pvpv splits streams between VNFs by header fields, which linux-bridge "
+         "cannot do: use --vswitch ovs")
+    assert "set TRAFFIC multistream >= 2 (it is 0)" in \
+        str(unsupported_on_testbed([_pt(test=pvpv, vswitch="ovs", vnf="netns")]))
+    assert unsupported_on_testbed([_pt(test=clean)]) == \
+        "test ovsdpdk_qos: deployment clean (only p2p, pvp, pvvpN, pvpvN deploy on a testbed)"
     settings = make_settings()
-    # pvp with the netns VNF (the default of linux-bridge and ovs) and its kernel-bridge loopback
+    # pvp with the netns VNF (the default of linux-bridge and ovs, either loopback) and ovs-dpdk's
+    # default VNF (testpmd-vhost)
+    testpmd = make_settings(GUEST_LOOPBACK=["testpmd"])
     assert unsupported_on_testbed([_pt(test=pvp, vnf="auto", settings=settings),
                                    _pt(test=pvp, vswitch="ovs", vnf="netns", settings=settings),
-                                   _pt(test=pvp, vswitch="ovs-dpdk", vnf="netns", settings=settings)]) is None
-    # ovs-dpdk's default VNF and the QEMU ones: refused by name
-    assert unsupported_on_testbed([_pt(test=pvp, vswitch="ovs-dpdk", vnf="auto", settings=settings)]) == \
-        "test pvp_tput: VNF testpmd-vhost runs on the local lab only (on a testbed: --vnf netns)"
-    assert "VNF qemu-vhost-user runs on the local lab only" in \
-        str(unsupported_on_testbed([_pt(test=pvp, vnf="qemu-vhost-user", settings=settings)]))
-    testpmd = make_settings(GUEST_LOOPBACK=["testpmd"])
-    assert unsupported_on_testbed([_pt(test=pvp, vnf="netns", settings=testpmd)]) == \
-        "test pvp_tput: GUEST_LOOPBACK testpmd of the netns VNF runs on the local lab only (use linux_bridge)"
-    assert "traffic generator trafgen" in str(unsupported_on_testbed([_pt(trafficgen="trafgen")]))
+                                   _pt(test=pvp, vswitch="ovs-dpdk", vnf="netns", settings=settings),
+                                   _pt(test=pvp, vnf="netns", settings=testpmd),
+                                   _pt(test=pvp, vswitch="ovs-dpdk", vnf="auto", settings=settings)]) is None
+    # the QEMU guests run on the DUT host; PCI passthrough is refused by name
+    assert unsupported_on_testbed([_pt(test=pvp, vswitch="ovs-dpdk", vnf="qemu-vhost-user", settings=settings),
+                                   _pt(test=pvp, vswitch="ovs", vnf="qemu-virtio-net", settings=settings)]) is None
+    assert "VNF qemu-pci-passthrough runs on the local lab only (on a testbed: --vnf netns, testpmd-vhost, " \
+        "qemu-vhost-user, qemu-virtio-net)" in \
+        str(unsupported_on_testbed([_pt(test=pvp, vnf="qemu-pci-passthrough", settings=settings)]))
+    assert "traffic generator pktgen" in str(unsupported_on_testbed([_pt(trafficgen="pktgen")]))
+    assert unsupported_on_testbed([_pt(trafficgen="trafgen")]) is None  # it runs on the generator host
     assert "--mode trafficgen" in str(unsupported_on_testbed([_pt(traffic_only=True)]))
 
 
@@ -193,6 +210,16 @@ def test_the_dut_hosts_programs_are_checked_with_a_one_line_fix(tmp_path: Path) 
     dpdk = dut_tools([_pt(vswitch="ovs-dpdk", settings=settings)])
     assert dpdk[str(settings["OVS_DPDK_VSWITCHD"])] == "openvswitch-switch-dpdk" and "ovs-vsctl" in dpdk
     assert "ovs-vswitchd" not in dpdk  # the DPDK build, not the plain one
+    assert "dpdk-testpmd" not in dpdk  # p2p: no VNF
+    pvp = SimpleNamespace(name="pvp_tput", deployment="pvp", frame_modification=None, load={})
+    # testpmd-vhost (ovs-dpdk's default VNF) and the netns VNF's testpmd loopback run dpdk-testpmd,
+    # and read its counters with DPDK's telemetry client
+    for vnf_pt in (_pt(test=pvp, vswitch="ovs-dpdk", vnf="auto", settings=settings),
+                   _pt(test=pvp, vnf="netns", settings=make_settings(GUEST_LOOPBACK=["testpmd"]))):
+        assert {k: v for k, v in dut_tools([vnf_pt]).items() if "dpdk-" in k} == \
+            {"dpdk-testpmd": "dpdk-dev", "dpdk-telemetry.py": "dpdk-dev"}
+    assert "dpdk-testpmd" not in dut_tools([_pt(test=pvp, vnf="netns", settings=settings)])  # kernel bridge
+    assert dut_tools([_pt(vswitch="none")])["dpdk-testpmd"] == "dpdk-dev"  # testpmd forwarding
     # pidstat reads the DUT host's process table (ps) and clock tick (getconf); cpu needs only cat
     assert dut_tools([_pt(settings=make_settings({"COLLECTOR": ["Pidstat"]}))])["ps"] == "procps"
     assert "ps" not in dut_tools([_pt(settings=make_settings({"COLLECTOR": ["cpu", "ifstats"]}))])
@@ -202,6 +229,19 @@ def test_the_dut_hosts_programs_are_checked_with_a_one_line_fix(tmp_path: Path) 
     assert missing_tools(session, tools) == \
         "host dut: ovs-vswitchd is missing: apt-get install openvswitch-switch there"
     assert all(host == "dut" for host, _ in calls)
+
+
+def test_the_generator_hosts_programs_are_checked_on_that_host(tmp_path: Path) -> None:
+    tools = gen_tools([_pt(trafficgen="trafgen"), _pt(simulated=True, trafficgen="dummy")])
+    assert tools == {"trafgen": "netsniff-ng", "tc": "iproute2", "python3": "python3", "taskset": "util-linux"}
+    assert gen_tools([_pt(trafficgen="vsgen")]) == {} and gen_tools([_pt(simulated=True, trafficgen="trafgen")]) == {}
+    session, calls, hosts = _session(tmp_path)
+    assert missing_tools(session, tools, host="gen") is None
+    hosts["gen"].absent.add("trafgen")
+    hosts["dut"].absent.add("tc")  # the DUT host's programs are not what is asked here
+    assert missing_tools(session, tools, host="gen") == \
+        "host gen: trafgen is missing: apt-get install netsniff-ng there"
+    assert calls and all(host == "gen" for host, _ in calls)
 
 
 def test_another_userspace_ovs_on_the_dut_host_is_refused_before_the_switch_starts(tmp_path: Path) -> None:

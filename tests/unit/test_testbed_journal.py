@@ -82,8 +82,8 @@ def test_a_killed_runs_host_directories_are_found_by_its_run_id(tmp_path: Path) 
         d.mkdir()
         (d / "vsgen-engine").write_text("x")
     argv = host_run_dirs_removal("abc123")
-    assert argv[:2] == ["find", "/tmp"]
-    subprocess.run([argv[0], str(tmp_path), *argv[2:]], check=True)  # the same command, on tmp_path
+    assert argv[:3] == ["find", "/tmp", "/var/run/dpdk"]  # its files, its DPDK runtime directories
+    subprocess.run([argv[0], str(tmp_path), *argv[3:]], check=True)  # the same command, on tmp_path
     assert not mine.exists() and other.exists()
 
 

@@ -3,6 +3,9 @@ and veths journaled before they exist, removed at stop, and by the next run afte
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from pathlib import Path
 from typing import cast
 
@@ -10,7 +13,7 @@ from settings_util import make_settings
 from test_testbed_switch_host import Host
 
 from vsperf.context import RunContext
-from vsperf.executor import Executor
+from vsperf.executor import Executor, LocalExecutor
 from vsperf.testbed.journal import PortJournal
 from vsperf.testbed.model import Testbed, TestbedHost
 from vsperf.testbed.session import TestbedSession
@@ -76,3 +79,59 @@ def test_a_killed_runs_namespaces_are_deleted_by_the_next_run(tmp_path: Path) ->
     assert host.calls.index(["ip", "netns", "del", "vstdead01v0"]) < \
         host.calls.index(["ip", "link", "del", "dev", "vstdead01v0s0"])
     assert not journal.path.exists()
+
+
+def _local_host(tmp_path: Path, run_id: str) -> tuple[TestbedVnfHost, TestbedSession]:
+    """A testbed host `dut` that is this machine (a host `local` of a testbed file)."""
+    testbed = Testbed("lab.yaml", (TestbedHost("dut"),), "dut", "dut", ())
+    session = TestbedSession(testbed, {"dut": LocalExecutor()}, PortJournal.create(tmp_path, run_id))
+    return TestbedVnfHost(session, "dut", run_id), session
+
+
+def test_a_vnf_process_runs_on_the_host_journaled_by_pid_its_output_in_a_log_there(tmp_path: Path) -> None:
+    run_id = f"u{os.getpid() % 10**6}"
+    host, session = _local_host(tmp_path, run_id)
+    try:
+        log = host.log_path("sleeper.log")
+        assert log == Path(f"/tmp/vsperf-{run_id}-vnf/sleeper.log") and log.parent.is_dir()
+        proc = host.spawn("sleeper", ["sh", "-c", 'echo "up $$"; echo oops >&2; exec sleep 30'], log_path=log)
+        deadline = time.monotonic() + 10
+        while "oops" not in host.read_text(log) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        # the PID is the command's own (every wrapper execs in place): its output says so
+        assert f"up {proc.pid}" in host.read_text(log) and "oops" in proc.log_tail(1)
+        assert proc.alive() and proc.returncode() is None and proc.wait(0.05) is None
+        assert [(h, p, label) for h, p, _ticks, label in session.journal.processes] == [("dut", proc.pid, "sleeper")]
+        host.stop_process(proc, timeout_s=5)
+        assert not proc.alive() and proc.returncode() == -signal.SIGTERM
+        assert session.journal.processes == []
+    finally:
+        host.remove_dirs()
+    assert not Path(f"/tmp/vsperf-{run_id}-vnf").exists()
+
+
+def test_a_process_interrupted_reports_and_its_dirs_go_at_teardown(tmp_path: Path) -> None:
+    run_id = f"w{os.getpid() % 10**6}"
+    host, _session = _local_host(tmp_path, run_id)
+    prefix = host.dpdk_file_prefix("t0")
+    assert prefix == f"vsperf-{run_id}-t0"
+    runtime = host.track_dir(tmp_path / prefix)  # a stand-in for /var/run/dpdk/<prefix>
+    work = host.work_dir("vhost")
+    assert work == Path(f"/tmp/vsperf-{run_id}-vhost") and work.is_dir() and runtime.is_dir()
+    (work / "v0p0.sock").write_text("")
+    host.remove_files([work / "v0p0.sock", work / "gone"])
+    assert list(work.iterdir()) == []
+    log = host.log_path("trap.log")
+    proc = host.spawn("trap", ["sh", "-c", 'trap "echo stats; exit 3" INT; echo ready; while :; do sleep 0.1; done'],
+                      log_path=log)
+    deadline = time.monotonic() + 10
+    while "ready" not in host.read_text(log) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.interrupt()  # SIGINT to its group: it reports and ends by itself
+    assert proc.wait(10) == 3 and "stats" in host.read_text(log)
+    host.stop_process(proc)
+    host.remove_dir(runtime)
+    assert not runtime.exists()
+    host.remove_dirs()
+    assert not work.exists() and not log.parent.exists()
+    assert host.read_text(log) == ""

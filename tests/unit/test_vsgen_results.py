@@ -10,10 +10,13 @@ from vsperf.trafficgen.vsgen.protocol import Tick, parse_result
 from vsperf.trafficgen.vsgen.results import (
     FLAG_DUPLICATES,
     FLAG_REORDERED,
+    FLAG_RX_UNTAGGED,
+    FLAG_RX_WRONG_VLAN,
     latency_stats,
     per_second_rows,
     second_row,
     sequence_flags,
+    vlan_flags,
 )
 
 
@@ -58,3 +61,15 @@ def test_sequence_flags() -> None:
     clean = parse_result(result_event(dup=0, reorder=0, rx=10, detail=[]))
     assert sequence_flags(clean) == ()
     assert sequence_flags(parse_result(result_event(dup=0, reorder=0, excess=3))) == (FLAG_DUPLICATES,)
+
+
+def test_vlan_flags_compare_tagged_frames_with_what_each_port_expects() -> None:
+    event = result_event(dup=0, reorder=0)
+    event["ports"][0].update(frames=10, tagged=10)
+    tagged = parse_result(event)
+    assert vlan_flags(tagged, {1}) == ()  # Frame Modification vlan: port 1 expects the switch's tag
+    assert vlan_flags(tagged, set()) == (FLAG_RX_WRONG_VLAN,)  # a tag nobody asked for
+    event["ports"][0].update(tagged=7)
+    assert vlan_flags(parse_result(event), {1}) == (FLAG_RX_UNTAGGED,)  # 3 frames arrived untagged
+    event["ports"][0].update(frames=0, tagged=0)
+    assert vlan_flags(parse_result(event), {1}) == ()  # nothing received: nothing to say about tags

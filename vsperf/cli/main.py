@@ -31,7 +31,7 @@ from vsperf.registry import Registries
 from vsperf.report.formats import FORMATS, render_report
 from vsperf.results.load import load_results
 from vsperf.runner import Runner, RunSummary
-from vsperf.testbed.deploy import dut_tools, unsupported_on_testbed
+from vsperf.testbed.deploy import dut_problems, dut_tools, gen_tools, unsupported_on_testbed
 from vsperf.testbed.preflight import check_testbed
 from vsperf.trafficgen.otg.server_cli import otg_server_command
 from vsperf.ui.logsetup import setup_console
@@ -100,7 +100,8 @@ def _check_prerequisites(plan: Sequence[PlannedTest], registries: Registries) ->
         if ("gen", pt.trafficgen) not in seen:
             seen.add(("gen", pt.trafficgen))
             registries.trafficgens.get(pt.trafficgen).cls(pt.settings, probe).check_prerequisites()
-        if pt.loadgen and not pt.simulated:
+        # On a testbed the load runs on the DUT host: the testbed's preflight looks for its programs there.
+        if pt.loadgen and not pt.simulated and not pt.settings["TESTBED"]:
             loadgen = registries.loadgens.get(pt.loadgen)
             loadgen.cls(pt.test.load, pt.settings, probe).check_prerequisites()
         for name in collector_names(pt.settings["COLLECTOR"]):
@@ -240,7 +241,8 @@ def _run(opts: dict[str, Any]) -> int:
     run_id = new_run_id()
     if settings["TESTBED"]:
         check_testbed(Path(settings["TESTBED"]), run_id=run_id, unsupported=unsupported_on_testbed(plan),
-                      dut_tools=dut_tools(plan))
+                      dut_tools=dut_tools(plan), gen_tools=gen_tools(plan),
+                      dut_problems=lambda session: dut_problems(session, plan))
     results_dir = opts["results_dir"] or _default_results_dir(settings)
     _check_results_dir(results_dir)
     progress = _progress(plan)

@@ -10,6 +10,8 @@ Why these EAL arguments (measured with DPDK 22.11 on a 2-vCPU machine without hu
   --legacy-mem required with --no-huge (vhost-user maps the guest's memory through the file
   descriptor of the one segment legacy mode allocates). Every mbuf then takes a 4 KiB page.
 - `--no-pci`: keeps DPDK's probing away from the machine's own NIC.
+- On a testbed's DUT host OVS-DPDK may run on hugepages instead, with its PCI ports allowed
+  (`HugepageMemory`, `ovs_dpdk_hugepage_config`).
 - `--file-prefix`: a private runtime directory (/var/run/dpdk/<prefix>) per process, carrying
   the run id; DPDK leaves it behind on exit, so the owner removes it at teardown.
 """
@@ -73,6 +75,33 @@ def eal_args(cfg: EalConfig) -> list[str]:
 def ovs_dpdk_extra(memory_mb: int, file_prefix: str) -> str:
     """Value of OVS's other_config:dpdk-extra (OVS splits it on blanks into EAL arguments)."""
     return " ".join(eal_memory_args(memory_mb, file_prefix))
+
+
+@dataclass(frozen=True)
+class HugepageMemory:
+    """OVS-DPDK's EAL on hugepages (a testbed's DUT host; the local lab runs --no-huge)."""
+
+    socket_mem_mb: tuple[int, ...]  # MiB per NUMA node (DPDK_SOCKET_MEM)
+    huge_dir: str  # a hugetlbfs mount (HUGEPAGE_DIR)
+    allowed_pci: tuple[str, ...] = ()  # PCI devices the EAL probes (none: --no-pci)
+
+    def __post_init__(self) -> None:
+        if not self.socket_mem_mb or not any(self.socket_mem_mb) or min(self.socket_mem_mb) < 0:
+            raise ValueError(f"DPDK socket memory needs MiB >= 0 per NUMA node, some > 0: {self.socket_mem_mb}")
+        for pci in self.allowed_pci:
+            if not re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", pci):
+                raise ValueError(f"PCI address {pci!r} is not of the form 0000:3b:00.0")
+
+
+def ovs_dpdk_hugepage_config(memory: HugepageMemory, file_prefix: str) -> dict[str, str]:
+    """OVS other_config keys for an EAL on hugepages: `dpdk-socket-mem` and `dpdk-hugepage-dir`
+    (as VSPERF sets them), and in dpdk-extra the private `--file-prefix`, `--huge-unlink` (the
+    hugepage files go at once: the pages return to the host when the process ends, even killed)
+    and `-a PCI` for each allowed device (the EAL probes only those), or `--no-pci`."""
+    extra = ["--huge-unlink", f"--file-prefix={file_prefix}"]
+    extra += [arg for pci in memory.allowed_pci for arg in ("-a", pci)] or ["--no-pci"]
+    return {"dpdk-socket-mem": ",".join(str(mb) for mb in memory.socket_mem_mb),
+            "dpdk-hugepage-dir": memory.huge_dir, "dpdk-extra": " ".join(extra)}
 
 
 def single_cpu_lcores(cpu: int) -> str:

@@ -1,7 +1,10 @@
-"""A testpmd of the lab: launched non-interactively, watched, queried, stopped with SIGINT.
+"""A testpmd on its host: launched non-interactively, watched, queried, stopped with SIGINT.
 
-Used by the `none` switch (testpmd forwarding between the veths) and the testpmd-vhost VNF
-(testpmd as the guest of a PVP loop). Counters come from two places:
+It runs through a `vsperf.vnf.host.ProcessHost`: the local lab (`LabProcessHost`) or a testbed's
+DUT host (`vsperf.testbed.vnf_host.TestbedVnfHost`): its process, log file, telemetry commands
+and DPDK runtime directory are that host's. Used by the `none` switch (testpmd forwarding
+between the veths), the netns VNF's testpmd loopback and the testpmd-vhost VNF (testpmd as the
+guest of a PVP loop). Counters come from two places:
 - while it runs, DPDK telemetry (`dpdk-telemetry.py -f <prefix>`, `/ethdev/stats,<port>`):
   what each port received, sent and missed;
 - when it stops, testpmd's own "Forward statistics" (SIGINT makes it print them), which add
@@ -10,12 +13,9 @@ Used by the `none` switch (testpmd forwarding between the veths) and the testpmd
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
 import re
-import signal
 import time
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
@@ -26,17 +26,16 @@ from vsperf.dpdk.eal import (
     TELEMETRY_CLIENT,
     TestpmdConfig,
     dpdk_version,
-    remove_runtime_dir,
     runtime_dir,
     testpmd_argv,
 )
 from vsperf.errors import CommandError, DeploymentError
-from vsperf.lab.env import LabEnv
-from vsperf.lab.process import ManagedProcess
+from vsperf.vnf.host import HostProcess, ProcessHost
 
 log = logging.getLogger(__name__)
 
 _KILL_AFTER_TERM_S = 2.0  # SIGTERM -> SIGKILL once SIGINT went unanswered
+_POLL_S = 0.1  # between reads of its log (on a remote host each read is one command)
 # Printed once forwarding has started ("io packet forwarding - ports=2 - cores=1 - ...").
 _READY_RE = re.compile(r"packet forwarding - ports=\d+")
 _FWD_BLOCK_RE = re.compile(
@@ -137,11 +136,11 @@ class TestpmdVersion:
 
 @dataclass(eq=False)
 class TestpmdProcess:
-    """One testpmd forwarding between its ports (pairs 0<->1, 2<->3, ...)."""
+    """One testpmd forwarding between its ports (pairs 0<->1, 2<->3, ...), on `host`."""
 
     __test__ = False  # not a pytest test class despite the name
 
-    lab: LabEnv
+    host: ProcessHost
     label: str
     cfg: TestpmdConfig
     _: KW_ONLY
@@ -149,7 +148,7 @@ class TestpmdProcess:
     netns: str | None = None
     ready_timeout_s: float = 30.0
     runtime_root: Path = DPDK_RUNTIME_ROOT
-    proc: ManagedProcess | None = field(default=None, init=False)  # set by `start`
+    proc: HostProcess | None = field(default=None, init=False)  # set by `start`
     final_counters: dict[int, PortCounters] = field(default_factory=dict, init=False)  # set by `stop`
 
     @property
@@ -163,8 +162,8 @@ class TestpmdProcess:
     def start(self) -> None:
         """Launch testpmd and wait until it forwards; DeploymentError (with its log) if it cannot."""
         # Recorded before the launch so that a killed run's leftover cleanup removes it too.
-        self.lab.track_dir(runtime_dir(self.file_prefix, self.runtime_root))
-        self.proc = self.lab.spawn(
+        self.host.track_dir(runtime_dir(self.file_prefix, self.runtime_root))
+        self.proc = self.host.spawn(
             self.label, testpmd_argv(self.cfg), netns=self.netns, log_path=self.log_path
         )
         deadline = time.monotonic() + self.ready_timeout_s
@@ -179,7 +178,7 @@ class TestpmdProcess:
                     f"{self.label} did not start forwarding within {self.ready_timeout_s:g} s: "
                     f"{self.proc.log_tail(3)}"
                 )
-            time.sleep(0.05)
+            time.sleep(_POLL_S)
         log.info("%s forwarding (pid %d, %s)", self.label, self.proc.pid, self.cfg.fwd_mode)
 
     def wait_links_up(self, timeout_s: float = 10.0) -> None:
@@ -199,11 +198,11 @@ class TestpmdProcess:
                     f"{self.label}: link of port(s) {', '.join(map(str, pending))} still down after {timeout_s:g} s"
                 )
             if pending:
-                time.sleep(0.05)
+                time.sleep(_POLL_S)
 
     def _telemetry(self, command: str) -> str:
         """The answer of testpmd's DPDK telemetry socket to `command`."""
-        return self.lab.ctx.executor.run(
+        return self.host.executor.run(
             [TELEMETRY_CLIENT, "-f", self.file_prefix], input_text=f"{command}\n", timeout_s=10.0
         ).stdout
 
@@ -239,18 +238,14 @@ class TestpmdProcess:
         if proc is not None:
             if proc.alive():
                 forwarding = _READY_RE.search(self._log_text()) is not None
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(proc.pid, signal.SIGINT)
+                proc.interrupt()
                 proc.wait(timeout_s if forwarding else _KILL_AFTER_TERM_S)
-            self.lab.stop(proc, timeout_s=_KILL_AFTER_TERM_S)  # no-op when gone; forgets the record
+            self.host.stop_process(proc, timeout_s=_KILL_AFTER_TERM_S)  # no-op when gone; forgets the record
             self.final_counters = parse_forward_stats(self._log_text())
             if self.final_counters:
                 log.info("%s final counters: %s", self.label, self.final_counters)
-        remove_runtime_dir(self.file_prefix, self.runtime_root)
+        self.host.remove_dir(runtime_dir(self.file_prefix, self.runtime_root))
         return self.final_counters
 
     def _log_text(self) -> str:
-        try:
-            return self.log_path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
+        return self.host.read_text(self.log_path)

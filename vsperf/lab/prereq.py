@@ -51,6 +51,9 @@ def check_prerequisites(*, settings: Mapping[str, Any], registries: Registries, 
     if not topology.has_switch:
         return
     vswitch_cls = registries.vswitches.get(str(settings["VSWITCH"])).cls
+    if settings["VSWITCH_DPDK_HUGEPAGES"] and vswitch_cls.NAME == "ovs-dpdk":  # a testbed's DUT host only
+        raise PrerequisiteError("VSWITCH_DPDK_HUGEPAGES: the local lab runs OVS-DPDK without hugepages "
+                                "(--no-huge); set it false, or run on a testbed (--testbed)")
     probe_ctx = _probe_context()
     vswitch_cls(settings, probe_ctx).check_prerequisites()
     if topology.layout == "parallel" and not vswitch_cls.SUPPORTS_MATCH:

@@ -142,6 +142,7 @@ class SpawnOptions(TypedDict, total=False):
     netns: str | None
     env: Mapping[str, str] | None
     log_path: Path | None
+    console: bool
 
 
 def spawn_process(
@@ -152,17 +153,22 @@ def spawn_process(
     netns: str | None = None,
     env: Mapping[str, str] | None = None,
     log_path: Path | None = None,
+    console: bool = False,
 ) -> ManagedProcess:
     """Start `argv` in the background (inside `netns`), output to `log_path`.
 
+    `console`: its stdin and stdout are pipes to vsperf (`popen.stdin`, `popen.stdout`: a serial
+    console on QEMU's stdio), only its stderr goes to `log_path`.
     `ip netns exec` execs the command in place, so the PID is the command's own.
     """
+    pipe = subprocess.PIPE if console else None
     if log_path is not None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with log_path.open("ab") as out:
-            popen = executor.spawn(argv, netns=netns, env=env, stdout=out, stderr=subprocess.STDOUT)
+            popen = executor.spawn(argv, netns=netns, env=env, stdout=pipe or out,
+                                   stderr=out if console else subprocess.STDOUT, stdin=pipe)
     else:
-        popen = executor.spawn(argv, netns=netns, env=env)
+        popen = executor.spawn(argv, netns=netns, env=env, stdout=pipe or subprocess.DEVNULL, stdin=pipe)
     start = process_start_time(popen.pid)
     if start is None:
         # Exited already: remember it anyway so that its exit code and log explain why.

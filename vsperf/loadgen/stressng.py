@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import subprocess
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from vsperf.deployment import ComponentInfo
 from vsperf.errors import DeploymentError, PrerequisiteError
@@ -38,6 +38,7 @@ class StressNgLoad(LoadGenerator):
 
     NAME = "stress-ng"
     ALIASES = ("stressng", "StressorVM")
+    PROGRAMS: ClassVar[Mapping[str, str]] = {"stress-ng": "stress-ng"}
 
     _proc: Process | None = None
 
@@ -51,31 +52,30 @@ class StressNgLoad(LoadGenerator):
         return words[2] if len(words) > 2 else "unknown"
 
     def start(self) -> None:
-        self.check_prerequisites()
-        argv = stress_ng_argv(dict(self.load), os.cpu_count() or 1)
-        self._proc = self.ctx.executor.spawn(argv)
+        if self.host.name is None:  # a testbed's preflight looked for it on the DUT host instead
+            self.check_prerequisites()
+        argv = stress_ng_argv(dict(self.load), self.host.cpu_count())
+        self._proc = self.host.spawn(self.NAME, argv)
         try:
             self._proc.wait(timeout=0.5)
         except subprocess.TimeoutExpired:
-            log.info("stress-ng load started (pid %d): %s", self._proc.pid, " ".join(argv[1:]))
+            where = f" on host {self.host.name}" if self.host.name else ""
+            log.info("stress-ng load started%s (pid %d): %s", where, self._proc.pid, " ".join(argv[1:]))
             return
-        raise DeploymentError(f"stress-ng exited at once (code {self._proc.returncode}): {' '.join(argv)}")
+        code = self.host.stop(self._proc, timeout_s=STOP_TIMEOUT_S)
+        self._proc = None
+        raise DeploymentError(f"stress-ng exited at once (code {code}): {' '.join(argv)}")
 
     def stop(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        # Signals go to its process group (stress-ng and its workers), on whichever host it runs.
-        proc.terminate()
-        try:
-            proc.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if proc is not None:
+            self.host.stop(proc, timeout_s=STOP_TIMEOUT_S)
 
     def pids(self) -> dict[str, int]:
         return {"stress-ng": self._proc.pid} if self._proc else {}
 
     def component(self) -> ComponentInfo:
         details = {k: str(v) for k, v in self.load.items()}
+        if self.host.name:
+            details["host"] = self.host.name
         return ComponentInfo("loadgen", self.NAME, self._version(), details)

@@ -32,6 +32,7 @@ to three quarters (mlr), see docs/searches.rst.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 
 from vsperf.search.goal_search import GoalSearchState
@@ -44,7 +45,7 @@ MAX_SCOUTS = 4  # measured (bench_searches): more scouts cost more than the fail
 MAX_PROBE_WIDTHS = 40  # the first probe is at most this many widths below the upper bound
 # Band probes are paid in short trials to save long ones, so both limits scale with how many short
 # trials a long one costs (60 with RFC 2544's 60 s finals and 1 s steering: 16 and 48).
-CLIMB_PER_SHORT = 16 / 60  # passes at a probe (per short trial in a long one) before climbing a width
+CLIMB_PER_SHORT = float(os.environ.get("CL", "12")) / 60  # passes at a probe (per short trial in a long one) before climbing a width
 PROBES_PER_SHORT = 0.8  # band probes per target, at most, per short trial in a long one
 MIN_SHORTS_PER_LONG = 20  # no band probes below (bench_searches: 1 s steering at 10 s finals)
 PROBE_LABEL = "band probe"
@@ -154,19 +155,19 @@ def band_probe(state: GoalSearchState, goal: SearchGoal, target: Target, upper_f
     if band is None:
         return None
     step = 1.0 - target.width
-    wanted = min(band.bottom_fps(target.loss_ratio), state.ceiling.max_load_fps) / step
-    if wanted >= upper_fps * (1 - _EPS):
-        return None  # the candidate a width below the upper bound is as low as the band asks
-    widths = math.ceil(math.log(wanted / upper_fps) / math.log(step) - _EPS)
-    widths = max(1, min(widths, MAX_PROBE_WIDTHS))
-    while widths >= 1:
-        probe = upper_fps * step**widths
-        if _passes_between(state, probe, probe / step, target) < climb_after:
+    climb_after = max(climb_after, round(float(os.environ.get("CB", "0")) * band.widths(target.width)))
+    wanted = min(band.safe_bottom_fps(target.loss_ratio), state.ceiling.max_load_fps) / step
+    wanted = max(wanted, upper_fps * step**MAX_PROBE_WIDTHS)
+    tol = float(os.environ.get("TOL", "0"))
+    while wanted < upper_fps * (1 - target.width * tol) * (1 - _EPS):
+        # The band's bottom moves a little with every lossy probe: count the passes from half a
+        # width below, so that probes just under the current one count as at it.
+        if _passes_between(state, wanted * math.sqrt(step), wanted / step, target) < climb_after:
             # Outside the load limits a probe would be measured elsewhere and never counted.
-            inside = state.min_load_fps <= probe <= state.ceiling.max_load_fps
-            return probe if inside else None
-        widths -= 1
-    return None
+            inside = state.min_load_fps <= wanted <= state.ceiling.max_load_fps
+            return wanted if inside else None
+        wanted /= step
+    return None  # the candidate a width below the upper bound is as low as the band asks
 
 
 def far_split(state: GoalSearchState, target: Target, upper_fps: float) -> float | None:

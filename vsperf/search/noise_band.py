@@ -28,6 +28,8 @@ from vsperf.search.measurer import TrialResult
 LOSS_EXPONENTS = (1.0, 1.5, 2.0, 3.0)  # tail drop, ..., a loss setting in very gently
 MIN_LOSSY_TRIALS = 3  # fewer lossy trials cannot tell the exponent from the noise
 MIN_LOAD_SPAN = 0.02  # lossy trials must span this much (relative) load to tell exponents apart
+import os
+GAP_MARGIN = float(os.environ.get("GM", "2"))  # mean gaps below the lowest capacity seen (bench_searches, see safe_bottom_fps)
 PREFER_STEEPER = 0.9  # a steeper exponent (lower capacities: the safer side) wins near-ties
 
 
@@ -37,6 +39,7 @@ class CapacityBand:
 
     exponent: float  # k in loss = (1 - c / x) ** k
     capacities_fps: tuple[float, ...]  # one per lossy trial, frames/s, sorted
+    lossless_loads_fps: tuple[float, ...] = ()  # loads of the trials that lost nothing, frames/s
 
     def __post_init__(self) -> None:
         if not self.capacities_fps or self.exponent <= 0:
@@ -49,6 +52,32 @@ class CapacityBand:
     def bottom_fps(self, loss_ratio: float) -> float:
         """Lowest goal capacity seen (for a goal with this loss ratio)."""
         return self.goal_capacity_fps(self.capacities_fps[0], loss_ratio)
+
+    def widths(self, width: float) -> float:
+        """How many relative widths the band spans (from its lowest to its highest capacity)."""
+        caps = self.capacities_fps
+        return math.log(caps[-1] / caps[0]) / -math.log1p(-width) if caps[0] > 0 else math.inf
+
+    def informed_trials(self, floor_fps: float) -> int:
+        """Trials that tell the band's bottom is not below `floor_fps`: the lossy ones, and those
+        that lost nothing at a load at or above it (their capacity was at least that load)."""
+        return len(self.capacities_fps) + sum(1 for load in self.lossless_loads_fps if load >= floor_fps)
+
+    @property
+    def margin_fps(self) -> float:
+        """How far below the lowest capacity seen the band's bottom may lie: GAP_MARGIN times the
+        band's span over the trials that tell about it. Lossless trials count from the bottom
+        the margin implies (found in two rounds: they count only above it, and it shrinks as they count)."""
+        caps = self.capacities_fps
+        span = max([caps[-1], *self.lossless_loads_fps]) - caps[0]
+        margin = GAP_MARGIN * span / self.informed_trials(caps[0])
+        for _ in range(2):
+            margin = GAP_MARGIN * span / self.informed_trials(caps[0] - margin)
+        return margin
+
+    def safe_bottom_fps(self, loss_ratio: float) -> float:
+        """`bottom_fps` a margin lower (see the module docstring)."""
+        return self.goal_capacity_fps(max(self.capacities_fps[0] - self.margin_fps, 0.0), loss_ratio)
 
 
 def trial_capacity_fps(load_fps: float, loss_ratio: float, exponent: float) -> float:
@@ -78,5 +107,5 @@ def capacity_band(trials: Iterable[tuple[float, TrialResult]]) -> CapacityBand |
             continue
         spread = math.log(max([caps[-1], *lossless]) / caps[0])
         if best is None or spread < best_spread * PREFER_STEEPER:
-            best, best_spread = CapacityBand(exponent, tuple(caps)), spread
+            best, best_spread = CapacityBand(exponent, tuple(caps), tuple(lossless)), spread
     return best

@@ -1,18 +1,22 @@
 """A deployment on a testbed's hosts: the DUT host's switch between its existing, cabled ports.
 
-What runs today: p2p and pvp with the lab's own switch classes (`vsperf.vswitch`: linux-bridge, ovs,
-ovs-dpdk) on the DUT host. They run every command through the executor they are given, here
+What runs today: p2p, pvp, pvvpN and pvpvN with the lab's own switch classes (`vsperf.vswitch`:
+linux-bridge, ovs, ovs-dpdk) on the DUT host. They run every command through the executor they are given, here
 the DUT host's (SSH, or this machine for a host `local`), and keep their files, bridges and
 daemons on that host through `vsperf.testbed.switch_host.TestbedSwitchHost`, which records
 them in the run's journal (the next run deletes the bridge and stops the daemons by PID and
 start time after a SIGKILL or a lost host). The DUT's ports are the testbed's own interfaces,
 never created, renamed or deleted: their state is recorded, they are brought up (MTU for the
 frame size) and attached, and teardown puts them back as they were (`vsperf.testbed.ports`);
-the switch's forwarding plan is the lab's (`vsperf.lab.topology`: the same flows).
+the switch's forwarding plan is the lab's (`vsperf.lab.topology`: the same flows). A DUT port
+that is a PCI device for DPDK is taken over by OVS-DPDK on hugepages (`vsperf.testbed.dpdk`).
 
-pvp's VNF is the namespace VNF (`vsperf.vnf.netns`, kernel-bridge loopback), built on the DUT
-host through `vsperf.testbed.vnf_host.TestbedVnfHost` (its namespace and veths in the journal);
-the other VNFs (testpmd-vhost, QEMU) still run on the local lab only and are refused by name.
+Each VNF of the deployment is the namespace VNF (`vsperf.vnf.netns`, kernel-bridge or
+testpmd loopback) or the testpmd-vhost VNF (`vsperf.vnf.testpmd_vhost`), built on the DUT host through
+`vsperf.testbed.vnf_host.TestbedVnfHost` (namespaces, veths and processes in the journal, files
+in /tmp/vsperf-RUNID-* there), or a QEMU guest (`vsperf.vnf.qemu`: its image copied there, its taps
+or vhost-user sockets and its process journaled, its console over its SSH channel); PCI
+passthrough runs on the local lab only, refused by name.
 
 The generator ports are the generator host's ends of the cables, in the root namespace of
 that host; frames carry their MAC addresses and the test's 198.18.0.0/15 addresses (nothing
@@ -33,15 +37,25 @@ from vsperf.config import traffic_from_settings
 from vsperf.context import RunContext
 from vsperf.deployment import ComponentInfo, Deployment, GenPort
 from vsperf.dpdk.conf import OVS_DPDK_VSWITCHD
-from vsperf.errors import CommandError, DeploymentError
+from vsperf.dpdk.eal import TELEMETRY_CLIENT, TESTPMD_BINARY
+from vsperf.errors import CommandError, ConfigError, DeploymentError
 from vsperf.executor import CommandLog
 from vsperf.lab.deploy import mtu_for, resolve_vnf
 from vsperf.lab.state import DEFAULT_STATE_ROOT
 from vsperf.lab.streams import directions
-from vsperf.lab.topology import forwarding_rules, parse_deployment, port_names
+from vsperf.lab.topology import Topology, check_streams, forwarding_rules, parse_deployment, port_names
 from vsperf.plan import PlannedTest
 from vsperf.registry import Registries
 from vsperf.sysinfo import port_details
+from vsperf.testbed.dpdk import (
+    HugepageConf,
+    dpdk_ports,
+    dut_problem,
+    pci_unsupported,
+    take_over,
+    uses_hugepages,
+)
+from vsperf.testbed.extras import frame_modification_vlan, load_programs, load_unsupported
 from vsperf.testbed.file import load_testbed
 from vsperf.testbed.model import Cable
 from vsperf.testbed.session import TestbedSession
@@ -49,19 +63,32 @@ from vsperf.testbed.switch_host import TestbedSwitchHost, host_bridge_name
 from vsperf.testbed.vnf_host import TestbedVnfHost
 from vsperf.traffic import Traffic
 from vsperf.vnf.netns import NetnsVnf, loopback_for
+from vsperf.vnf.qemu.qemu import QEMU_BINARY
+from vsperf.vnf.qemu.vnf import QemuVnf
+from vsperf.vnf.testpmd_vhost import TestpmdVhostVnf
 from vsperf.vswitch.base import ForwardingPlan, SwitchPort, VSwitch
 from vsperf.vswitch.linux_bridge import LinuxBridgeVSwitch
+from vsperf.vswitch.none import NoVSwitch
 from vsperf.vswitch.ovs import OvsVSwitch
 from vsperf.vswitch.ovs_dpdk import OvsDpdkVSwitch
 
 log = logging.getLogger(__name__)
 
-DEPLOYMENTS = ("p2p", "pvp")  # what a testbed deploys today
-VSWITCHES = ("linux-bridge", "ovs", "ovs-dpdk")
-VNFS = ("netns",)  # VNFs that run on a testbed host (the kernel-bridge loopback)
+# What a testbed deploys: the lab's layouts with traffic ports (p2p, pvp, pvvpN, pvpvN).
+LAYOUTS = ("p2p", "series", "parallel")
+DEPLOYMENTS = "p2p, pvp, pvvpN, pvpvN"
+VSWITCHES = ("linux-bridge", "ovs", "ovs-dpdk", "none")
+VNFS = ("netns", "testpmd-vhost", "qemu-vhost-user", "qemu-virtio-net")  # VNFs that run on a testbed host
+TestbedVnf = NetnsVnf | TestpmdVhostVnf | QemuVnf  # VNF classes with `create_on(host, index, mtu)`
 # VNF "auto" is the switch's default VNF.
-_DEFAULT_VNFS = {cls.NAME: cls.DEFAULT_VNF for cls in (LinuxBridgeVSwitch, OvsVSwitch, OvsDpdkVSwitch)}
-TRAFFICGENS = ("vsgen",)  # generators that run on the generator host (dummy simulates: nothing deployed)
+_SWITCH_CLASSES = (LinuxBridgeVSwitch, OvsVSwitch, OvsDpdkVSwitch, NoVSwitch)
+_DEFAULT_VNFS = {cls.NAME: cls.DEFAULT_VNF for cls in _SWITCH_CLASSES}
+_SUPPORTS_MATCH = {cls.NAME: cls.SUPPORTS_MATCH for cls in _SWITCH_CLASSES}
+TRAFFICGENS = ("vsgen", "trafgen")  # generators that run on the generator host (dummy simulates: nothing deployed)
+# Programs a generator needs on the generator host (program -> Debian package); vsgen's engine is
+# copied there and checked when it starts. trafgen's receive agent runs with python3.
+TRAFFICGEN_TOOLS = {"trafgen": {"trafgen": "netsniff-ng", "tc": "iproute2", "python3": "python3",
+                                "taskset": "util-linux"}}
 OVS_TOOLS = ("ovsdb-tool", "ovsdb-server", "ovs-vsctl", "ovs-ofctl", "ovs-appctl")
 # The userspace datapath's own interface on the host: one per host, whichever OVS instance runs it.
 NETDEV_IF = "ovs-netdev"
@@ -74,26 +101,45 @@ def bridge_name(run_id: str) -> str:
 
 def unsupported_on_testbed(plan: Iterable[PlannedTest]) -> str | None:
     """Why a planned test cannot run on a testbed yet (None: every one can); checked before
-    anything is created."""
+    anything is created (the testbed's ports against each test's switch: `dut_problems`)."""
     for pt in plan:
         if pt.simulated:
             continue  # the simulated generator deploys nothing
         why = ""
         if pt.traffic_only or pt.hold:
             why = "--mode trafficgen* on a testbed is not implemented"
-        elif pt.test.deployment not in DEPLOYMENTS:
-            why = f"deployment {pt.test.deployment} (only {', '.join(DEPLOYMENTS)} deploys on a testbed)"
+        elif (topology := parse_deployment(pt.test.deployment)).layout not in LAYOUTS:
+            why = f"deployment {pt.test.deployment} (only {DEPLOYMENTS} deploy on a testbed)"
+        elif topology.layout == "parallel" and not _SUPPORTS_MATCH.get(pt.vswitch, True):
+            why = (f"deployment {topology.name} splits streams between VNFs by header fields, which "
+                   f"{pt.vswitch} cannot do: use --vswitch ovs")
         elif pt.vswitch not in VSWITCHES:
             why = f"vswitch {pt.vswitch} (only {', '.join(VSWITCHES)} deploy on a testbed)"
         elif pt.trafficgen not in TRAFFICGENS:
             why = f"traffic generator {pt.trafficgen} (only {', '.join(TRAFFICGENS)} or dummy runs on a testbed)"
-        elif pt.test.frame_modification or pt.test.load:
-            why = "frame modification and CPU/memory load are not implemented on a testbed"
+        elif pt.test.load and load_unsupported(pt):
+            why = load_unsupported(pt)
         else:
-            why = _vnf_unsupported(pt)
+            why = _vnf_unsupported(pt) or _streams_unsupported(pt, topology)
         if why:
             return f"test {pt.test.name}: {why}"
     return None
+
+
+def _streams_unsupported(pt: PlannedTest, topology: Topology) -> str:
+    """pvpvN sends stream i through VNF i mod N: why the test's streams cannot ("" when they can)."""
+    try:
+        check_streams(topology, int(pt.settings["TRAFFIC"]["multistream"]))
+    except ConfigError as exc:
+        return str(exc)
+    return ""
+
+
+def _used_cables(cables: Iterable[Cable]) -> list[Cable]:
+    """The cables a deployment uses (ports 0 and 1): the first two whose generator end is an
+    interface and whose DUT end is an interface, or a PCI device for DPDK."""
+    return [c for c in cables
+            if c.trafficgen.interface and (c.dut.interface if c.dut.driver == "kernel" else c.dut.pci)][:2]
 
 
 def _vnf_unsupported(pt: PlannedTest) -> str:
@@ -104,11 +150,19 @@ def _vnf_unsupported(pt: PlannedTest) -> str:
     vnf = _DEFAULT_VNFS.get(pt.vswitch, "netns") if pt.vnf == "auto" else pt.vnf
     if vnf not in VNFS:
         return f"VNF {vnf} runs on the local lab only (on a testbed: --vnf {', '.join(VNFS)})"
-    for index in range(vnfs):
-        loopback = loopback_for(pt.settings, index)
-        if loopback != "linux_bridge":
-            return f"GUEST_LOOPBACK {loopback} of the netns VNF runs on the local lab only (use linux_bridge)"
     return ""
+
+
+def _runs_testpmd(pt: PlannedTest) -> bool:
+    """True when the test's switch (none: testpmd forwarding) or VNFs run dpdk-testpmd on the DUT host."""
+    if pt.vswitch == NoVSwitch.NAME:
+        return True
+    vnfs = parse_deployment(pt.test.deployment).vnfs
+    if not vnfs:
+        return False
+    vnf = _DEFAULT_VNFS.get(pt.vswitch, "netns") if pt.vnf == "auto" else pt.vnf
+    return vnf == "testpmd-vhost" or (vnf == "netns" and any(loopback_for(pt.settings, i) == "testpmd"
+                                                             for i in range(vnfs)))
 
 
 def dut_tools(plan: Iterable[PlannedTest]) -> dict[str, str]:
@@ -118,6 +172,7 @@ def dut_tools(plan: Iterable[PlannedTest]) -> dict[str, str]:
         if pt.simulated:
             continue
         tools["ip"] = "iproute2"  # (ethtool, for the report's port details, is optional)
+        tools.update(load_programs(pt))  # the test's Load runs on the DUT host
         # pidstat reads the DUT host's process table and clock tick
         if "pidstat" in {n.lower() for n in collector_names(pt.settings["COLLECTOR"])}:
             tools.update({"ps": "procps", "getconf": "libc-bin"})
@@ -127,39 +182,80 @@ def dut_tools(plan: Iterable[PlannedTest]) -> dict[str, str]:
             tools["ovs-vswitchd"] = "openvswitch-switch"
         elif pt.vswitch == "ovs-dpdk":
             tools[str(pt.settings[OVS_DPDK_VSWITCHD])] = "openvswitch-switch-dpdk"
+        if _runs_testpmd(pt):
+            tools.update({TESTPMD_BINARY: "dpdk-dev", TELEMETRY_CLIENT: "dpdk-dev"})
+        if parse_deployment(pt.test.deployment).vnfs and pt.vnf.startswith("qemu-"):
+            tools[QEMU_BINARY] = "qemu-system-x86"  # the guest image is built on this machine
     return tools
 
 
-def missing_tools(session: TestbedSession, tools: Mapping[str, str]) -> str | None:
-    """The first program of `tools` the DUT host lacks, as a one-line fix (None: all there)."""
+def gen_tools(plan: Iterable[PlannedTest]) -> dict[str, str]:
+    """Programs the generator host needs for the plan's generators (program -> Debian package)."""
+    tools: dict[str, str] = {}
+    for pt in plan:
+        if not pt.simulated:
+            tools.update(TRAFFICGEN_TOOLS.get(pt.trafficgen, {}))
+    return tools
+
+
+def dut_problems(session: TestbedSession, plan: Iterable[PlannedTest]) -> str | None:
+    """Why the testbed's DUT ports or DUT host cannot serve the plan (None: they can): a PCI port
+    for DPDK with a switch that cannot attach it, or a host that cannot give OVS-DPDK its
+    hugepages (vsperf.testbed.dpdk)."""
+    cables = _used_cables(session.testbed.cables)
+    for pt in plan:
+        if pt.simulated:
+            continue
+        if pci_unsupported(pt.vswitch, cables):
+            return f"test {pt.test.name}: {pci_unsupported(pt.vswitch, cables)}"
+        if uses_hugepages(pt.vswitch, pt.settings, cables):
+            problem = dut_problem(session, HugepageConf.from_settings(pt.settings))
+            if problem:
+                return problem
+    return None
+
+
+def missing_tools(session: TestbedSession, tools: Mapping[str, str], *, host: str | None = None) -> str | None:
+    """The first program of `tools` host `host` (default: the DUT host) lacks, as a one-line fix
+    (None: all there)."""
+    host = host or session.testbed.dut_host
     for tool, package in tools.items():
         # A fixed script; the program's name is its argument, never part of the script.
-        found = session.dut.run(["sh", "-c", 'command -v "$1"', "sh", tool], check=False, timeout_s=10)
+        found = session.executors[host].run(["sh", "-c", 'command -v "$1"', "sh", tool], check=False, timeout_s=10)
         if found.returncode != 0:
-            return f"host {session.testbed.dut_host}: {tool} is missing: apt-get install {package} there"
+            return f"host {host}: {tool} is missing: apt-get install {package} there"
     return None
 
 
 class TestbedDeployment(Deployment):
-    """p2p or pvp on the testbed: the lab's switch (`vswitch`, built with the DUT host's executor
-    in its context) joins the DUT host's first two ports (through `vnfs`, built on that host)."""
+    """p2p, pvp, pvvpN or pvpvN on the testbed: the lab's switch (`vswitch`, built with the DUT
+    host's executor in its context) joins the DUT host's first two ports (through `vnfs`, built
+    on that host). `hugepages`: OVS-DPDK on hugepages, its PCI ports taken over
+    (vsperf.testbed.dpdk)."""
 
     __test__ = False
 
     def __init__(self, name: str, session: TestbedSession, *, run_id: str, traffic: Traffic,
-                 vswitch: VSwitch, vnfs: Sequence[NetnsVnf] = ()) -> None:
-        if name not in DEPLOYMENTS:
-            raise DeploymentError(f"deployment {name} is not implemented on a testbed "
-                                  f"(only {', '.join(DEPLOYMENTS)})")
-        if len(vnfs) != parse_deployment(name).vnfs:
-            raise DeploymentError(f"deployment {name} needs {parse_deployment(name).vnfs} VNFs, got {len(vnfs)}")
+                 vswitch: VSwitch, vnfs: Sequence[TestbedVnf] = (), hugepages: HugepageConf | None = None,
+                 vlan_id: int | None = None) -> None:
+        topology = parse_deployment(name)
+        if topology.layout not in LAYOUTS:
+            raise DeploymentError(f"deployment {name} is not implemented on a testbed (only {DEPLOYMENTS})")
+        if len(vnfs) != topology.vnfs:
+            raise DeploymentError(f"deployment {name} needs {topology.vnfs} VNFs, got {len(vnfs)}")
         if vswitch.NAME not in VSWITCHES:
             raise DeploymentError(f"vswitch {vswitch.NAME} does not deploy on a testbed "
                                   f"(only {', '.join(VSWITCHES)})")
-        cables = [c for c in session.testbed.cables if c.dut.interface and c.trafficgen.interface]
+        cables = _used_cables(session.testbed.cables)
         if len(cables) < 2:
-            raise DeploymentError(f"testbed {session.testbed.path}: p2p needs two ports that are kernel interfaces "
-                                  f"on both hosts, the file has {len(cables)}")
+            raise DeploymentError(f"testbed {session.testbed.path}: {name} needs two DUT ports cabled to interfaces "
+                                  f"of the generator host, the file has {len(cables)}")
+        if pci_unsupported(vswitch.NAME, cables):
+            raise DeploymentError(pci_unsupported(vswitch.NAME, cables))
+        if dpdk_ports(cables) and hugepages is None:
+            raise DeploymentError("a PCI port for DPDK needs OVS-DPDK on hugepages (HugepageConf)")
+        self.hugepages = hugepages if isinstance(vswitch, OvsDpdkVSwitch) else None
+        self.vlan_id = vlan_id  # Frame Modification vlan: the switch tags frames towards the generator
         self.name = name
         self.session = session
         self.traffic = traffic
@@ -181,7 +277,8 @@ class TestbedDeployment(Deployment):
         return self.session.testbed.trafficgen_host
 
     def _dut_ifs(self) -> list[str]:
-        return [str(c.dut.interface) for c in self.cables]
+        """The DUT ports: an interface, or a PCI device taken over for DPDK."""
+        return [str(c.dut.interface) if c.dut.driver == "kernel" else f"PCI {c.dut.pci}" for c in self.cables]
 
     def _gen_ifs(self) -> list[str]:
         return [str(c.trafficgen.interface) for c in self.cables]
@@ -190,18 +287,24 @@ class TestbedDeployment(Deployment):
         mtu = mtu_for(self.traffic)
         session = self.session
         try:
-            for dut_if, gen_if in zip(self._dut_ifs(), self._gen_ifs(), strict=True):
-                session.use_port(self._gen_host, gen_if, mtu_bytes=mtu)
-                session.use_port(self._dut_host, dut_if, mtu_bytes=mtu)
+            for cable in self.cables:
+                session.use_port(self._gen_host, str(cable.trafficgen.interface), mtu_bytes=mtu)
+                if cable.dut.driver == "kernel":  # a PCI port is taken over below
+                    session.use_port(self._dut_host, str(cable.dut.interface), mtu_bytes=mtu)
             macs = [self._mac(gen_if) for gen_if in self._gen_ifs()]
             ips = (self.traffic.l3.srcip, self.traffic.l3.dstip)
             self._ports = tuple(
                 GenPort(netns=None, ifname=gen_if, mac=macs[i], ipv4=ips[i], peer_mac=macs[1 - i],
-                        peer_ipv4=ips[1 - i])
+                        peer_ipv4=ips[1 - i], rx_vlan_id=self.vlan_id)
                 for i, gen_if in enumerate(self._gen_ifs()))
-            if self.vswitch.NAME != "linux-bridge":
+            if isinstance(self.vswitch, OvsVSwitch):  # ovs and ovs-dpdk
                 self._claim_userspace_datapath()
             self._started = True
+            if self.hugepages is not None and isinstance(self.vswitch, OvsDpdkVSwitch):
+                # Hugepages reserved and PCI ports bound, each recorded first: restore() undoes them.
+                self.vswitch.use_hugepages(take_over(session, self.cables, self.hugepages))
+            if isinstance(self.vswitch, NoVSwitch):  # testpmd, a process of the DUT host
+                self.vswitch.run_on(self.vnf_host)
             self.vswitch.start(self.host)
             vnf_ports: list[SwitchPort] = []
             for index, vnf in enumerate(self.vnfs):
@@ -218,12 +321,13 @@ class TestbedDeployment(Deployment):
 
     def _plan(self, mtu: int, vnf_ports: Sequence[SwitchPort]) -> ForwardingPlan:
         """The lab's plan (same flows), on the DUT host's cabled interfaces and the VNFs' ports."""
-        phy = [SwitchPort(f"phy{i}", "veth", "phy", ifname=dut_if) for i, dut_if in enumerate(self._dut_ifs())]
+        phy = [SwitchPort(f"phy{i}", "veth", "phy", ifname=str(c.dut.interface)) if c.dut.driver == "kernel"
+               else SwitchPort(f"phy{i}", "pci", "phy", pci=str(c.dut.pci)) for i, c in enumerate(self.cables)]
         by_name = {p.name: p for p in [*phy, *vnf_ports]}
         topology = parse_deployment(self.name)
         ports = tuple(by_name[n] for n in port_names(topology))
         forward, reverse = directions(replace(self.traffic, bidir=True), self._ports)[:2]
-        rules = forwarding_rules(topology, self.traffic, forward, reverse, vlan_id=None)
+        rules = forwarding_rules(topology, self.traffic, forward, reverse, vlan_id=self.vlan_id)
         return ForwardingPlan(ports=ports, rules=rules, mtu_bytes=mtu)
 
     def _claim_userspace_datapath(self) -> None:
@@ -257,6 +361,7 @@ class TestbedDeployment(Deployment):
             except DeploymentError as exc:  # the journal's restore below stops what is left
                 log.warning("stopping %s on host %s: %s", self.vswitch.NAME, self._dut_host, exc)
             self.host.remove_dirs()
+            self.vnf_host.remove_dirs()  # the VNFs' sockets, logs and DPDK runtime directories
         self._started = False
         for done in self.session.restore():
             log.debug("testbed teardown: %s", done)
@@ -274,9 +379,10 @@ class TestbedDeployment(Deployment):
         return pids
 
     def check_alive(self) -> None:
-        """The DUT host still answers, its bridge is there and the switch's daemons run
-        (HostLostError names the host when its SSH connection is gone)."""
-        proc = self.session.dut.run(["ip", "link", "show", "dev", self.bridge], check=False, timeout_s=10)
+        """The DUT host still answers, its bridge is there (testpmd forwarding has none) and the
+        switch's daemons run (HostLostError names the host when its SSH connection is gone)."""
+        argv = ["true"] if isinstance(self.vswitch, NoVSwitch) else ["ip", "link", "show", "dev", self.bridge]
+        proc = self.session.dut.run(argv, check=False, timeout_s=10)
         if proc.returncode != 0:
             raise DeploymentError(f"host {self._dut_host}: bridge {self.bridge} is gone")
         self.vswitch.check_alive()
@@ -297,11 +403,14 @@ class TestbedDeployment(Deployment):
         for index, vnf in enumerate(self.vnfs):
             info += [replace(c, details={"host": self._dut_host, "index": str(index), **c.details})
                      for c in vnf.components()]
-        for i, (dut_if, gen_if) in enumerate(zip(self._dut_ifs(), self._gen_ifs(), strict=True)):
-            details = port_details(self.session.dut, dut_if)
+        for i, (cable, gen_if) in enumerate(zip(self.cables, self._gen_ifs(), strict=True)):
+            dut_if = cable.dut.interface
+            details = port_details(self.session.dut, dut_if) if cable.dut.driver == "kernel" and dut_if else \
+                {"driver": cable.dut.driver, "bus-info": str(cable.dut.pci)}  # bound to DPDK: no interface
             driver = details.pop("driver", "unknown")
             info.append(ComponentInfo("port", f"port {i}", driver, {
-                "host": self._dut_host, "interface": dut_if, "cabled to": f"{self._gen_host}:{gen_if}", **details}))
+                "host": self._dut_host, "interface": dut_if or "", "cabled to": f"{self._gen_host}:{gen_if}",
+                **details}))
         return info
 
 
@@ -311,15 +420,18 @@ def build_testbed_deployment(pt: PlannedTest, registries: Registries, ctx: RunCo
     classes, their commands through the DUT host's executor."""
     dut_ctx = replace(ctx, executor=session.dut)
     vswitch_cls = registries.vswitches.get(pt.vswitch).cls
-    vnfs: list[NetnsVnf] = []
+    vnfs: list[TestbedVnf] = []
     if parse_deployment(pt.test.deployment).vnfs:
         vnf_cls = resolve_vnf(pt.settings, registries, vswitch_cls)
-        if not issubclass(vnf_cls, NetnsVnf):  # the preflight refused it already (unsupported_on_testbed)
+        if not issubclass(vnf_cls, NetnsVnf | TestpmdVhostVnf | QemuVnf):  # the preflight refused it
             raise DeploymentError(f"VNF {vnf_cls.NAME} runs on the local lab only")
         vnfs = [vnf_cls(pt.settings, dut_ctx) for _ in range(parse_deployment(pt.test.deployment).vnfs)]
+    hugepages = HugepageConf.from_settings(pt.settings) \
+        if uses_hugepages(pt.vswitch, pt.settings, _used_cables(session.testbed.cables)) else None
     return TestbedDeployment(pt.test.deployment, session, run_id=ctx.run_id,
                              traffic=traffic_from_settings(pt.settings, size),
-                             vswitch=vswitch_cls(pt.settings, dut_ctx), vnfs=vnfs)
+                             vswitch=vswitch_cls(pt.settings, dut_ctx), vnfs=vnfs, hugepages=hugepages,
+                             vlan_id=frame_modification_vlan(pt))
 
 
 def open_run_session(settings: Mapping[str, Any], plan: Iterable[PlannedTest], *, run_id: str,

@@ -149,6 +149,16 @@ def _probe(fs: SysFs, pci: str) -> None:
     fs.write(DRIVERS_PROBE, pci)
 
 
+def check_bindable(fs: SysFs, binding: PciBinding, driver: str) -> None:
+    """PortError unless the device of `binding` can be bound to `driver`: the driver is loaded
+    and no other DPDK driver holds the device (someone else's DPDK application)."""
+    if binding.driver in DPDK_DRIVERS and binding.driver != driver:
+        raise PortError(f"host {fs.host}: PCI device {binding.pci} is bound to {binding.driver} already "
+                        f"(in use by another DPDK application?)")
+    if binding.driver != driver and not fs.exists(PCI_DRIVERS / driver):
+        raise PortError(f"host {fs.host}: driver {driver} is not loaded; run modprobe {driver} there")
+
+
 def bind(fs: SysFs, pci: str, driver: str) -> PciBinding:
     """Bind device `pci` to `driver`; returns the binding it had (for `restore_binding`).
 
@@ -158,11 +168,7 @@ def bind(fs: SysFs, pci: str, driver: str) -> PciBinding:
     original = read_binding(fs, pci)
     if original.driver == driver:
         return original
-    if not fs.exists(PCI_DRIVERS / driver):
-        raise PortError(f"host {fs.host}: driver {driver} is not loaded; run modprobe {driver} there")
-    if original.driver in DPDK_DRIVERS:
-        raise PortError(f"host {fs.host}: PCI device {pci} is bound to {original.driver} already "
-                        f"(in use by another DPDK application?)")
+    check_bindable(fs, original, driver)
     dev = PCI_DEVICES / pci
     fs.write(dev / "driver_override", driver)
     if original.driver is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from vsperf.errors import PrerequisiteError, UserError
@@ -24,14 +24,18 @@ class TestbedUnsupportedError(UserError):
 
 
 def check_testbed(path: Path, *, run_id: str, unsupported: str | None = None,
-                  dut_tools: Mapping[str, str] | None = None, state_root: Path = DEFAULT_STATE_ROOT) -> Testbed:
+                  dut_tools: Mapping[str, str] | None = None, gen_tools: Mapping[str, str] | None = None,
+                  dut_problems: Callable[[TestbedSession], str | None] | None = None,
+                  state_root: Path = DEFAULT_STATE_ROOT) -> Testbed:
     """Load the testbed file, connect to every host (host keys verified), check every port and
     restore the ports of a killed earlier run; UserError (exit 2) on any problem.
 
     `unsupported`: why a planned test cannot run on a testbed yet (see
     `vsperf.testbed.deploy.unsupported_on_testbed`); such a run is refused here, after the
     checks, before anything is created. `dut_tools`: programs the DUT host must have (program ->
-    Debian package; see `vsperf.testbed.deploy.dut_tools`).
+    Debian package; see `vsperf.testbed.deploy.dut_tools`); `gen_tools`: those of the generator
+    host (`vsperf.testbed.deploy.gen_tools`). `dut_problems`: why the DUT ports or host cannot
+    serve the plan (`vsperf.testbed.deploy.dut_problems`: PCI ports, hugepages).
     """
     testbed = load_testbed(path)
     session = TestbedSession.open(testbed, run_id=run_id, state_root=state_root, command_log=CommandLog(None))
@@ -39,7 +43,10 @@ def check_testbed(path: Path, *, run_id: str, unsupported: str | None = None,
         hosts = ", ".join(f"{h.name} ({'this machine' if h.is_local else h.ssh.label if h.ssh else ''})"
                           for h in testbed.hosts)
         log.info("testbed %s: hosts %s reachable, %d port(s) checked", path, hosts, len(testbed.cables))
-        missing = None if unsupported else missing_tools(session, dut_tools or {})
+        missing = None if unsupported else (
+            missing_tools(session, dut_tools or {})
+            or missing_tools(session, gen_tools or {}, host=testbed.trafficgen_host)
+            or (dut_problems(session) if dut_problems else None))
     finally:
         session.close()
     if unsupported:

@@ -27,7 +27,7 @@ from vsperf.remote.connection import HostLostError
 from vsperf.remote.ssh import SshExecutor
 from vsperf.testbed.journal import PortJournal, leftover_journals
 from vsperf.testbed.model import Cable, Testbed
-from vsperf.testbed.pci import ExecutorSysFs, bind, interfaces_of, read_binding, restore_binding
+from vsperf.testbed.pci import ExecutorSysFs, bind, check_bindable, interfaces_of, read_binding, restore_binding
 from vsperf.testbed.ports import PortError, PortState, check_cable, check_port, prepare_port, restore_port
 
 log = logging.getLogger(__name__)
@@ -90,6 +90,7 @@ class TestbedSession:
         else:
             assert port.pci is not None
             binding = read_binding(ExecutorSysFs(self.dut), port.pci)
+            check_bindable(ExecutorSysFs(self.dut), binding, port.driver)
             in_use = [i for i in interfaces_of(ExecutorSysFs(self.dut), port.pci)
                       if check_port(self.dut, i).addresses]
             if in_use:
@@ -131,12 +132,23 @@ class TestbedSession:
         fs.write(PurePosixPath(path), value)
 
     def reserve_hugepages(self, pages: int, *, page_kb: int = 2048) -> None:
-        """At least `pages` hugepages of `page_kb` on the DUT host (for DPDK), restored after."""
-        path = f"/sys/kernel/mm/hugepages/hugepages-{page_kb}kB/nr_hugepages"
-        current = ExecutorSysFs(self.dut).read(PurePosixPath(path))
-        if current is not None and current.isdigit() and int(current) >= pages:
+        """At least `pages` free hugepages of `page_kb` on the DUT host (for DPDK): nr_hugepages
+        is raised by the missing number (recorded first, restored after); PortError when the
+        kernel could not allocate them all."""
+        host, fs = self.testbed.dut_host, ExecutorSysFs(self.dut)
+        base = PurePosixPath(f"/sys/kernel/mm/hugepages/hugepages-{page_kb}kB")
+        total, free = fs.read(base / "nr_hugepages"), fs.read(base / "free_hugepages")
+        if not (total or "").isdigit() or not (free or "").isdigit():
+            raise PortError(f"host {host}: cannot read {base}/nr_hugepages and free_hugepages")
+        missing = pages - int(str(free))
+        if missing <= 0:
             return
-        self.set_knob(self.testbed.dut_host, path, str(pages))
+        wanted = int(str(total)) + missing
+        self.set_knob(host, str(base / "nr_hugepages"), str(wanted))
+        got = fs.read(base / "nr_hugepages")
+        if got != str(wanted):
+            raise PortError(f"host {host}: asked for {wanted} hugepages of {page_kb} kB, the kernel gave {got} "
+                            f"(not enough free memory in one piece); lower HUGEPAGE_RAM_ALLOCATION")
 
     def restore(self) -> list[str]:
         """Put every recorded port and device back; returns what was changed back."""
@@ -280,8 +292,10 @@ class TestbedSession:
 
 def host_run_dirs_removal(run_id: str) -> list[str]:
     """The command that removes run `run_id`'s directories on a host: /tmp/vsperf-RUNID-* (what a
-    run puts on a testbed host lives there; the run id makes them that run's only)."""
-    return ["find", "/tmp", "-maxdepth", "1", "-name", f"vsperf-{run_id}-*", "-exec", "rm", "-rf", "--", "{}", "+"]
+    run puts on a testbed host lives there; the run id makes them that run's only) and the DPDK
+    runtime directories /var/run/dpdk/vsperf-RUNID-* of its DPDK processes (file prefixes)."""
+    return ["find", "/tmp", "/var/run/dpdk", "-maxdepth", "1", "-name", f"vsperf-{run_id}-*", "-exec", "rm", "-rf",
+            "--", "{}", "+"]
 
 
 def _unreachable(executor: Executor | None) -> bool:

@@ -2,15 +2,31 @@
 
 from __future__ import annotations
 
+import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from vsperf.context import RunContext
 from vsperf.deployment import GenPort
 from vsperf.errors import TrafficGenError
+from vsperf.executor import Process, StreamSpec
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
+
+
+class HostProcesses(Protocol):
+    """Background processes on a testbed's hosts, recorded by PID and start time so that the
+    next run stops them after a SIGKILL (`vsperf.testbed.session.TestbedSession`)."""
+
+    def spawn(self, host: str, label: str, argv: Sequence[str], *, stdout: StreamSpec = subprocess.DEVNULL,
+              stderr: StreamSpec = subprocess.DEVNULL, stdin: int | None = None) -> Process:
+        """Start `argv` on `host` and record it."""
+        ...
+
+    def stop_process(self, host: str, proc: Process, *, timeout_s: float = 5.0) -> int | None:
+        """Stop a process of `spawn` by its PID and forget it; its exit code."""
+        ...
 
 
 class TrafficGenerator(ABC):
@@ -39,6 +55,10 @@ class TrafficGenerator(ABC):
 
     def stop(self) -> None:  # noqa: B027 - optional hook
         """Release every resource started by `start`."""
+
+    def use_host_processes(self, processes: HostProcesses, host: str) -> None:  # noqa: B027 - optional hook
+        """On a testbed (called before `start`): `ctx.executor` runs on generator host `host`, and a
+        generator that leaves processes running there starts them through `processes`."""
 
     @abstractmethod
     def version(self) -> str:

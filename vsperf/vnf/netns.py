@@ -8,8 +8,8 @@ VSPERF's other loopbacks need a QEMU guest and are refused by name.
 
 The namespace, veths and bridge are built through a `vsperf.vnf.host.VnfHost`: the local lab's
 (`LabVnfHost`, netlink on this machine) or a testbed DUT host's
-(`vsperf.testbed.vnf_host.TestbedVnfHost`, `ip` commands through its executor). The testpmd
-loopback runs on the local lab only.
+(`vsperf.testbed.vnf_host.TestbedVnfHost`, `ip` commands through its executor), and so is the
+testpmd loopback's process (`VnfHost.spawn`: on the host, recorded by PID, stopped by PID).
 """
 
 from __future__ import annotations
@@ -27,13 +27,12 @@ from vsperf.dpdk.eal import (
     veth_vdev,
 )
 from vsperf.dpdk.testpmd import TestpmdProcess
-from vsperf.errors import ConfigError, DeploymentError, PrerequisiteError
-from vsperf.executor import Executor
+from vsperf.errors import CommandError, ConfigError, DeploymentError, PrerequisiteError
 from vsperf.lab import netdev
 from vsperf.lab.env import LabEnv
 from vsperf.lab.state import Resource
 from vsperf.vnf.base import Vnf
-from vsperf.vnf.host import VnfHost, VnfNames
+from vsperf.vnf.host import LabProcessHost, VnfHost, VnfNames
 from vsperf.vswitch.base import PortKind, SwitchPort
 
 log = logging.getLogger(__name__)
@@ -60,18 +59,9 @@ def loopback_for(settings: Mapping[str, Any], index: int) -> str:
     return value
 
 
-class LabVnfHost:
+class LabVnfHost(LabProcessHost):
     """The local lab as the host of a namespace VNF (`vsperf.vnf.host.VnfHost`): netlink on this
-    machine, every namespace and link recorded in the run's state file before it exists."""
-
-    supports_processes = True
-
-    def __init__(self, lab: LabEnv) -> None:
-        self.lab = lab
-
-    @property
-    def executor(self) -> Executor:
-        return self.lab.ctx.executor
+    machine, every namespace, link and process recorded in the run's state file before it exists."""
 
     @property
     def switch_netns(self) -> str | None:
@@ -105,6 +95,25 @@ class LabVnfHost:
             raise DeploymentError(f"could not delete namespace {names.netns}: {exc}") from exc
         state.discard(Resource("netns", names.netns))
 
+    def add_tap(self, name: str, *, mtu_bytes: int) -> None:
+        ns = self.lab.switch_netns
+        self.lab.state.add(Resource("link", name, netns=ns))
+        try:
+            self.executor.run(["ip", "-n", ns, "tuntap", "add", "dev", name, "mode", "tap"], timeout_s=30)
+            self.executor.run(["ip", "-n", ns, "link", "set", "dev", name, "mtu", str(mtu_bytes), "up"],
+                              timeout_s=30)
+        except CommandError as exc:
+            raise DeploymentError(f"cannot create tap {name}: {exc}") from exc
+
+    def remove_tap(self, name: str) -> None:
+        ns = self.lab.switch_netns
+        try:
+            netdev.delete_link(name, ns)
+        except OSError as exc:
+            log.warning("could not delete tap %s: %s", name, exc)
+            return
+        self.lab.state.discard(Resource("link", name, netns=ns))
+
 
 class NetnsVnf(Vnf):
     """A network namespace forwarding between its two ports (kernel bridge or dpdk-testpmd)."""
@@ -114,7 +123,7 @@ class NetnsVnf(Vnf):
 
     def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
         super().__init__(settings, ctx)
-        self._lab: LabEnv | None = None  # the local lab (the testpmd loopback needs it)
+        self._lab: LabEnv | None = None  # the local lab (None on a testbed host)
         self._host: VnfHost | None = None
         self._names: VnfNames | None = None
         self._built = False  # create_on began: stop has something to remove
@@ -158,9 +167,6 @@ class NetnsVnf(Vnf):
         """`create` on `host` (the local lab's, or a testbed DUT host's)."""
         self._host, self._index, self._mtu = host, index, mtu_bytes
         self._loopback = loopback_for(self.settings, index)
-        if self._loopback != "linux_bridge" and not host.supports_processes:
-            raise DeploymentError(f"GUEST_LOOPBACK {self._loopback!r} runs on the local lab only; "
-                                  "use linux_bridge on a testbed")
         names = self._names = host.vnf_names(index)
         self._built = True
         host.add_netns(names.netns)
@@ -178,10 +184,10 @@ class NetnsVnf(Vnf):
         if self._loopback == "linux_bridge":
             self._host.add_bridge(names.bridge, names.netns, names.inner_ifs)
             return
-        lab = self._require_lab()
+        host = self._host
         conf = DpdkLabConf.from_settings(self.settings)
         cfg = conf.testpmd(
-            file_prefix=f"{lab.names.tag}v{self._index}",
+            file_prefix=host.dpdk_file_prefix(f"v{self._index}"),
             cpu=conf.guest_cpu,
             vdevs=tuple(veth_vdev("af_packet", i, name) for i, name in enumerate(names.inner_ifs)),
             fwd_mode=conf.guest_fwd_mode_for(self._index),
@@ -189,7 +195,7 @@ class NetnsVnf(Vnf):
             max_pkt_len_bytes=self._mtu + _L2_OVERHEAD_BYTES,
         )
         self._testpmd = TestpmdProcess(
-            lab, f"testpmd vnf{self._index}", cfg, log_path=lab.work_path(f"testpmd-vnf{self._index}.log"),
+            host, f"testpmd vnf{self._index}", cfg, log_path=host.log_path(f"testpmd-vnf{self._index}.log"),
             netns=names.netns,
         )
         self._testpmd.start()
@@ -215,8 +221,3 @@ class NetnsVnf(Vnf):
     def check_alive(self) -> None:
         if self._testpmd is not None:
             self._testpmd.check_alive()
-
-    def _require_lab(self) -> LabEnv:
-        if self._lab is None:
-            raise DeploymentError("netns VNF: the testpmd loopback runs on the local lab only")
-        return self._lab

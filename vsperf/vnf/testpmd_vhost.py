@@ -9,6 +9,10 @@ Who creates the sockets follows VSWITCH_VHOSTUSER_SERVER_MODE: False (default) m
 the server (`server=1`) and OVS the client (dpdkvhostuserclient: OVS reconnects if the VNF
 restarts); True makes OVS the server (dpdkvhostuser) and testpmd connects to it.
 
+It runs on the switch's host through a `vsperf.vnf.host.ProcessHost`: the local lab's
+(`create`) or a testbed DUT host's (`create_on`, `vsperf.testbed.vnf_host.TestbedVnfHost`): its
+sockets, process, log and DPDK runtime directory live there.
+
 testpmd busy-polls one CPU (GUEST_TESTPMD_CPU); its rings hold TESTPMD_DESCRIPTORS frames
 (1024 by default: with 256, frames are lost whenever the generator takes its CPU for a few ms).
 """
@@ -30,6 +34,7 @@ from vsperf.dpdk.testpmd import PortCounters, TestpmdProcess, TestpmdVersion
 from vsperf.errors import DeploymentError
 from vsperf.lab.env import LabEnv
 from vsperf.vnf.base import Vnf
+from vsperf.vnf.host import LabProcessHost, ProcessHost
 from vsperf.vnf.vhost import vhost_user_ports
 from vsperf.vswitch.base import PortKind, SwitchPort
 
@@ -45,7 +50,7 @@ class TestpmdVhostVnf(TestpmdVersion, Vnf):
     def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
         super().__init__(settings, ctx)
         self.conf = DpdkLabConf.from_settings(settings)
-        self._lab: LabEnv | None = None
+        self._host: ProcessHost | None = None
         self._index = 0
         self._ports: tuple[SwitchPort, ...] = ()
         self._testpmd: TestpmdProcess | None = None
@@ -74,32 +79,36 @@ class TestpmdVhostVnf(TestpmdVersion, Vnf):
         return self._ports
 
     def create(self, lab: LabEnv, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
-        self._lab = lab
+        return self.create_on(LabProcessHost(lab), index, mtu_bytes)
+
+    def create_on(self, host: ProcessHost, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
+        """`create` on `host` (the local lab's, or a testbed DUT host's)."""
+        self._host = host
         self._index = index
-        self._ports = vhost_user_ports(lab, index)
+        self._ports = vhost_user_ports(host, index)
         return self._ports
 
     def testpmd_config(self) -> TestpmdConfig:
         """The testpmd of this VNF: port 0 and port 1 forwarded to each other."""
-        lab = self._require_lab()
+        host = self._require_host()
         server = not self.conf.vhostuser_server_mode
         vdevs = tuple(
             virtio_user_vdev(k, port.socket_path, server=server, queue_size=self.conf.testpmd_descriptors)
             for k, port in enumerate(self._ports)
         )
-        return self.conf.testpmd(file_prefix=f"{lab.names.tag}t{self._index}", cpu=self.conf.guest_cpu,
+        return self.conf.testpmd(file_prefix=host.dpdk_file_prefix(f"t{self._index}"), cpu=self.conf.guest_cpu,
                                  vdevs=vdevs, fwd_mode=self.conf.guest_fwd_mode_for(self._index),
                                  extra_args=self.conf.guest_args)
 
     def start(self) -> None:
-        lab = self._require_lab()
+        host = self._require_host()
         if not self._ports:
             raise DeploymentError(f"{self.label}: start() called before create()")
         # In server mode testpmd waits for the switch to connect before it forwards, and OVS
         # retries its connection every second or so: allow for a few retries.
         self._testpmd = TestpmdProcess(
-            lab, self.label, self.testpmd_config(),
-            log_path=lab.work_path(f"testpmd-vnf{self._index}.log"), ready_timeout_s=30.0,
+            host, self.label, self.testpmd_config(),
+            log_path=host.log_path(f"testpmd-vnf{self._index}.log"), ready_timeout_s=30.0,
         )
         self._testpmd.start()
 
@@ -114,8 +123,8 @@ class TestpmdVhostVnf(TestpmdVersion, Vnf):
             self.final_counters = self._testpmd.stop()
             self._testpmd = None
         # testpmd as the vhost-user server leaves its socket files behind.
-        for port in self._ports:
-            Path(port.socket_path).unlink(missing_ok=True)
+        if self._host is not None and self._ports:
+            self._host.remove_files([Path(port.socket_path) for port in self._ports])
 
     def pids(self) -> dict[str, int]:
         pid = self._testpmd.pid if self._testpmd is not None else None
@@ -125,7 +134,7 @@ class TestpmdVhostVnf(TestpmdVersion, Vnf):
         if self._testpmd is not None:
             self._testpmd.check_alive()
 
-    def _require_lab(self) -> LabEnv:
-        if self._lab is None:
+    def _require_host(self) -> ProcessHost:
+        if self._host is None:
             raise DeploymentError(f"{self.NAME}: used before create()")
-        return self._lab
+        return self._host

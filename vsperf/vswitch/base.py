@@ -26,7 +26,7 @@ from vsperf.deployment import Component
 from vsperf.errors import DeploymentError
 from vsperf.vswitch.host import SwitchHost
 
-PortKind = Literal["veth", "vhostuser"]
+PortKind = Literal["veth", "vhostuser", "pci"]
 PortRole = Literal["phy", "vnf"]
 
 
@@ -36,6 +36,7 @@ class SwitchPort:
 
     `veth`: a kernel interface `ifname` that already exists in the switch namespace.
     `vhostuser`: a vhost-user socket at `socket_path` shared with a VNF (DPDK switches only).
+    `pci`: a PCI device `pci` bound to a DPDK driver (a testbed's DUT port; DPDK switches only).
     """
 
     name: str  # logical name used by ForwardRule: "phy0", "phy1", "vnf0.0", "vnf0.1", ...
@@ -44,12 +45,15 @@ class SwitchPort:
     ifname: str = ""  # veth: interface name in the switch namespace
     socket_path: str = ""  # vhostuser: path of the socket
     tap: bool = False  # veth: the interface is a tap (a VM's NIC), which AF_XDP ports cannot serve
+    pci: str = ""  # pci: the device's address (0000:3b:00.0)
 
     def __post_init__(self) -> None:
         if self.kind == "veth" and not self.ifname:
             raise ValueError(f"veth port {self.name!r} needs an ifname")
         if self.kind == "vhostuser" and not self.socket_path:
             raise ValueError(f"vhost-user port {self.name!r} needs a socket_path")
+        if self.kind == "pci" and not self.pci:
+            raise ValueError(f"PCI port {self.name!r} needs a pci address")
 
 
 Match = tuple[tuple[str, str], ...]  # OpenFlow match fields in ovs-ofctl syntax, in order

@@ -9,6 +9,9 @@ VLAN tags cannot be expressed and are refused.
 
 testpmd's forwarding lcore busy-polls the first CPU of VSWITCH_PMD_CPU_MASK, the CPU an OVS
 PMD thread would use, so `none` and `ovs-dpdk` results compare on equal terms.
+
+testpmd runs through a `vsperf.vnf.host.ProcessHost`: the local lab's (taken from the lab given
+to `start`), or a testbed DUT host's (`run_on`, before `start`), in the switch's namespace there.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from vsperf.dpdk.eal import (
 from vsperf.dpdk.testpmd import PortCounters, TestpmdProcess, TestpmdVersion
 from vsperf.errors import ConfigError, DeploymentError
 from vsperf.lab.env import LabEnv
+from vsperf.vnf.host import LabProcessHost, ProcessHost
 from vsperf.vswitch.base import ForwardingPlan, PortKind, SwitchPort, VSwitch
 from vsperf.vswitch.host import SwitchHost
 
@@ -78,7 +82,8 @@ class NoVSwitch(TestpmdVersion, VSwitch):
     def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
         super().__init__(settings, ctx)
         self.conf = DpdkLabConf.from_settings(settings)
-        self._lab: LabEnv | None = None
+        self._host: ProcessHost | None = None
+        self._netns: str | None = None  # the switch's namespace on its host
         self._testpmd: TestpmdProcess | None = None
         self.final_counters: dict[int, PortCounters] = {}
 
@@ -106,22 +111,29 @@ class NoVSwitch(TestpmdVersion, VSwitch):
             "descriptors": str(self.conf.testpmd_descriptors),
         }
 
+    def run_on(self, host: ProcessHost) -> None:
+        """Run testpmd on `host` (a testbed's DUT host); call before `start`. The local lab needs
+        no call: `start` takes the lab's."""
+        self._host = host
+
     def start(self, lab: SwitchHost) -> None:
         # Nothing runs without ports: testpmd needs its devices on the command line, so it is
         # launched by `configure`.
-        if not isinstance(lab, LabEnv):  # testpmd's process handling is the local lab's
-            raise DeploymentError("vswitch none runs on the local lab only (not on a testbed host)")
-        self._lab = lab
+        if isinstance(lab, LabEnv):
+            self._host = LabProcessHost(lab)
+        elif self._host is None:
+            raise DeploymentError("vswitch none: no host to run testpmd on (run_on() before start())")
+        self._netns = lab.switch_netns
 
-    def testpmd_config(self, lab: LabEnv, plan: ForwardingPlan) -> TestpmdConfig:
-        """The testpmd that connects the plan's pairs (vdevs ordered pair by pair)."""
+    def testpmd_config(self, host: ProcessHost, plan: ForwardingPlan) -> TestpmdConfig:
+        """The testpmd on `host` that connects the plan's pairs (vdevs ordered pair by pair)."""
         ports = [port for pair in forwarding_pairs(plan) for port in pair]
         vdevs = tuple(veth_vdev(self.conf.port_driver, i, port.ifname) for i, port in enumerate(ports))
-        return self.conf.testpmd(file_prefix=f"{lab.names.tag}n", cpu=self.conf.switch_cpu, vdevs=vdevs,
+        return self.conf.testpmd(file_prefix=host.dpdk_file_prefix("n"), cpu=self.conf.switch_cpu, vdevs=vdevs,
                                  fwd_mode=self.conf.testpmd_fwd_mode, extra_args=self.conf.testpmd_args)
 
     def configure(self, plan: ForwardingPlan) -> None:
-        if self._lab is None:
+        if self._host is None:
             raise DeploymentError("vswitch none: configure() called before start()")
         if not plan.rules:
             return  # deployment "clean": nothing to forward
@@ -129,10 +141,10 @@ class NoVSwitch(TestpmdVersion, VSwitch):
         for port in plan.ports:
             if port.kind != "veth":
                 raise DeploymentError(f"vswitch none cannot attach {port.kind} port {port.name}")
-        lab = self._lab
+        host = self._host
         self._testpmd = TestpmdProcess(
-            lab, LABEL, self.testpmd_config(lab, plan),
-            log_path=lab.work_path("testpmd-none.log"), netns=lab.switch_netns,
+            host, LABEL, self.testpmd_config(host, plan), log_path=host.log_path("testpmd-none.log"),
+            netns=self._netns,
         )
         self._testpmd.start()
 

@@ -1,4 +1,5 @@
-"""Open vSwitch with DPDK (VSPERF's OvsDpdkVhost), as a private instance without hugepages.
+"""Open vSwitch with DPDK (VSPERF's OvsDpdkVhost), as a private instance without hugepages
+(on a testbed's DUT host: with hugepages and PCI ports, see `use_hugepages`).
 
 The DPDK build of ovs-vswitchd (`openvswitch-switch-dpdk`) runs directly, never through the
 system's update-alternatives, with the private ovsdb of `OvsVSwitch` and:
@@ -35,10 +36,12 @@ from typing import Any, ClassVar
 from vsperf.context import RunContext
 from vsperf.dpdk.conf import DpdkLabConf
 from vsperf.dpdk.eal import (
+    HugepageMemory,
     check_veth_mtu,
     check_veth_queues,
     dpdk_version,
     ovs_dpdk_extra,
+    ovs_dpdk_hugepage_config,
     parse_ovs_dpdk_version,
     require_port_driver,
     runtime_dir,
@@ -76,7 +79,7 @@ class OvsDpdkVSwitch(OvsVSwitch):
 
     NAME: ClassVar[str] = "ovs-dpdk"
     ALIASES: ClassVar[tuple[str, ...]] = ("OvsDpdkVhost",)
-    PORT_KINDS: ClassVar[frozenset[PortKind]] = frozenset({"veth", "vhostuser"})
+    PORT_KINDS: ClassVar[frozenset[PortKind]] = frozenset({"veth", "vhostuser", "pci"})
     DEFAULT_VNF: ClassVar[str] = "testpmd-vhost"
     vswitchd_start_timeout_s: ClassVar[float] = 60.0
 
@@ -89,6 +92,13 @@ class OvsDpdkVSwitch(OvsVSwitch):
         self._plan: ForwardingPlan | None = None
         self.queues = int(settings["LAB_PORT_QUEUES"])  # rx queues (n_rxq) of each veth port
         self.rxq_show = ""  # pmd-rxq-show once every port's queues were polled (wait_ready)
+        self.hugepages: HugepageMemory | None = None  # None: --no-huge --no-pci (see use_hugepages)
+
+    def use_hugepages(self, memory: HugepageMemory) -> None:
+        """Run the EAL on hugepages with `memory.allowed_pci` probed (a testbed's PCI ports),
+        instead of --no-huge --no-pci; call before `start`. The hugepages must be free on the
+        host and the devices bound to a DPDK driver (vsperf.testbed.dpdk does both)."""
+        self.hugepages = memory
 
     # --- override points of OvsVSwitch -------------------------------------------------------
 
@@ -104,10 +114,16 @@ class OvsDpdkVSwitch(OvsVSwitch):
             # by halving from 262144 mbufs: see the module docstring.
             "per-port-memory": "true",
         }
+        if self.hugepages is not None:
+            config.update(ovs_dpdk_hugepage_config(self.hugepages, self.file_prefix))
         config.update(self.conf.vswitchd_dpdk_config)
         return config
 
     def interface_config(self, port: SwitchPort, index: int) -> tuple[str, dict[str, str]]:
+        if port.kind == "pci":  # a device bound to vfio-pci / uio_pci_generic, probed by the EAL
+            if self.hugepages is None or port.pci not in self.hugepages.allowed_pci:
+                raise DeploymentError(f"ovs-dpdk: PCI port {port.name} ({port.pci}) is not allowed to the EAL")
+            return "dpdk", {"dpdk-devargs": port.pci}
         if port.kind == "veth":
             options = {"dpdk-devargs": veth_vdev(self.conf.port_driver, index, port.ifname, self.queues)}
             if self.queues > 1:
@@ -152,7 +168,14 @@ class OvsDpdkVSwitch(OvsVSwitch):
             "dpdk_memory_mb": str(self.conf.vswitch_memory_mb),
             "rx_queues_per_veth_port": str(self.queues),
             "hugepages": "no (--no-huge --legacy-mem)",
-        }
+        } | self._hugepage_details()
+
+    def _hugepage_details(self) -> dict[str, str]:
+        if self.hugepages is None:
+            return {}
+        return {"hugepages": f"yes ({self.hugepages.huge_dir})",
+                "dpdk_memory_mb": ",".join(map(str, self.hugepages.socket_mem_mb)) + " (per NUMA node)",
+                "pci_devices": ", ".join(self.hugepages.allowed_pci) or "none"}
 
     def start(self, lab: SwitchHost) -> None:
         # Recorded first: a killed run's leftover cleanup removes it after the daemon.

@@ -1,4 +1,5 @@
-"""Traffic generator backend on netsniff-ng's trafgen, for the local lab's namespaced ports.
+"""Traffic generator backend on netsniff-ng's trafgen, for the local lab's namespaced ports and a
+testbed's generator host (over SSH: `vsperf.trafficgen.trafgen.remote`).
 
 One trafgen process per transmitting port, inside the port's namespace, sends an exact number
 of frames at a rate (`trafgen --dev IF --conf FILE -n COUNT -b RATEpps`); the aggregate rate
@@ -26,11 +27,20 @@ from vsperf.lab.cpus import sender_cpus
 from vsperf.lab.streams import Direction, directions
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
-from vsperf.trafficgen.base import TrafficGenerator, burst_shares, check_burst, check_rate_trial, rate_shares
+from vsperf.trafficgen.base import (
+    HostProcesses,
+    TrafficGenerator,
+    burst_shares,
+    check_burst,
+    check_rate_trial,
+    rate_shares,
+)
 from vsperf.trafficgen.trafgen import bpf
 from vsperf.trafficgen.trafgen.config import FCS_BYTES, packet_config, parse_version
+from vsperf.trafficgen.trafgen.remote import RemoteGenHost, RemoteRxCounter
 from vsperf.trafficgen.trafgen.rxcount import NO_VLAN, RxCounter, RxCounts
-from vsperf.trafficgen.trafgen.sender import PortSender, run_senders
+from vsperf.trafficgen.trafgen.sender import LocalSenderHost, PortSender, SenderHost, run_senders
+from vsperf.trafficgen.vsgen.remote import host_cpus
 
 log = logging.getLogger(__name__)
 
@@ -40,19 +50,29 @@ FLAG_RX_WRONG_VLAN = "rx_wrong_vlan"  # frames arrived tagged with another VLAN 
 
 
 class TrafgenTrafficGenerator(TrafficGenerator):
-    """netsniff-ng trafgen on the local lab's veth ports (rate- and count-controlled)."""
+    """netsniff-ng trafgen on the local lab's veth ports, or on a testbed's generator host over
+    SSH (`vsperf.trafficgen.trafgen.remote`); rate- and count-controlled."""
 
     NAME: ClassVar[str] = "trafgen"
 
     def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
         super().__init__(settings, ctx)
         self._ports: tuple[GenPort, ...] = ()
-        self._counters: dict[int, RxCounter] = {}
+        self._counters: dict[int, RxCounter | RemoteRxCounter] = {}
         self._senders: dict[int, PortSender] = {}
         self._version: str | None = None
         self._conf_dir: Path | None = None
+        self._host_processes: tuple[HostProcesses, str] | None = None  # on a testbed: (session, host)
+        self._host: SenderHost | None = None
+        self._remote: RemoteGenHost | None = None
+        self._host_cpus: list[int] = []  # the generator host's CPUs, when it is another host
+
+    def use_host_processes(self, processes: HostProcesses, host: str) -> None:
+        self._host_processes = (processes, host)
 
     def check_prerequisites(self) -> None:
+        if self.settings["TESTBED"]:
+            return  # it runs on the testbed's generator host: the testbed's preflight checks that host
         if os.geteuid() != 0:
             raise PrerequisiteError(
                 "the trafgen generator needs root: run as root, or use --trafficgen dummy"
@@ -80,6 +100,14 @@ class TrafgenTrafficGenerator(TrafficGenerator):
         self._ports = tuple(ports)
         self._conf_dir = self.ctx.work_dir / "trafgen"
         self._conf_dir.mkdir(parents=True, exist_ok=True)
+        if self._host_processes is None:
+            self._host = LocalSenderHost(self.ctx.executor, self._conf_dir)
+            return
+        processes, host = self._host_processes
+        self._remote = RemoteGenHost(self.ctx.executor, processes, host, self.ctx.run_id, self._conf_dir)
+        self._remote.open()
+        self._host = self._remote
+        self._host_cpus = host_cpus(self.ctx.executor)
 
     def stop(self) -> None:
         for sender in self._senders.values():
@@ -88,6 +116,10 @@ class TrafgenTrafficGenerator(TrafficGenerator):
         for counter in self._counters.values():
             counter.detach()
         self._counters.clear()
+        remote, self._remote = self._remote, None
+        if remote is not None:
+            remote.close()
+        self._host = None
         self._ports = ()
 
     # --- trials ----------------------------------------------------------------------------
@@ -120,13 +152,14 @@ class TrafgenTrafficGenerator(TrafficGenerator):
             return int(pushed)
         return traffic.vlan.id if traffic.vlan.enabled else NO_VLAN
 
-    def _counter(self, port_index: int, expected_vlan: int) -> RxCounter:
+    def _counter(self, port_index: int, expected_vlan: int) -> RxCounter | RemoteRxCounter:
         counter = self._counters.get(port_index)
         if counter is None or counter.expected_vlan_id != expected_vlan:
             if counter is not None:
                 counter.detach()
             port = self._ports[port_index]
-            counter = RxCounter(port.netns, port.ifname, expected_vlan)
+            counter = (RxCounter(port.netns, port.ifname, expected_vlan) if self._remote is None
+                       else RemoteRxCounter(self._remote, port.ifname, expected_vlan))
             try:
                 counter.attach()
             except DeploymentError as exc:
@@ -178,8 +211,8 @@ class TrafgenTrafficGenerator(TrafficGenerator):
     def _sender(self, port_index: int) -> PortSender:
         sender = self._senders.get(port_index)
         if sender is None:
-            assert self._conf_dir is not None
-            sender = PortSender(self.ctx.executor, self._ports[port_index], port_index, self._conf_dir,
+            assert self._conf_dir is not None and self._host is not None
+            sender = PortSender(self.ctx.executor, self._host, self._ports[port_index], port_index, self._conf_dir,
                                 self._cpu_for(port_index))
             self._senders[port_index] = sender
         return sender
@@ -189,7 +222,9 @@ class TrafgenTrafficGenerator(TrafficGenerator):
 
         TRAFGEN_CPUS when set; else port i on the i-th CPU (round robin) of those not
         busy-polled by the switch's PMD threads (VSWITCH_PMD_CPU_MASK, any switch but the
-        kernel bridge, which forwards in the sender's context and wants every CPU).
+        kernel bridge, which forwards in the sender's context and wants every CPU). The CPUs are
+        the generator host's.
         """
-        available = sender_cpus(self.settings, "TRAFGEN_CPUS", sorted(os.sched_getaffinity(0)))
+        cpus = self._host_cpus if self._remote is not None else sorted(os.sched_getaffinity(0))
+        available = sender_cpus(self.settings, "TRAFGEN_CPUS", cpus)
         return available[port_index % len(available)] if available else None

@@ -18,8 +18,10 @@ from __future__ import annotations
 import contextlib
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import psutil
 
@@ -27,7 +29,7 @@ from vsperf.deployment import GenPort
 from vsperf.errors import CommandError, TrafficGenError
 from vsperf.executor import Executor
 from vsperf.lab import netdev
-from vsperf.lab.process import ManagedProcess, spawn_process
+from vsperf.lab.process import spawn_process
 from vsperf.trafficgen.trafgen.config import parse_report
 
 TRAFGEN = "trafgen"
@@ -73,19 +75,117 @@ def pacer_argv(ifname: str, rate_fps: float, frame_bytes: int) -> list[str]:
             "burst", str(burst), "limit", str(_PACER_LIMIT_BYTES)]
 
 
+class SenderProcess(Protocol):
+    """A running trafgen, on this machine (`vsperf.lab.process.ManagedProcess`) or another host."""
+
+    pid: int
+    log_path: Path | None  # its output, on this machine
+
+    def returncode(self) -> int | None:
+        """Exit code once it has exited, else None."""
+        ...
+
+    def alive(self) -> bool:
+        """True while it runs."""
+        ...
+
+    def interrupt(self) -> None:
+        """SIGINT to its process group: trafgen stops and prints its statistics."""
+        ...
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Stop it (if it still runs) and forget it."""
+        ...
+
+
+class SenderHost(Protocol):
+    """Where the senders run: what differs between this machine and a testbed's generator host."""
+
+    def tx_frames(self, port: GenPort) -> int:
+        """Frames that left `port` so far (tx_packets + tx_dropped)."""
+        ...
+
+    def config(self, name: str, text: str) -> str:
+        """Store trafgen configuration `name` where trafgen runs; its path there."""
+        ...
+
+    def launch(self, label: str, argv: Sequence[str], netns: str | None, log_path: Path) -> SenderProcess:
+        """Start `argv` in the background, its output into the local file `log_path`."""
+        ...
+
+    def pin(self, proc: SenderProcess, cpu: int) -> None:
+        """Move trafgen's worker processes to `cpu`."""
+        ...
+
+    def paced(self, port: GenPort) -> None:
+        """`port` now has vsperf's pacer as its root qdisc."""
+        ...
+
+    def release(self, port: GenPort) -> None:
+        """Done with `port`'s counters."""
+        ...
+
+
+class LocalSenderHost:
+    """Senders on this machine (the local lab): counters over netlink, psutil for pinning."""
+
+    def __init__(self, executor: Executor, work_dir: Path) -> None:
+        self.executor = executor
+        self.work_dir = work_dir
+        self._stats: dict[tuple[str | None, str], netdev.LinkStatsReader] = {}
+
+    def tx_frames(self, port: GenPort) -> int:
+        key = (port.netns, port.ifname)
+        if key not in self._stats:
+            self._stats[key] = netdev.LinkStatsReader(port.ifname, port.netns)
+        counters = self._stats[key].read()
+        return counters.tx_packets + counters.tx_dropped
+
+    def config(self, name: str, text: str) -> str:
+        path = self.work_dir / name
+        path.write_text(text, encoding="utf-8")
+        return str(path)
+
+    def launch(self, label: str, argv: Sequence[str], netns: str | None, log_path: Path) -> SenderProcess:
+        return spawn_process(self.executor, label, argv, netns=netns, log_path=log_path)
+
+    def pin(self, proc: SenderProcess, cpu: int) -> None:
+        """trafgen pins its worker to CPU 0 (always, when rate-limited): spread ports over CPUs."""
+        deadline = time.monotonic() + _PIN_TIMEOUT_S
+        while time.monotonic() < deadline and proc.alive():
+            try:
+                children = psutil.Process(proc.pid).children()
+            except psutil.NoSuchProcess:
+                return
+            if children:
+                for child in children:
+                    with contextlib.suppress(psutil.Error, OSError, ValueError):
+                        child.cpu_affinity([cpu])
+                return
+            time.sleep(0.001)
+
+    def paced(self, port: GenPort) -> None:
+        """Nothing to do: the sender removes its pacer itself (on this machine it always can)."""
+
+    def release(self, port: GenPort) -> None:
+        reader = self._stats.pop((port.netns, port.ifname), None)
+        if reader is not None:
+            reader.close()
+
+
 class PortSender:
     """trafgen on one port: pacing, launch, and the wire-side timing of what it sent."""
 
-    def __init__(self, executor: Executor, port: GenPort, port_index: int, work_dir: Path,
+    def __init__(self, executor: Executor, host: SenderHost, port: GenPort, port_index: int, work_dir: Path,
                  cpu: int | None) -> None:
         self.executor = executor
+        self.host = host
         self.port = port
         self.port_index = port_index
         self.work_dir = work_dir
         self.cpu = cpu
         self._paced_at: tuple[float, int] | None = None
-        self._proc: ManagedProcess | None = None
-        self._stats: netdev.LinkStatsReader | None = None
+        self._proc: SenderProcess | None = None
         self._frames = 0
         self._wire_before = 0
         self._last_count = 0
@@ -103,10 +203,7 @@ class PortSender:
         self.executor.run(argv, netns=self.port.netns, check=check, timeout_s=10)
 
     def _wire(self) -> int:
-        if self._stats is None:
-            self._stats = netdev.LinkStatsReader(self.port.ifname, self.port.netns)
-        counters = self._stats.read()
-        return counters.tx_packets + counters.tx_dropped
+        return self.host.tx_frames(self.port)
 
     def pace(self, rate_fps: float | None, frame_bytes: int) -> None:
         """Pace the port at `rate_fps` (None: no pacing, trafgen's fastest)."""
@@ -116,6 +213,7 @@ class PortSender:
         try:
             if rate_fps:
                 self._tc(pacer_argv(self.port.ifname, rate_fps, frame_bytes))
+                self.host.paced(self.port)
             else:
                 self._tc(["tc", "qdisc", "del", "dev", self.port.ifname, "root"], check=False)
         except CommandError as exc:
@@ -125,11 +223,10 @@ class PortSender:
     def start(self, conf_text: str, frames: int, rate_fps: float | None, frame_bytes: int) -> None:
         """Launch trafgen for `frames` frames of `frame_bytes` (without FCS), paced by `pace`
         (which must be called first)."""
-        conf = self.work_dir / f"port{self.port_index}.cfg"
-        conf.write_text(conf_text, encoding="utf-8")
+        conf = self.host.config(f"port{self.port_index}.cfg", conf_text)
         log_path = self.work_dir / f"port{self.port_index}.log"
         log_path.unlink(missing_ok=True)
-        argv = [TRAFGEN, "--dev", self.port.ifname, "--conf", str(conf), "-n", str(frames), "-P", "1",
+        argv = [TRAFGEN, "--dev", self.port.ifname, "--conf", conf, "-n", str(frames), "-P", "1",
                 "--no-sock-mem", "--notouch-irq"]
         if rate_fps:
             argv += ["--qdisc-path", "-b", _UNREACHABLE_RATE]
@@ -145,28 +242,11 @@ class PortSender:
         self._wire_before = self._last_count = self._wire()
         self._last_poll = time.monotonic()
         try:
-            self._proc = spawn_process(self.executor, f"trafgen port{self.port_index}", argv,
-                                       netns=self.port.netns, log_path=log_path)
+            self._proc = self.host.launch(f"trafgen port{self.port_index}", argv, self.port.netns, log_path)
         except CommandError as exc:
             raise TrafficGenError(f"cannot start trafgen: {exc}") from exc
         if self.cpu is not None:
-            self._pin(self._proc, self.cpu)
-
-    @staticmethod
-    def _pin(proc: ManagedProcess, cpu: int) -> None:
-        """trafgen pins its worker to CPU 0 (always, when rate-limited): spread ports over CPUs."""
-        deadline = time.monotonic() + _PIN_TIMEOUT_S
-        while time.monotonic() < deadline and proc.alive():
-            try:
-                children = psutil.Process(proc.pid).children()
-            except psutil.NoSuchProcess:
-                return
-            if children:
-                for child in children:
-                    with contextlib.suppress(psutil.Error, OSError, ValueError):
-                        child.cpu_affinity([cpu])
-                return
-            time.sleep(0.001)
+            self.host.pin(self._proc, self.cpu)
 
     def interrupt(self) -> None:
         """Stop sending now (the trial's time is up); what was sent so far is the result."""
@@ -220,6 +300,7 @@ class PortSender:
         proc = self._proc
         if proc is None or not self._done or self._exit_code is None:
             raise TrafficGenError(f"trafgen on {self.port.ifname}: result() before it finished")
+        proc.stop(timeout_s=2.0)  # it has exited: this forgets it (a remote host's journal entry)
         text = proc.log_path.read_text(errors="replace") if proc.log_path and proc.log_path.exists() else ""
         self._proc = None
         ok_codes = _INTERRUPTED_EXIT_CODES if self._interrupted else (0,)
@@ -247,9 +328,7 @@ class PortSender:
             with contextlib.suppress(CommandError):
                 self._tc(["tc", "qdisc", "del", "dev", self.port.ifname, "root"], check=False)
             self._paced_at = None
-        if self._stats is not None:
-            self._stats.close()
-            self._stats = None
+        self.host.release(self.port)
 
     def running(self) -> bool:
         """True while trafgen has not exited."""

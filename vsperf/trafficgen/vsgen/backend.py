@@ -46,7 +46,7 @@ from vsperf.trafficgen.vsgen.events import last_loss_after_drop_s, phase_trial, 
 from vsperf.trafficgen.vsgen.frames import FrameSpec, build_frame, vary_of
 from vsperf.trafficgen.vsgen.protocol import Mode, Path, RunRequest, RunResult, Tick, dir_command, port_command
 from vsperf.trafficgen.vsgen.remote import builder, host_cpus, is_remote, stage_engine, unstage_engine
-from vsperf.trafficgen.vsgen.results import latency_stats, per_second_rows, second_row, sequence_flags
+from vsperf.trafficgen.vsgen.results import latency_stats, per_second_rows, second_row, sequence_flags, vlan_flags
 
 log = logging.getLogger(__name__)
 
@@ -408,8 +408,11 @@ class VsgenTrafficGenerator(TrafficGenerator):
         rx_ports = {d.rx_port for d in result.dirs}
         latency = latency_stats([p.latency for p in result.ports if p.port in rx_ports])
         tx_ports = {d.direction: d.tx_port for d in result.dirs}
+        # A port expects tagged frames when the switch pushes a VLAN towards it, or the traffic is tagged.
+        tagged = {i for i, p in enumerate(self._ports) if p.rx_vlan_id is not None or traffic.vlan.enabled}
         return TrialResult.measured(
-            kind, traffic, rate, duration, tx, rx, actual, latency=latency, flags=sequence_flags(result),
+            kind, traffic, rate, duration, tx, rx, actual, latency=latency,
+            flags=sequence_flags(result) + vlan_flags(result, tagged),
             per_second=tuple(per_second_rows(ticks, tx_ports, traffic.frame_size_bytes)),
         )
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from vsperf.search.measurer import LatencyStats
 from vsperf.trafficgen.vsgen.histogram import PortLatency, merge, percentiles
@@ -10,6 +10,9 @@ from vsperf.trafficgen.vsgen.protocol import RunResult, Tick
 
 FLAG_DUPLICATES = "rx_duplicated_frames"  # the same frame arrived more than once
 FLAG_REORDERED = "rx_reordered_frames"  # frames arrived after later frames of their stream
+# VLAN checks (Frame Modification vlan: the switch tags frames towards the generator), named as trafgen's:
+FLAG_RX_UNTAGGED = "rx_untagged_frames"  # test frames arrived without the VLAN tag they should carry
+FLAG_RX_WRONG_VLAN = "rx_wrong_vlan"  # test frames arrived tagged where no tag was expected
 
 
 def latency_stats(ports: Iterable[PortLatency]) -> LatencyStats | None:
@@ -37,6 +40,18 @@ def sequence_flags(result: RunResult) -> tuple[str, ...]:
     if any(d.reorder for d in result.dirs):
         flags.append(FLAG_REORDERED)
     return tuple(flags)
+
+
+def vlan_flags(result: RunResult, tagged_ports: Collection[int]) -> tuple[str, ...]:
+    """Flags for test frames whose VLAN tag is not what the receiving port expects: a tag on the
+    ports of `tagged_ports` (the engine counts tagged frames, whatever their VLAN id), none elsewhere."""
+    flags: list[str] = []
+    for port in result.ports:
+        if port.port in tagged_ports and port.frames > port.tagged:
+            flags.append(FLAG_RX_UNTAGGED)
+        elif port.port not in tagged_ports and port.tagged:
+            flags.append(FLAG_RX_WRONG_VLAN)
+    return tuple(dict.fromkeys(flags))
 
 
 def _mbps(fps: float, frame_size_bytes: int) -> float:

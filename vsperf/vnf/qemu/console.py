@@ -1,18 +1,24 @@
-"""A guest's serial console: QEMU appends its output to a log file, and serves a unix socket.
+"""A guest's serial console: QEMU's stdio, carried by the pipes of its process.
 
-vsperf reads the log (it holds everything since boot, whether or not anyone is connected) and
-waits there for patterns (the image's marker line, a login prompt, a shell prompt); it writes
-to the socket only to drive a user's image (login, commands), as VSPERF did over its console.
+QEMU runs with its serial port on its stdin/stdout (`-chardev stdio`); the executor that started
+it hands back those pipes, on this machine or over the process's SSH channel on a testbed host
+(nothing but QEMU is needed on that host). A reader thread copies everything the guest prints
+into the console log on this machine (the results directory) as it comes, so QEMU never blocks
+on an unread pipe and the log survives even a killed run; vsperf waits in that log for
+patterns (the image's marker line, a login prompt, a shell prompt) and types into stdin only to
+drive a user's image (login, commands), as VSPERF did over its console.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
-import socket
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from vsperf.errors import DeploymentError
 
@@ -49,13 +55,37 @@ class ConsoleTimeout(DeploymentError):
 
 
 class SerialConsole:
-    """The serial console of one guest (QEMU's socket + log file)."""
+    """The serial console of one guest: its log file on this machine, fed from QEMU's stdout."""
 
-    def __init__(self, socket_path: Path, log_path: Path, label: str) -> None:
-        self.socket_path = socket_path
+    def __init__(self, log_path: Path, label: str) -> None:
         self.log_path = log_path
         self.label = label
-        self._sock: socket.socket | None = None
+        self._stdin: IO[bytes] | None = None
+        self._reader: threading.Thread | None = None
+
+    def attach(self, stdin: IO[bytes] | None, stdout: IO[bytes] | None) -> None:
+        """Start copying `stdout` (QEMU's) into the log; `stdin` is where `send_line` types."""
+        self._stdin = stdin
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.log_path.touch()
+        if stdout is not None:
+            self._reader = threading.Thread(target=self._copy, args=(stdout,), daemon=True,
+                                            name=f"console-{self.label}")
+            self._reader.start()
+
+    def _copy(self, stdout: IO[bytes]) -> None:
+        # read1 returns what has arrived (a local pipe); an SSH channel's file returns buffered
+        # bytes one by one without waiting for more: a prompt without a newline is seen at once.
+        read = getattr(stdout, "read1", None) or (lambda _size: stdout.read(1))
+        with self.log_path.open("ab", buffering=0) as log:
+            while True:
+                try:
+                    chunk = read(65536)
+                except (OSError, EOFError, ValueError):  # the pipe or channel is gone
+                    return
+                if not chunk:
+                    return  # QEMU exited (or closed its stdout)
+                log.write(chunk)
 
     def text(self) -> str:
         """Everything the guest printed so far."""
@@ -92,9 +122,10 @@ class SerialConsole:
                 if match is not None:
                     return ConsoleMatch(index, match, match.end())
             if not alive():
+                if self._reader is not None:
+                    self._reader.join(timeout=1.0)  # QEMU's last output, for the message
                 raise GuestDied(f"{self.label} exited while waiting for {what or 'its console'}; "
                                 f"console:\n    {self.tail()}")
-            self._drain()
             if time.monotonic() > deadline:
                 raise ConsoleTimeout(f"{self.label}: no {what or 'expected output'} within {timeout_s:g} s "
                                      f"(GUEST_TIMEOUT); last console lines:\n    {self.tail()}")
@@ -102,34 +133,20 @@ class SerialConsole:
 
     def send_line(self, line: str) -> None:
         """Type `line` and Enter on the console."""
-        if self._sock is None:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                sock.connect(str(self.socket_path))
-            except OSError as exc:
-                sock.close()
-                raise DeploymentError(f"{self.label}: cannot connect to the serial console "
-                                      f"{self.socket_path}: {exc}") from exc
-            self._sock = sock
-        self._sock.sendall(line.encode() + b"\r")
-        self._drain()
-
-    def _drain(self) -> None:
-        """Read and drop what QEMU sent to the socket since the last call (vsperf reads the log).
-
-        QEMU writes the guest's output to the connected socket one byte per write; unread, the
-        socket's buffer is full after a few hundred bytes and QEMU then holds the guest's serial
-        output, the log file's included: the guest's shell seems to hang mid-line.
-        """
-        while self._sock is not None:
-            try:
-                if not self._sock.recv(65536, socket.MSG_DONTWAIT):
-                    return  # QEMU closed the socket: the guest is gone, wait_for says so
-            except OSError:  # nothing more to read now (BlockingIOError), or the socket is gone
-                return
+        if self._stdin is None:
+            raise DeploymentError(f"{self.label}: the serial console is not connected")
+        try:
+            self._stdin.write(line.encode() + b"\r")
+            self._stdin.flush()
+        except (OSError, EOFError, ValueError) as exc:
+            raise DeploymentError(f"{self.label}: cannot type on the serial console: {exc}") from exc
 
     def close(self) -> None:
-        """Disconnect from the socket (the guest keeps running)."""
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
+        """Stop typing (QEMU's stdin is closed) and let the reader finish once QEMU has gone."""
+        if self._stdin is not None:
+            with contextlib.suppress(OSError, EOFError, ValueError):
+                self._stdin.close()
+            self._stdin = None
+        if self._reader is not None:
+            self._reader.join(timeout=2.0)
+            self._reader = None

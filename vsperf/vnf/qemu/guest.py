@@ -7,9 +7,11 @@ Two kinds of guest:
   (GUEST_USERNAME, GUEST_PASSWORD, GUEST_PROMPT_LOGIN/PASSWORD, GUEST_PROMPT) and types the
   loopback's commands (`GuestScript`), as VSPERF did.
 
-QEMU writes the console log straight into the results directory (`guest<N>-console.log`,
-numbered on when a run boots the same guest again), so it survives even a killed run; QEMU's
-own output goes to the run's work directory.
+QEMU runs on the VNF's host (`vsperf.vnf.host.ProcessHost`: the local lab, or a testbed's DUT
+host over SSH) with its serial console on its stdio; vsperf copies the console into the results
+directory on this machine as it comes (`guest<N>-console.log`, numbered on when a run boots the
+same guest again), so it survives even a killed run; QEMU's own messages (stderr) go to a log
+file on its host.
 """
 
 from __future__ import annotations
@@ -21,8 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vsperf.errors import DeploymentError
-from vsperf.lab.env import LabEnv
-from vsperf.lab.process import ManagedProcess
+from vsperf.vnf.host import HostProcess, ProcessHost
 from vsperf.vnf.qemu.console import SerialConsole
 from vsperf.vnf.qemu.init_script import FAILED_MARKER, READY_MARKER
 from vsperf.vnf.qemu.qemu import QemuConfig, qemu_argv
@@ -64,13 +65,14 @@ def console_log_path(results_dir: Path, index: int) -> Path:
 class QemuGuest:
     """A running QEMU process and its serial console."""
 
-    def __init__(self, lab: LabEnv, label: str, cfg: QemuConfig, *, netns: str | None) -> None:
-        self.lab = lab
+    def __init__(self, host: ProcessHost, label: str, cfg: QemuConfig, *, netns: str | None,
+                 console_log: Path) -> None:
+        self.host = host
         self.label = label
         self.cfg = cfg
         self.netns = netns
-        self.console = SerialConsole(Path(cfg.serial_socket), Path(cfg.serial_log), label)
-        self.proc: ManagedProcess | None = None
+        self.console = SerialConsole(console_log, label)
+        self.proc: HostProcess | None = None
         self.boot_time_s = 0.0
         self._started = 0.0
 
@@ -79,13 +81,14 @@ class QemuGuest:
         return self.proc.pid if self.proc is not None else None
 
     def start(self) -> None:
-        """Start QEMU (recorded in the run's state file, so a killed run's guest is stopped later)."""
-        Path(self.cfg.serial_socket).unlink(missing_ok=True)
+        """Start QEMU on its host (recorded there by PID and start time, so a killed run's guest
+        is stopped by the next run), its console attached."""
         self._started = time.monotonic()
-        self.proc = self.lab.spawn(
+        self.proc, stdin, stdout = self.host.spawn_console(
             self.label, qemu_argv(self.cfg), netns=self.netns,
-            log_path=self.lab.work_path(f"{self.label.replace(' ', '-')}.qemu.log"),
+            log_path=self.host.log_path(f"{self.label.replace(' ', '-')}.qemu.log"),
         )
+        self.console.attach(stdin, stdout)
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.alive()
@@ -148,8 +151,7 @@ class QemuGuest:
 
     def stop(self) -> None:
         """Stop QEMU by PID (idempotent); the console log stays where it is (the results)."""
-        self.console.close()
         if self.proc is not None:
-            self.lab.stop(self.proc, timeout_s=_STOP_TIMEOUT_S)
+            self.host.stop_process(self.proc, timeout_s=_STOP_TIMEOUT_S)
             self.proc = None
-        Path(self.cfg.serial_socket).unlink(missing_ok=True)
+        self.console.close()

@@ -7,9 +7,9 @@ Facts this encodes (measured on QEMU 7.2, see DESIGN.md):
   (vhost_net_start -> msix_set_vector_notifiers): such devices get `vectors=0` (INTx);
 - TCG runs with `-cpu max` (Debian's DPDK needs SSE4.2); KVM with `-cpu host`;
 - NICs sit at fixed PCI slots (0x04, 0x05, ...) so the guest finds them in a known order;
-- the serial console is a unix socket (QEMU the server, never waiting for a client) whose
-  output QEMU also appends to a log file: vsperf reads the log, and writes to the socket only
-  to log in to a user's image.
+- the serial console is QEMU's stdio (`-chardev stdio`): the pipes of the process, which reach
+  vsperf on this machine or over the SSH channel that started QEMU on a testbed host
+  (vsperf.vnf.qemu.console).
 """
 
 from __future__ import annotations
@@ -56,8 +56,6 @@ class QemuConfig:
     accel: Accel
     memory_mb: int
     smp: str  # QEMU's -smp value: "1", "2", "sockets=1,cores=2"
-    serial_socket: str
-    serial_log: str
     nics: tuple[NicConfig, ...]
     kernel_path: str = ""  # the built image: -kernel/-initrd/-append
     initrd_path: str = ""
@@ -121,8 +119,8 @@ def qemu_argv(cfg: QemuConfig) -> list[str]:
     else:
         argv += ["-drive", f"file={cfg.disk_image},if=virtio,media=disk", "-snapshot"]
     argv += [
-        "-chardev", f"socket,id=serial0,path={cfg.serial_socket},server=on,wait=off,logfile={cfg.serial_log}",
-        "-serial", "chardev:serial0",
+        # signal=off: a byte typed on the console is the guest's, never a Ctrl-C for QEMU.
+        "-chardev", "stdio,id=serial0,signal=off", "-serial", "chardev:serial0",
     ]
     for index, nic in enumerate(cfg.nics):
         argv += nic_args(index, nic, cfg.accel)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-from vsperf.lab.env import LabEnv
+from vsperf.vnf.host import VnfHost
 from vsperf.vnf.qemu.qemu import NicConfig, guest_mac
 from vsperf.vnf.qemu.vnf import QemuVnf
 from vsperf.vnf.vhost import vhost_user_ports
@@ -26,8 +26,8 @@ class QemuVhostUserVnf(QemuVnf):
     PORT_KIND: ClassVar[PortKind] = "vhostuser"
     NIC_TYPE: ClassVar[str] = "vhost-user (virtio-net-pci)"
 
-    def create_ports(self, lab: LabEnv, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
-        return vhost_user_ports(lab, index)
+    def create_ports(self, host: VnfHost, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
+        return vhost_user_ports(host, index)
 
     def qemu_is_server(self) -> bool:
         """QEMU serves the sockets unless OVS does (VSWITCH_VHOSTUSER_SERVER_MODE)."""
@@ -45,7 +45,6 @@ class QemuVhostUserVnf(QemuVnf):
         info["vhost_user_server"] = "qemu" if self.qemu_is_server() else "switch"
         return info
 
-    def remove_ports(self, lab: LabEnv) -> None:
+    def remove_ports(self, host: VnfHost) -> None:
         # QEMU as the server leaves its socket files behind.
-        for port in self.ports:
-            Path(port.socket_path).unlink(missing_ok=True)
+        host.remove_files([Path(port.socket_path) for port in self.ports])

@@ -1,34 +1,33 @@
 """`qemu-virtio-net` (VSPERF's QemuVirtioNet): the guest's NICs are tap devices of a kernel-facing switch.
 
-Each NIC is a tap created in the switch's namespace (named like the netns VNF's switch-side
-veths, so the run's state and leftover cleanup know it); QEMU runs in that namespace and opens
+Each NIC is a tap created in the switch's namespace on the switch's host (named like the netns
+VNF's switch-side veths, recorded before it exists: the run's state on the local lab, the run's
+journal for a testbed host, so leftover cleanup knows it); QEMU runs in that namespace and opens
 the taps by name; ovs (userspace datapath) or linux-bridge attaches them like any interface.
-The vhost-net accelerator is used where /dev/vhost-net exists (`vhost=on`), else QEMU copies
-frames itself (`vhost=off`); the report says which.
+The vhost-net accelerator is used where the host's /dev/vhost-net can be opened (`vhost=on`),
+else QEMU copies frames itself (`vhost=off`); the report says which.
 """
 
 from __future__ import annotations
 
-import logging
-import os
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
-from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
-from vsperf.lab import netdev
-from vsperf.lab.env import LabEnv
-from vsperf.lab.state import Resource
+from vsperf.context import RunContext
+from vsperf.errors import PrerequisiteError
+from vsperf.executor import Executor
+from vsperf.vnf.host import VnfHost
 from vsperf.vnf.qemu.qemu import NicConfig, guest_mac
 from vsperf.vnf.qemu.vnf import QemuVnf
 from vsperf.vswitch.base import PortKind, SwitchPort
 
-log = logging.getLogger(__name__)
 VHOST_NET = "/dev/vhost-net"
 DPDK_SWITCHES = ("ovs-dpdk", "ovsdpdkvhost")  # the name and VSPERF's alias
 
 
-def vhost_net_available() -> bool:
-    """True when the kernel's vhost-net accelerator can be opened."""
-    return os.access(VHOST_NET, os.R_OK | os.W_OK)
+def vhost_net_available(executor: Executor) -> bool:
+    """True when the kernel's vhost-net accelerator can be opened on the executor's host."""
+    return executor.run(["test", "-r", VHOST_NET, "-a", "-w", VHOST_NET], check=False, timeout_s=10).returncode == 0
 
 
 class QemuVirtioNetVnf(QemuVnf):
@@ -39,6 +38,10 @@ class QemuVirtioNetVnf(QemuVnf):
     PORT_KIND: ClassVar[PortKind] = "veth"  # a kernel interface in the switch namespace
     NIC_TYPE: ClassVar[str] = "virtio-net (tap)"
 
+    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
+        super().__init__(settings, ctx)
+        self._vhost_net = False  # the host's /dev/vhost-net (known once the ports exist)
+
     def check_prerequisites(self) -> None:
         if str(self.settings["VSWITCH"]).lower() in DPDK_SWITCHES:
             # Measured: OVS-DPDK's AF_XDP and AF_PACKET ports on taps lose about half of the frames.
@@ -46,43 +49,28 @@ class QemuVirtioNetVnf(QemuVnf):
                                     "QemuDpdkVhostUser with ovs-dpdk, or QemuVirtioNet with ovs or linux-bridge")
         super().check_prerequisites()
 
-    def create_ports(self, lab: LabEnv, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
-        ns = lab.switch_netns
-        ports = []
-        for k in (0, 1):
-            name = lab.names.vnf_switch_if(index, k)
-            lab.state.add(Resource("link", name, netns=ns))
-            try:
-                lab.ctx.executor.run(["ip", "-n", ns, "tuntap", "add", "dev", name, "mode", "tap"], timeout_s=30)
-                lab.ctx.executor.run(["ip", "-n", ns, "link", "set", "dev", name, "mtu", str(mtu_bytes), "up"],
-                                     timeout_s=30)
-            except CommandError as exc:
-                raise DeploymentError(f"cannot create tap {name} for {self.label}: {exc}") from exc
-            ports.append(SwitchPort(f"vnf{index}.{k}", "veth", "vnf", ifname=name, tap=True))
-        return ports[0], ports[1]
+    def create_ports(self, host: VnfHost, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
+        names = host.vnf_names(index).switch_ifs
+        self._vhost_net = vhost_net_available(host.executor)
+        for name in names:
+            host.add_tap(name, mtu_bytes=mtu_bytes)
+        return (SwitchPort(f"vnf{index}.0", "veth", "vnf", ifname=names[0], tap=True),
+                SwitchPort(f"vnf{index}.1", "veth", "vnf", ifname=names[1], tap=True))
 
     def qemu_netns(self) -> str | None:
-        assert self._lab is not None
-        return self._lab.switch_netns
+        return self._host.switch_netns if self._host is not None else None
 
     def nic_configs(self) -> tuple[NicConfig, ...]:
-        vhost = vhost_net_available()
         return tuple(
-            NicConfig("tap", guest_mac(self._index, k), ifname=port.ifname, vhost=vhost)
+            NicConfig("tap", guest_mac(self._index, k), ifname=port.ifname, vhost=self._vhost_net)
             for k, port in enumerate(self.ports)
         )
 
     def details(self) -> dict[str, str]:
         info = super().details()
-        info["vhost_net"] = "on" if vhost_net_available() else f"off ({VHOST_NET} missing)"
+        info["vhost_net"] = "on" if self._vhost_net else f"off ({VHOST_NET} missing)"
         return info
 
-    def remove_ports(self, lab: LabEnv) -> None:
-        ns = lab.switch_netns
+    def remove_ports(self, host: VnfHost) -> None:
         for port in self.ports:
-            try:
-                netdev.delete_link(port.ifname, ns)
-            except OSError as exc:
-                log.warning("could not delete tap %s: %s", port.ifname, exc)
-                continue
-            lab.state.discard(Resource("link", port.ifname, netns=ns))
+            host.remove_tap(port.ifname)

@@ -4,6 +4,11 @@ Subclasses decide how the NICs reach the switch (vhost_user.py: vhost-user socke
 virtio_net.py: tap devices, ovs or linux-bridge). This class resolves the per-VM GUEST_*
 settings (vsperf.vnf.qemu.macros), the image (vsperf's own, vsperf.vnf.qemu.image, or the user's
 GUEST_IMAGE), the accelerator (vsperf.vnf.qemu.accel), and drives the guest (guest.py).
+
+The guest runs on the switch's host (`vsperf.vnf.host.VnfHost`): the local lab (`create`), or a
+testbed's DUT host (`create_on`, `vsperf.testbed.vnf_host.TestbedVnfHost`). The image is always
+built (or found) on this machine; a testbed host gets a copy of it in the run's directory there
+(SFTP), which a user's image boots with -snapshot: neither the original nor the copy changes.
 """
 
 from __future__ import annotations
@@ -20,8 +25,12 @@ from typing import Any, ClassVar
 
 from vsperf.context import RunContext
 from vsperf.errors import CommandError, ConfigError, DeploymentError, PrerequisiteError
+from vsperf.executor import Executor, LocalExecutor
 from vsperf.lab.env import LabEnv
+from vsperf.lab.names import TAG_PREFIX
 from vsperf.vnf.base import Vnf
+from vsperf.vnf.host import VnfHost
+from vsperf.vnf.netns import LabVnfHost
 from vsperf.vnf.qemu.accel import choose_accel
 from vsperf.vnf.qemu.guest import GuestScript, LoginPrompts, QemuGuest, console_log_path
 from vsperf.vnf.qemu.image import GuestImage, ImageBuilder, kernel_cmdline
@@ -39,7 +48,6 @@ REFUSED_LOOPBACKS = {
     "clean": "GUEST_LOOPBACK clean configures nothing, so the guest would not forward; use buildin for an "
              "image that forwards by itself",
 }
-SERIAL_SOCKET_MAX_CHARS = 100  # unix socket paths: 107 characters
 
 
 @dataclass(frozen=True)
@@ -163,11 +171,12 @@ class QemuVnf(Vnf):
 
     def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
         super().__init__(settings, ctx)
-        self._lab: LabEnv | None = None
+        self._host: VnfHost | None = None
         self._index = 0
         self._spec: GuestSpec | None = None
         self._ports: tuple[SwitchPort, ...] = ()
         self._image: GuestImage | None = None
+        self._boot_files: tuple[Path, ...] = ()  # the image's files where the host reads them
         self._accel: Accel = "tcg"
         self._guest: QemuGuest | None = None
         self._version: str | None = None
@@ -241,19 +250,29 @@ class QemuVnf(Vnf):
     # --- lifecycle ---------------------------------------------------------------------------
 
     def create(self, lab: LabEnv, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
-        self._lab, self._index = lab, index
-        self._spec = GuestSpec.from_settings(self.settings, index)
-        if not self._spec.image:
-            self._image = ImageBuilder(lab.ctx.executor, self._cache_dir(),
-                                       metapackage=str(self.settings["GUEST_KERNEL_PACKAGE"])).get()
-        self._accel = choose_accel(str(self.settings["GUEST_ACCEL"]), lab, self._image, self._cache_dir())
-        ports = self.create_ports(lab, index, mtu_bytes)
+        return self.create_on(LabVnfHost(lab), index, mtu_bytes)
+
+    def create_on(self, host: VnfHost, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
+        """`create` on `host` (the local lab's, or a testbed DUT host's)."""
+        self._host, self._index = host, index
+        spec = self._spec = GuestSpec.from_settings(self.settings, index)
+        if spec.image:
+            self._boot_files = (host.stage_file(Path(spec.image), f"vm{index}-{Path(spec.image).name}"),)
+        else:
+            image = self._image = ImageBuilder(self._controller(), self._cache_dir(),
+                                               metapackage=str(self.settings["GUEST_KERNEL_PACKAGE"])).get()
+            self._boot_files = (host.stage_file(image.kernel_path, f"{image.key}-{image.kernel_path.name}"),
+                                host.stage_file(image.initrd_path, f"{image.key}-{image.initrd_path.name}"))
+        kernel, initrd = (self._boot_files * 2)[:2]
+        self._accel = choose_accel(str(self.settings["GUEST_ACCEL"]), host, self._image, kernel, initrd,
+                                   self._cache_dir(), self.ctx.work_dir / f"kvm-probe{index}-console.log")
+        ports = self.create_ports(host, index, mtu_bytes)
         self._ports = ports
         return ports
 
     @abstractmethod
-    def create_ports(self, lab: LabEnv, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
-        """Create (or name) the two switch-side ports, recording what exists in `lab`."""
+    def create_ports(self, host: VnfHost, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
+        """Create (or name) the two switch-side ports on `host`, recording what exists there."""
 
     @abstractmethod
     def nic_configs(self) -> tuple[NicConfig, ...]:
@@ -264,25 +283,21 @@ class QemuVnf(Vnf):
         return None
 
     def start(self) -> None:
-        lab, spec = self._require()
-        directory = lab.track_dir(lab.work_path(f"qemu-{lab.ctx.run_id}"))
-        serial = directory / f"vm{self._index}.console.sock"
-        if len(str(serial)) > SERIAL_SOCKET_MAX_CHARS:
-            raise DeploymentError(f"serial console socket path too long: {serial}")
-        self._console_log = console_log_path(lab.ctx.results_dir, self._index)
-        name = f"{lab.names.tag}-vm{self._index}"
+        host, spec = self._require()
+        self._console_log = console_log_path(self.ctx.results_dir, self._index)
+        name = f"{TAG_PREFIX}{self.ctx.run_id}-vm{self._index}"
         if self._image is not None:
             append = kernel_cmdline(loopback=spec.loopback, fwd_mode=spec.fwd_mode, nics=spec.nics, cpus=spec.cpus,
                                     hugepages=spec.hugepages, testpmd_args=spec.testpmd_app_args())
+            kernel, initrd = self._boot_files
             cfg = QemuConfig(name=name, accel=self._accel, memory_mb=spec.memory_mb, smp=spec.smp,
                              nics=self.nic_configs(), cpu_binding=spec.core_binding,
-                             kernel_path=str(self._image.kernel_path), initrd_path=str(self._image.initrd_path),
-                             append=append, serial_socket=str(serial), serial_log=str(self._console_log))
+                             kernel_path=str(kernel), initrd_path=str(initrd), append=append)
         else:
             cfg = QemuConfig(name=name, accel=self._accel, memory_mb=spec.memory_mb, smp=spec.smp,
-                             nics=self.nic_configs(), cpu_binding=spec.core_binding, disk_image=spec.image,
-                             serial_socket=str(serial), serial_log=str(self._console_log))
-        self._guest = QemuGuest(lab, self.label, cfg, netns=self.qemu_netns())
+                             nics=self.nic_configs(), cpu_binding=spec.core_binding,
+                             disk_image=str(self._boot_files[0]))
+        self._guest = QemuGuest(host, self.label, cfg, netns=self.qemu_netns(), console_log=self._console_log)
         self._guest.start()
         if self._image is not None:
             self._guest.wait_forwarding(spec.timeout_s)
@@ -298,11 +313,11 @@ class QemuVnf(Vnf):
         if self._guest is not None:
             self._guest.stop()
             self._guest = None
-        if self._lab is not None:
-            self.remove_ports(self._lab)
+        if self._host is not None:
+            self.remove_ports(self._host)
         self._ports = ()
 
-    def remove_ports(self, lab: LabEnv) -> None:
+    def remove_ports(self, host: VnfHost) -> None:
         """Remove what `create_ports` made (the guest has stopped)."""
 
     # --- helpers -----------------------------------------------------------------------------
@@ -310,10 +325,15 @@ class QemuVnf(Vnf):
     def _cache_dir(self) -> Path:
         return Path(str(self.settings["GUEST_IMAGE_CACHE_DIR"])).expanduser()
 
-    def _require(self) -> tuple[LabEnv, GuestSpec]:
-        if self._lab is None or self._spec is None:
+    def _controller(self) -> Executor:
+        """This machine's executor (the image is built here, whichever host runs the guest)."""
+        executor = self.ctx.executor
+        return executor if executor.host == "local" else LocalExecutor(executor.command_log)
+
+    def _require(self) -> tuple[VnfHost, GuestSpec]:
+        if self._host is None or self._spec is None:
             raise DeploymentError(f"{self.NAME}: start() called before create()")
-        return self._lab, self._spec
+        return self._host, self._spec
 
 
 class QemuPciPassthroughVnf(QemuVnf):
@@ -327,7 +347,7 @@ class QemuPciPassthroughVnf(QemuVnf):
         raise PrerequisiteError("VNF QemuPciPassthrough needs a physical NIC to pass to the guest, which the "
                                 "local lab has none of; use --vnf QemuDpdkVhostUser or QemuVirtioNet")
 
-    def create_ports(self, lab: LabEnv, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
+    def create_ports(self, host: VnfHost, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
         self.check_prerequisites()
         raise AssertionError("unreachable")
 
