@@ -23,11 +23,12 @@ from vsperf.collectors.base import CollectorTarget, build_collectors, collecting
 from vsperf.config import Settings, traffic_from_settings
 from vsperf.context import RunContext, create_work_dir
 from vsperf.deployment import ComponentInfo, Deployment, NoDeployment, SimulatedDeployment
-from vsperf.errors import VsperfError
+from vsperf.errors import DeploymentError, VsperfError
 from vsperf.executor import CommandLog, LocalExecutor
-from vsperf.lab.deploy import build_deployment
+from vsperf.lab.deploy import LabDeployment, build_deployment
 from vsperf.lab.leftovers import cleanup_leftovers
 from vsperf.lab.topology import parse_deployment
+from vsperf.loadgen.base import LocalLoadHost
 from vsperf.plan import PlannedTest
 from vsperf.registry import Registries
 from vsperf.report.formats import render_report
@@ -131,11 +132,13 @@ def _port_components(deployment: Deployment, ctx: RunContext) -> list[ComponentI
 
 @contextmanager
 def _load(
-    pt: PlannedTest, registries: Registries, ctx: RunContext, testbed: TestbedSession | None = None
+    pt: PlannedTest, registries: Registries, ctx: RunContext, deployment: Deployment,
+    testbed: TestbedSession | None = None,
 ) -> Iterator[tuple[list[ComponentInfo], dict[str, int]]]:
     """The test's Load (CPU / memory stress) around the traffic phase, when it has one:
     its components and its processes (name -> PID, for the process statistics). With `testbed`
-    it runs on the DUT host, its processes in the run's journal (PIDs of that host)."""
+    it runs on the DUT host, its processes in the run's journal (PIDs of that host); on the
+    local lab its processes are in the lab's state file (stopped after a SIGKILL too)."""
     if not pt.test.load:
         yield [], {}
         return
@@ -146,8 +149,10 @@ def _load(
     entry = registries.loadgens.get(str(pt.loadgen))
     if testbed is not None:
         loadgen = entry.cls(pt.test.load, pt.settings, replace(ctx, executor=testbed.dut), TestbedLoadHost(testbed))
+    elif isinstance(deployment, LabDeployment):
+        loadgen = entry.cls(pt.test.load, pt.settings, ctx, LocalLoadHost(deployment.lab))
     else:
-        loadgen = entry.cls(pt.test.load, pt.settings, ctx)
+        raise DeploymentError(f"{pt.test.name}: its Load runs on the local lab or a testbed, not on {deployment.name}")
     with loadgen:
         yield [loadgen.component()], loadgen.pids()
 
@@ -333,7 +338,7 @@ class Runner:
             if not any(c.role in ("nic", "port") for c in components):
                 components += _port_components(deployment, ctx)
             load_components, load_pids = stack.enter_context(
-                _load(pt, self.registries, ctx, self.testbed if on_testbed else None))
+                _load(pt, self.registries, ctx, deployment, self.testbed if on_testbed else None))
             components += load_components
             # On a testbed the collectors read the hosts: the DUT's processes and CPU on its host,
             # the generator's ports on the generator's host.

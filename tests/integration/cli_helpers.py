@@ -59,3 +59,24 @@ def leftovers(run_id: str) -> list[str]:
             found.append(str(path))
     found += [f"dpdk runtime dir {p}" for p in Path("/var/run/dpdk").glob(f"{tag}*")]
     return found
+
+
+# A small CPU load (VSPERF's phy2phy_cpu_load runs 100 % on all cores but 4): 20 % on one worker,
+# around 1 s continuous trials, so that the shared machine stays usable.
+SMALL_LOAD_TEST = """
+- Name: {name}
+  Deployment: p2p
+  Description: LTD.CPU.RFC2544.0PacketLoss, a small load
+  Load: {{tool: stress-ng, load: 20, reserved: 1, pattern: c}}
+  Parameters:
+    TRAFFIC: {{traffic_type: rfc2544_continuous, frame_rate: 1}}
+"""
+
+
+def small_load_conf(tmp_path: Path, name: str) -> Path:
+    """A conf file (for --conf-file) adding test `name`, with SMALL_LOAD_TEST's load, to the catalog."""
+    tests = tmp_path / "load_tests.yaml"
+    tests.write_text(SMALL_LOAD_TEST.format(name=name))
+    conf = tmp_path / "load.yaml"
+    conf.write_text(f"TEST_CASE_FILES: [{tests}]\n")
+    return conf

@@ -10,7 +10,6 @@ import json
 import re
 import subprocess
 import sys
-import textwrap
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -19,6 +18,7 @@ from typing import Any
 
 import psutil
 import pytest
+from cli_helpers import small_load_conf
 from testbed_bed import Bed, assert_nothing_left, open_bed, running, skip_missing_switch
 
 from vsperf.config.loader import load_settings
@@ -35,17 +35,6 @@ from vsperf.vswitch.ovs import OvsVSwitch
 
 pytestmark = pytest.mark.root
 
-# A small CPU load (VSPERF's phy2phy_cpu_load runs 100 % on all cores but 4): 20 % on one worker,
-# around one 1 s continuous trial, so that the shared machine stays usable.
-LOAD_TESTS = """
-- Name: v9h_cpu_load
-  Deployment: p2p
-  Description: LTD.CPU.RFC2544.0PacketLoss, a small load
-  Load: {tool: stress-ng, load: 20, reserved: 1, pattern: c}
-  Parameters:
-    TRAFFIC: {traffic_type: rfc2544_continuous, frame_rate: 1}
-"""
-
 
 @pytest.fixture(scope="module")
 def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
@@ -54,12 +43,8 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
 
 
 def _load_conf(tmp_path: Path) -> Path:
-    """A conf file adding LOAD_TESTS to the catalog."""
-    tests = tmp_path / "load_tests.yaml"
-    tests.write_text(textwrap.dedent(LOAD_TESTS))
-    conf = tmp_path / "load.yaml"
-    conf.write_text(f"TEST_CASE_FILES: [{tests}]\n")
-    return conf
+    """A conf file adding test v9h_cpu_load (a small CPU load: cli_helpers.SMALL_LOAD_TEST) to the catalog."""
+    return small_load_conf(tmp_path, "v9h_cpu_load")
 
 
 def _run(bed: Bed, tmp_path: Path, test: str, vswitch: str, params: str = "", *extra: str) -> dict[str, Any]:

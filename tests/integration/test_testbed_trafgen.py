@@ -23,6 +23,8 @@ import pytest
 from sshd_hosts import run_sshd
 from testbed_bed import Bed, assert_nothing_left, open_bed
 
+from vsperf.testbed.ports import PortState
+
 pytestmark = pytest.mark.root
 
 
@@ -90,8 +92,21 @@ def test_trafgen_on_the_generator_host(bed: Bed, tmp_path: Path, name: str) -> N
     assert qdiscs_of_b(bed) == qdiscs_before
 
 
-def test_vsperf_killed_mid_trial_next_run_stops_remote_trafgen(bed: Bed, tmp_path: Path) -> None:
+def agent_of(bed: Bed) -> psutil.Process | None:
+    """The trafgen receive agent running on host B (None: none)."""
+    return next((psutil.Process(p) for p in trafgens_of(bed) if "agent.py" in " ".join(psutil.Process(p).cmdline())),
+                None)
+
+
+# The agent either sees its channel end and cleans host B's ports itself, or outlives it (here: it
+# is stopped with SIGSTOP before vsperf is killed, as an agent whose channel the host kept open
+# would be) and leaves its clsact and the pacer: the next run deletes them from the journal.
+@pytest.mark.parametrize("agent_outlives", [False, True], ids=["agent_ends", "agent_outlives_its_channel"])
+def test_vsperf_killed_mid_trial_next_run_stops_remote_trafgen(bed: Bed, tmp_path: Path,
+                                                               agent_outlives: bool) -> None:
     before, links_before, qdiscs_before = bed.states(), bed.links(), qdiscs_of_b(bed)
+    assert not any(k in ("clsact", "tbf") for kinds in qdiscs_before.values() for k in kinds)
+    agent: psutil.Process | None = None
     results = tmp_path / "killed"
     # 30 s trials: trafgen still sends when vsperf is killed, and long after
     args = [a.replace("TRAFGEN_DURATION=1", "TRAFGEN_DURATION=30") for a in
@@ -108,13 +123,41 @@ def test_vsperf_killed_mid_trial_next_run_stops_remote_trafgen(bed: Bed, tmp_pat
             time.sleep(0.1)
         assert senders, f"no trafgen started (vsperf exit {proc.poll()})"
         time.sleep(1.0)
+        if agent_outlives:
+            agent = agent_of(bed)
+            assert agent is not None
+            agent.suspend()  # SIGSTOP: it will not read the end of its input
         proc.kill()  # SIGKILL: no teardown at all
         proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    try:
+        _killed_then_next_run(bed, tmp_path, senders, agent, before, links_before, qdiscs_before)
+    finally:
+        if agent is not None and agent.is_running():  # the test failed before the next run: by PID
+            agent.resume()
+            agent.terminate()
+
+
+def _killed_then_next_run(bed: Bed, tmp_path: Path, senders: dict[int, str], agent: psutil.Process | None,
+                          before: dict[str, PortState], links_before: dict[str, set[str]],
+                          qdiscs_before: dict[str, list[str]]) -> None:
     run_id = next(iter(senders.values()))
+    if agent is not None:
+        # The agent outlived vsperf: its clsact and the pacer stay on host B's ports until the next run.
+        time.sleep(1.0)
+        assert agent.is_running() and agent.status() == psutil.STATUS_STOPPED
+        left_kinds = [k for kinds in qdiscs_of_b(bed).values() for k in kinds]
+        assert "clsact" in left_kinds and "tbf" in left_kinds, left_kinds
+        nxt = _next_run(bed, tmp_path)
+        assert "clsact qdisc deleted" in nxt and "root qdisc tbf deleted" in nxt, nxt
+        assert not agent.is_running() or agent.status() == psutil.STATUS_ZOMBIE  # killed by PID
+        assert trafgens_of(bed, run_id) == {}
+        assert_nothing_left(bed, run_id, before, links_before)
+        assert qdiscs_of_b(bed) == qdiscs_before
+        return
     # The receive agent saw the end of its input (its SSH channel closed with vsperf) and took its
     # counters and pacers off host B's ports; trafgen (no input to lose) still sends.
     deadline = time.monotonic() + 10
@@ -125,17 +168,22 @@ def test_vsperf_killed_mid_trial_next_run_stops_remote_trafgen(bed: Bed, tmp_pat
     assert left and not any("agent.py" in " ".join(psutil.Process(p).cmdline()) for p in left), left
     assert qdiscs_of_b(bed) == qdiscs_before
     assert Path(f"/tmp/vsperf-{run_id}-trafgen").exists()
-    nxt = subprocess.run([sys.executable, "-m", "vsperf", "phy2phy_tput", "--trafficgen", "dummy", "--testbed",
-                          str(bed.testbed_file()), "--test-params", "TRAFFICGEN_PKT_SIZES=(64,)", "--results-dir",
-                          str(tmp_path / "next")], capture_output=True, text=True, cwd=tmp_path, timeout=300)
-    assert nxt.returncode == 0, nxt.stderr
-    print(nxt.stderr)  # shown with -s: what a user sees
-    assert "restored after a killed run" in nxt.stderr and "trafgen port0" in nxt.stderr, nxt.stderr
+    nxt = _next_run(bed, tmp_path)
+    assert "restored after a killed run" in nxt and "trafgen port0" in nxt, nxt
     assert trafgens_of(bed, run_id) == {}
     assert not Path(f"/tmp/vsperf-{run_id}-trafgen").exists()
     assert_nothing_left(bed, run_id, before, links_before)
     assert qdiscs_of_b(bed) == qdiscs_before
 
+
+def _next_run(bed: Bed, tmp_path: Path) -> str:
+    """A run with the testbed after the killed one (exit 0); its stderr (what it restored)."""
+    nxt = subprocess.run([sys.executable, "-m", "vsperf", "phy2phy_tput", "--trafficgen", "dummy", "--testbed",
+                          str(bed.testbed_file()), "--test-params", "TRAFFICGEN_PKT_SIZES=(64,)", "--results-dir",
+                          str(tmp_path / "next")], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert nxt.returncode == 0, nxt.stderr
+    print(nxt.stderr)  # shown with -s: what a user sees
+    return nxt.stderr
 
 
 def test_generator_host_without_trafgen_exit_2_one_line_nothing_created(bed: Bed, tmp_path: Path) -> None:
@@ -159,5 +207,28 @@ def test_generator_host_without_trafgen_exit_2_one_line_nothing_created(bed: Bed
     lines = [line for line in err.splitlines() if "error" in line.lower()]
     assert len(lines) == 1 and "Traceback" not in err, err
     assert f"host {bed.gen}: trafgen is missing: apt-get install netsniff-ng there" in lines[0], err
+    assert bed.states() == before and bed.links() == links_before
+    assert not (tmp_path / "run" / "results.json").exists()
+
+
+def test_generator_port_with_a_configured_root_qdisc_exit_2_one_line_nothing_created(bed: Bed,
+                                                                                      tmp_path: Path) -> None:
+    # Someone's qdisc on host B's port: vsperf's pacer would replace it and could not rebuild it.
+    b_if = bed.cables[0][1]
+    before, links_before = bed.states(), bed.links()
+    tc = ["tc", "-n", bed.ns["b"], "qdisc"]
+    subprocess.run([*tc, "add", "dev", b_if, "root", "handle", "1:", "htb"], check=True)
+    try:
+        proc = bed.vsperf(*bed.args(tmp_path / "run", "(64,)", trafficgen="trafgen"), cwd=tmp_path)
+        _out, err = proc.communicate(timeout=300)
+        kinds = qdiscs_of_b(bed)[b_if]
+    finally:
+        subprocess.run([*tc, "del", "dev", b_if, "root"], check=True)
+    assert proc.returncode == 2, err
+    lines = [line for line in err.splitlines() if "error" in line.lower()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert f"host {bed.gen}: interface {b_if} has root qdisc htb" in lines[0], err
+    assert f"(tc qdisc del dev {b_if} root)" in lines[0], err
+    assert kinds == ["htb"]  # left as it was
     assert bed.states() == before and bed.links() == links_before
     assert not (tmp_path / "run" / "results.json").exists()

@@ -77,14 +77,15 @@ def test_created_links_are_journaled_and_an_older_journal_without_them_loads(tmp
 
 def test_a_killed_runs_host_directories_are_found_by_its_run_id(tmp_path: Path) -> None:
     assert PortJournal.create(tmp_path, "abc123").run_id == "abc123"
-    mine, other = tmp_path / "vsperf-abc123-vsgen", tmp_path / "vsperf-abc124-vsgen"
-    for d in (mine, other):
+    mine = [tmp_path / "vsperf-abc123-vsgen", tmp_path / "vspabc123o"]  # its files, OVS-DPDK's runtime dir
+    other = [tmp_path / "vsperf-abc124-vsgen", tmp_path / "vspabc1234o", tmp_path / "vspabc123"]
+    for d in mine + other:
         d.mkdir()
         (d / "vsgen-engine").write_text("x")
     argv = host_run_dirs_removal("abc123")
     assert argv[:3] == ["find", "/tmp", "/var/run/dpdk"]  # its files, its DPDK runtime directories
     subprocess.run([argv[0], str(tmp_path), *argv[3:]], check=True)  # the same command, on tmp_path
-    assert not mine.exists() and other.exists()
+    assert not any(d.exists() for d in mine) and all(d.exists() for d in other)
 
 
 def test_daemons_are_journaled_by_pid_and_start_time(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from vsperf.trafficgen.trafgen.remote import (
     remote_dir,
 )
 from vsperf.trafficgen.trafgen.rxcount import SLOTS, RxCounts, counter_program
+from vsperf.trafficgen.trafgen.sender import PortSender
 
 
 class AgentStdin(io.RawIOBase):
@@ -76,6 +77,8 @@ class FakeSession:
         self.agent = ag
         self.spawned: list[tuple[str, str, FakeProc]] = []
         self.stopped: list[int] = []
+        # (host, interface, qdisc, whether the agent had already added it or knew of the pacer)
+        self.qdiscs: list[tuple[str, str, str, bool]] = []
 
     def spawn(self, host: str, label: str, argv: Sequence[str], *, stdout: Any = subprocess.DEVNULL,
               stderr: Any = subprocess.DEVNULL, stdin: int | None = None) -> Process:
@@ -89,6 +92,10 @@ class FakeSession:
     def stop_process(self, host: str, proc: Process, *, timeout_s: float = 5.0) -> int | None:
         self.stopped.append(proc.pid)
         return 0
+
+    def record_qdisc(self, host: str, interface: str, qdisc: str) -> None:
+        known = self.agent.pacers if qdisc == "root" else self.agent.clsacts
+        self.qdiscs.append((host, interface, qdisc, interface in known))
 
 
 class FakeExecutor:
@@ -188,6 +195,7 @@ def test_receive_counter_sends_the_assembled_program_for_the_agents_map(tmp_path
     assert insns == counter_program(40 + SLOTS, 10) and count == len(insns)
     assert counter.read() == RxCounts(5, 0, 1, 9)
     assert ag.clsacts == {"b0"} and ag.progs == [77]
+    assert session.qdiscs == [("gen", "b0", "clsact", False)]  # journaled before the agent added it
     counter.detach()
     assert ag.clsacts == set()
     with pytest.raises(TrafficGenError, match="not attached"):
@@ -213,3 +221,22 @@ def test_trafgen_runs_through_the_session_and_is_forgotten_once(tmp_path: Path) 
         host.launch("trafgen port0", ["trafgen"], "ns1", tmp_path / "port0.log")
     host.pin(proc, 1)
     assert ex.runs[-1][:2] == ["sh", "-c"] and ex.runs[-1][-2:] == [str(fake.pid), "1"]
+
+
+def test_a_pacer_is_journaled_before_it_is_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    host, ex, session, ag = _host(tmp_path)
+    monkeypatch.setattr("socket.if_nametoindex", lambda name: 5)
+    host.open()
+    tc_before: list[list[list[str]]] = []
+    record = session.record_qdisc
+
+    def journal(host_name: str, interface: str, qdisc: str) -> None:
+        tc_before.append([r for r in ex.runs if r[0] == "tc"])
+        record(host_name, interface, qdisc)
+
+    monkeypatch.setattr(session, "record_qdisc", journal)
+    sender = PortSender(cast(Executor, ex), host, PORT, 0, tmp_path, None)
+    sender.pace(1000.0, 60)
+    assert session.qdiscs == [("gen", "b0", "root", False)] and tc_before == [[]]  # nothing set yet
+    assert ex.runs[-1][:4] == ["tc", "qdisc", "replace", "dev"] and ag.pacers == {"b0"}
+    host.close()

@@ -78,6 +78,7 @@ class LabDeployment(Deployment):
         self.state_root = state_root
         self.names = LabNames(ctx.run_id)
         self._state: RunState | None = None
+        self._lab: LabEnv | None = None
         self._ports: tuple[GenPort, ...] = ()
         self._vswitch_started = False
         self.deploy_time_s = 0.0
@@ -86,6 +87,14 @@ class LabDeployment(Deployment):
     @property
     def gen_ports(self) -> Sequence[GenPort]:
         return self._ports
+
+    @property
+    def lab(self) -> LabEnv:
+        """The deployed lab's handle (its state file records what is started through it: a
+        test's load generator too); DeploymentError before `deploy` or after `teardown`."""
+        if self._lab is None:
+            raise DeploymentError(f"deployment {self.name} is not deployed")
+        return self._lab
 
     def deploy(self) -> None:
         started = time.monotonic()
@@ -113,7 +122,7 @@ class LabDeployment(Deployment):
             state = RunState(self.ctx.run_id, root=self.state_root, resources=previous.resources())
         self._state = state
         state.save()
-        lab = LabEnv(self.ctx, self.names, state)
+        lab = self._lab = LabEnv(self.ctx, self.names, state)
         mtu = mtu_for(self.traffic)
         executor = self.ctx.executor
         if not self.topology.has_switch:
@@ -201,6 +210,7 @@ class LabDeployment(Deployment):
             for error in errors:
                 log.error("teardown of %s left %s (vsperf removes it at its next start)", self.name, error)
             self._state = None
+        self._lab = None
         self._ports = ()
         self.teardown_time_s = time.monotonic() - started
 

@@ -9,11 +9,13 @@ relevant upper bound, `U * (1 - width)`: a pass there ends the goal. So the cont
 where the long trial goes by choosing where a SHORT trial fails:
 
 * Band probes (`band_probe`): the lossy trials tell the bottom of the DUT's noise band for the
-  goal (`vsperf.search.noise_band`). While the candidate lies above that bottom, short trials run
-  at the highest load on the grid of whole widths below U whose candidate is at or below it; a
-  probe that fails is the new U (the long trial a width below it then lands at the band's
-  bottom, where it rarely fails); a probe that passed often (CLIMB_PER_SHORT) is low in the band and
-  the next probe goes a width higher (the bottom was estimated too low).
+  goal (`vsperf.search.noise_band`: the lowest capacity seen, less a margin that shrinks as more
+  trials tell about it). While the candidate lies above that safe bottom, short trials run a
+  width above it (off any grid); a probe that fails is the new U, and the long trial a width
+  below it lands at the safe bottom, where it rarely fails. Probes that pass add evidence, so the
+  bottom's margin shrinks and the next probe goes a little higher by itself (no climbing rule). A
+  candidate within BOTTOM_SLACK of the band's span above the bottom gets no probe (twice that
+  when the probe would sit below another goal's answer: a failing probe there takes it back).
 * Scouts: before the long trial, short trials at the candidate itself; a failing scout makes the
   candidate the new upper bound for the price of a short trial. How many is learned from the
   short trials (`scout_count`): one on a steady DUT, more when the trials contradict each other
@@ -25,14 +27,14 @@ where the long trial goes by choosing where a SHORT trial fails:
   trials halve the gap, so the walk down one width at a time starts near the answer.
 
 Measured on bench/bench_searches.py: with scouts alone a third of ndr_pdr's trial-seconds went to
-failed confirmations on noisy DUTs; with band probes, failed long trials fell by half (ndr_pdr)
-to three quarters (mlr), see docs/searches.rst.
+failed confirmations on noisy DUTs; with band probes on a grid, failed long trials fell by half
+(ndr_pdr) to three quarters (mlr); with probes at the safe bottom every noisy case the bench can
+bring to 5x does (docs/searches.rst).
 """
 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 
 from vsperf.search.goal_search import GoalSearchState
@@ -43,11 +45,17 @@ from vsperf.search.noise_band import capacity_band
 _EPS = 1e-9
 MAX_SCOUTS = 4  # measured (bench_searches): more scouts cost more than the failures they avert
 MAX_PROBE_WIDTHS = 40  # the first probe is at most this many widths below the upper bound
-# Band probes are paid in short trials to save long ones, so both limits scale with how many short
-# trials a long one costs (60 with RFC 2544's 60 s finals and 1 s steering: 16 and 48).
-CLIMB_PER_SHORT = float(os.environ.get("CL", "12")) / 60  # passes at a probe (per short trial in a long one) before climbing a width
+# Band probes are paid in short trials to save long ones, so their number scales with how many
+# short trials a long one costs (60 with RFC 2544's 60 s finals and 1 s steering: 48).
 PROBES_PER_SHORT = 0.8  # band probes per target, at most, per short trial in a long one
 MIN_SHORTS_PER_LONG = 20  # no band probes below (bench_searches: 1 s steering at 10 s finals)
+# A candidate this close above the band's safe bottom (share of the band's span) gets its long trial
+# without probes: a probe costs more than the risk it removes there (bench_searches: 0.01). Twice
+# that when the probe would sit at or below the answer of a goal with a larger loss ratio: a probe
+# failing that goal's ratio there takes its answer back (a tail-drop DUT's NDR and PDR lie within a
+# width), and answering it again costs a long trial.
+BOTTOM_SLACK = 0.01
+OTHER_ANSWER_SLACK = 0.02
 PROBE_LABEL = "band probe"
 SPLIT_LABEL = "gap split"
 # Widths between the upper bound and the highest pass below it beyond which short trials halve the
@@ -114,12 +122,6 @@ def _passes_at(state: GoalSearchState, load: float, target: Target) -> int:
     return sum(1 for t in state.db.trials_at(load) if not high_loss(t, target.loss_ratio))
 
 
-def _passes_between(state: GoalSearchState, low_fps: float, high_fps: float, target: Target) -> int:
-    """Trials at loads in [low_fps, high_fps) that met the target's loss ratio."""
-    return sum(_passes_at(state, load, target) for load in state.db.loads()
-               if low_fps * (1 - _EPS) <= load < high_fps * (1 - _EPS))
-
-
 def _judged_trials(state: GoalSearchState) -> list[tuple[float, TrialResult]]:
     return [(load, t) for load in state.db.loads() for t in state.db.trials_at(load)]
 
@@ -132,14 +134,15 @@ def max_probes(shorts_per_long: float) -> int:
 def band_probe(state: GoalSearchState, goal: SearchGoal, target: Target, upper_fps: float) -> float | None:
     """Where to look for a failing short trial so that the long trial one width below it lands
     at the bottom of the DUT's noise band (`vsperf.search.noise_band`); None when the candidate
-    one width below `upper_fps` is already there, or when the trials fit no band.
+    one width below `upper_fps` is already there (or within BOTTOM_SLACK of the band's span above
+    it), or when the trials fit no band.
 
-    Probes lie on the grid of whole widths below the relevant upper bound (so that a failing
-    probe's candidate is the probe a width lower, which usually passed there already): the
-    first is the highest grid load at least a width above the band's estimated bottom; one whose
-    width slot holds enough passes (CLIMB_PER_SHORT) is known to be low in the band, and the next
-    is a width higher. At most `max_probes` per target: a DUT whose loss follows no power law may mislead the
-    estimate, and must then cost a bounded number of short trials, not the trial guard.
+    The probe is the load a width above the band's safe bottom for the goal: a failure there is
+    the new upper bound, and the long trial a width below it lands at the bottom. No grid, no
+    climbing: every probe that passes (or loses a little) tells more about the bottom, whose
+    margin then shrinks, so the next probe goes a little higher by itself. At most `max_probes`
+    per target: a DUT whose loss follows no power law may mislead the estimate, and must then
+    cost a bounded number of short trials, not the trial guard.
     """
     label = f"{target.label} {PROBE_LABEL}"
     # Scaled by the goal's final trials also at an intermediate target: its lower bound becomes the
@@ -147,7 +150,6 @@ def band_probe(state: GoalSearchState, goal: SearchGoal, target: Target, upper_f
     shorts_per_long = goal.final_duration_s / goal.initial_duration_s
     if shorts_per_long < MIN_SHORTS_PER_LONG:
         return None  # probes as dear as a tenth of a long trial cost more than they save
-    climb_after = max(2, round(CLIMB_PER_SHORT * shorts_per_long))
     if sum(1 for note in state.notes if note["goal"] == goal.name and note["target"] == label) >= max_probes(
             shorts_per_long):
         return None
@@ -155,19 +157,32 @@ def band_probe(state: GoalSearchState, goal: SearchGoal, target: Target, upper_f
     if band is None:
         return None
     step = 1.0 - target.width
-    climb_after = max(climb_after, round(float(os.environ.get("CB", "0")) * band.widths(target.width)))
-    wanted = min(band.safe_bottom_fps(target.loss_ratio), state.ceiling.max_load_fps) / step
-    wanted = max(wanted, upper_fps * step**MAX_PROBE_WIDTHS)
-    tol = float(os.environ.get("TOL", "0"))
-    while wanted < upper_fps * (1 - target.width * tol) * (1 - _EPS):
-        # The band's bottom moves a little with every lossy probe: count the passes from half a
-        # width below, so that probes just under the current one count as at it.
-        if _passes_between(state, wanted * math.sqrt(step), wanted / step, target) < climb_after:
-            # Outside the load limits a probe would be measured elsewhere and never counted.
-            inside = state.min_load_fps <= wanted <= state.ceiling.max_load_fps
-            return wanted if inside else None
-        wanted /= step
-    return None  # the candidate a width below the upper bound is as low as the band asks
+    bottom = band.safe_bottom_fps(target.loss_ratio)
+    gap = upper_fps * step - bottom
+    if gap <= 0:
+        return None  # the candidate a width below the upper bound is as low as the band asks
+    # How far above the bottom the candidate lies, in shares of the band's span (a steady DUT's
+    # band has none: any distance is then far).
+    span = band.span_fps(target.loss_ratio)
+    above_bottom = gap / span if span > 0 else math.inf
+    if above_bottom <= BOTTOM_SLACK:
+        return None  # close enough: a probe costs more than the risk it removes
+    probe = max(min(bottom, state.ceiling.max_load_fps) / step, upper_fps * step**MAX_PROBE_WIDTHS)
+    if above_bottom <= OTHER_ANSWER_SLACK and _below_other_answer(state, goal, probe):
+        return None
+    # Outside the load limits a probe would be measured elsewhere and never counted.
+    return probe if state.min_load_fps <= probe <= state.ceiling.max_load_fps else None
+
+
+def _below_other_answer(state: GoalSearchState, goal: SearchGoal, load_fps: float) -> bool:
+    """Whether `load_fps` lies at or below the answer (relevant lower bound) of a goal with a larger
+    loss ratio, which a short trial failing that ratio there would take back."""
+    for other in state.cfg.goals:
+        if other.loss_ratio > goal.loss_ratio:
+            lower = relevant_bounds(state.db, other.targets(0)[-1]).lower_fps
+            if lower is not None and load_fps <= lower * (1 + _EPS):
+                return True
+    return False
 
 
 def far_split(state: GoalSearchState, target: Target, upper_fps: float) -> float | None:

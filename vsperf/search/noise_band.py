@@ -8,10 +8,19 @@ a tail-drop DUT loses `1 - c / x`, a DUT whose loss sets in gradually less, e.g.
 With such a power law (exponent `k`), every lossy trial gives the capacity the DUT had during
 that trial: `c = x * (1 - loss ** (1 / k))`. The exponent is the one under which the trials
 agree best: the smallest spread from the lowest capacity to the highest of the capacities and
-of the loads that lost nothing (under a wrong exponent the capacities of trials far above the
-band move away from those just above it, or below every lossless load). Every goal then has its
-own capacity per trial, the highest load at which that trial would have met the goal's loss
-ratio `r`: `c / (1 - r ** (1 / k))`; the band's bottom for the goal is the lowest of them.
+of the loads that lost nothing, one (median) capacity per group of loads within about 1 %
+(under a wrong exponent the capacities of trials far above the band move away from those just
+above it, or below every lossless load; many trials at one load would always pick the flattest
+exponent, which shrinks the spread their noise should show). Every goal then has its own
+capacity per trial, the highest load at which that trial would have met the goal's loss ratio
+`r`: `c / (1 - r ** (1 / k))`; the band's bottom for the goal is the lowest of them.
+
+The lowest capacity seen is a biased estimate of the band's bottom: whatever the distribution,
+the next trial's capacity is below the lowest of m with probability 1 / (m + 1). The safe bottom
+lies a margin lower: GAP_MARGIN times the band's span over the trials known not to have had a
+lower capacity (the lossy ones, and those that lost nothing at a load above the bottom: in the
+likelihood of a uniform band's bottom they count like a measured capacity). For a uniform band
+that is the expected gap below the lowest capacity seen; it shrinks as trials accumulate.
 
 Nothing here decides an answer: the draft's classification (`vsperf.search.mlr_goals`) does that
 from the trials alone, so a DUT that follows no power law costs trials, never accuracy.
@@ -20,6 +29,7 @@ from the trials alone, so a DUT that follows no power law costs trials, never ac
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -28,8 +38,8 @@ from vsperf.search.measurer import TrialResult
 LOSS_EXPONENTS = (1.0, 1.5, 2.0, 3.0)  # tail drop, ..., a loss setting in very gently
 MIN_LOSSY_TRIALS = 3  # fewer lossy trials cannot tell the exponent from the noise
 MIN_LOAD_SPAN = 0.02  # lossy trials must span this much (relative) load to tell exponents apart
-import os
-GAP_MARGIN = float(os.environ.get("GM", "2"))  # mean gaps below the lowest capacity seen (bench_searches, see safe_bottom_fps)
+GAP_MARGIN = 1.0  # see CapacityBand.margin_fps (bench_searches: 0.25-3 tried)
+LOAD_BIN = 0.01  # loads within about 1 % are one group when fitting the exponent
 PREFER_STEEPER = 0.9  # a steeper exponent (lower capacities: the safer side) wins near-ties
 
 
@@ -53,11 +63,6 @@ class CapacityBand:
         """Lowest goal capacity seen (for a goal with this loss ratio)."""
         return self.goal_capacity_fps(self.capacities_fps[0], loss_ratio)
 
-    def widths(self, width: float) -> float:
-        """How many relative widths the band spans (from its lowest to its highest capacity)."""
-        caps = self.capacities_fps
-        return math.log(caps[-1] / caps[0]) / -math.log1p(-width) if caps[0] > 0 else math.inf
-
     def informed_trials(self, floor_fps: float) -> int:
         """Trials that tell the band's bottom is not below `floor_fps`: the lossy ones, and those
         that lost nothing at a load at or above it (their capacity was at least that load)."""
@@ -74,6 +79,10 @@ class CapacityBand:
         for _ in range(2):
             margin = GAP_MARGIN * span / self.informed_trials(caps[0] - margin)
         return margin
+
+    def span_fps(self, loss_ratio: float) -> float:
+        """The band's span for a goal: from its lowest to its highest goal capacity."""
+        return self.goal_capacity_fps(self.capacities_fps[-1], loss_ratio) - self.bottom_fps(loss_ratio)
 
     def safe_bottom_fps(self, loss_ratio: float) -> float:
         """`bottom_fps` a margin lower (see the module docstring)."""
@@ -105,7 +114,14 @@ def capacity_band(trials: Iterable[tuple[float, TrialResult]]) -> CapacityBand |
         caps = sorted(trial_capacity_fps(load, loss, exponent) for load, loss in lossy)
         if caps[0] <= 0:
             continue
-        spread = math.log(max([caps[-1], *lossless]) / caps[0])
+        # One capacity per group of nearby loads (their median): the many probes near the band's
+        # bottom would otherwise decide the exponent alone, and at one load the smallest
+        # exponent always spreads their capacities least (it shrinks the noise it should show).
+        groups: dict[int, list[float]] = {}
+        for load, loss in lossy:
+            groups.setdefault(round(math.log(load) / LOAD_BIN), []).append(trial_capacity_fps(load, loss, exponent))
+        medians = [statistics.median(group) for group in groups.values()]
+        spread = math.log(max([*medians, *lossless]) / min(medians))
         if best is None or spread < best_spread * PREFER_STEEPER:
             best, best_spread = CapacityBand(exponent, tuple(caps), tuple(lossless)), spread
     return best

@@ -3,8 +3,9 @@
 Like the lab's state files (vsperf.lab.state): `<root>/testbed-<run_id>.json` on the controller
 names the vsperf process that owns it (PID + start time) and, per host, each port's state, each
 PCI device's binding and each kernel setting (hugepages) as they were before vsperf touched them,
-each link it created there (the DUT's bridge, a VNF's veths) and each network namespace (a
-VNF's), recorded before it is created.
+each link it created there (the DUT's bridge, a VNF's veths), each network namespace (a
+VNF's) and each qdisc it adds to a port (the trafgen generator's pacer and clsact, with the
+port's root qdisc before: `vsperf.testbed.qdisc`), recorded before it is created.
 Teardown restores them and removes the file; after a SIGKILL the file survives and
 `leftover_journals` finds it (its owner is gone), so the next run restores the ports through the
 hosts' executors.
@@ -40,6 +41,8 @@ class PortJournal:
     # (host, PID, start time in clock ticks, label): daemons vsperf started there (a private OVS)
     processes: list[tuple[str, int, int, str]] = field(default_factory=list)
     namespaces: list[tuple[str, str]] = field(default_factory=list)  # (host, namespace vsperf creates there)
+    # (host, interface, qdisc vsperf adds: "root" (a pacer) or "clsact", the port's root qdisc before it)
+    qdiscs: list[tuple[str, str, str, str]] = field(default_factory=list)
 
     @classmethod
     def create(cls, root: Path, run_id: str) -> PortJournal:
@@ -101,6 +104,18 @@ class PortJournal:
         self.processes = [e for e in self.processes if not (e[0] == host and e[1] == pid)]
         self.save()
 
+    def record_qdisc(self, host: str, interface: str, qdisc: str, root_before: str) -> None:
+        """Remember a qdisc vsperf is about to add to `interface` of `host` ("root": its pacer,
+        replacing root qdisc `root_before`; "clsact"): deleted at restore."""
+        if not any(e[:3] == (host, interface, qdisc) for e in self.qdiscs):
+            self.qdiscs.append((host, interface, qdisc, root_before))
+            self.save()
+
+    def forget_qdisc(self, host: str, interface: str, qdisc: str) -> None:
+        """Drop a qdisc once it has been deleted."""
+        self.qdiscs = [e for e in self.qdiscs if e[:3] != (host, interface, qdisc)]
+        self.save()
+
     def forget_knob(self, host: str, path: str) -> None:
         """Drop a kernel setting once it has been put back."""
         self.knobs = [(h, p, v) for h, p, v in self.knobs if not (h == host and p == path)]
@@ -128,11 +143,13 @@ class PortJournal:
             "processes": [{"host": h, "pid": p, "start_ticks": t, "label": label}
                           for h, p, t, label in self.processes],
             "namespaces": [{"host": h, "name": n} for h, n in self.namespaces],
+            "qdiscs": [{"host": h, "interface": i, "qdisc": q, "root_before": r} for h, i, q, r in self.qdiscs],
         }
 
     def save(self) -> None:
         """Write atomically; an empty journal is removed."""
-        if not (self.ports or self.bindings or self.knobs or self.links or self.processes or self.namespaces):
+        if not (self.ports or self.bindings or self.knobs or self.links or self.processes or self.namespaces
+                or self.qdiscs):
             self.path.unlink(missing_ok=True)
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -154,8 +171,10 @@ class PortJournal:
             processes = [(str(x["host"]), int(x["pid"]), int(x["start_ticks"]), str(x["label"]))
                          for x in data.get("processes", [])]
             namespaces = [(str(x["host"]), str(x["name"])) for x in data.get("namespaces", [])]
+            qdiscs = [(str(x["host"]), str(x["interface"]), str(x["qdisc"]), str(x["root_before"]))
+                      for x in data.get("qdiscs", [])]  # absent before qdiscs were journaled
             return cls(path, int(data["owner_pid"]), float(data["owner_start_time"]), ports, bindings, knobs,
-                       links, processes, namespaces)
+                       links, processes, namespaces, qdiscs)
         except (OSError, json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"{path}: unreadable testbed journal: {exc}") from exc
 

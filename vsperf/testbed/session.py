@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
-from vsperf.errors import VsperfError
+from vsperf.errors import CommandError, VsperfError
 from vsperf.executor import CommandLog, Executor, LocalExecutor, Process, StreamSpec
+from vsperf.lab.names import LabNames
 from vsperf.remote.command import parse_stat_line, signal_command
 from vsperf.remote.connection import HostLostError
 from vsperf.remote.ssh import SshExecutor
@@ -29,6 +30,7 @@ from vsperf.testbed.journal import PortJournal, leftover_journals
 from vsperf.testbed.model import Cable, Testbed
 from vsperf.testbed.pci import ExecutorSysFs, bind, check_bindable, interfaces_of, read_binding, restore_binding
 from vsperf.testbed.ports import PortError, PortState, check_cable, check_port, prepare_port, restore_port
+from vsperf.testbed.qdisc import ADDED_QDISCS, check_port_qdiscs, remove_added_qdisc
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +45,8 @@ class TestbedSession:
     executors: dict[str, Executor]
     journal: PortJournal
     checked: dict[tuple[str, str], PortState] = field(default_factory=dict)  # (host, ifname) -> state
+    # (generator host, ifname) -> the port's root qdisc as the preflight found it ("": none)
+    root_qdiscs: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @classmethod
     def open(cls, testbed: Testbed, *, run_id: str, state_root: Path, command_log: CommandLog) -> TestbedSession:
@@ -101,6 +105,11 @@ class TestbedSession:
         if gen.interface is not None:
             gen_state = check_port(self.trafficgen, gen.interface)
             self.checked[(self.testbed.trafficgen_host, gen.interface)] = gen_state
+            try:  # the generator may replace its root qdisc and add a clsact (vsperf.testbed.qdisc)
+                self.root_qdiscs[(self.testbed.trafficgen_host, gen.interface)] = check_port_qdiscs(
+                    self.trafficgen, gen.interface)
+            except CommandError as exc:  # no tc there: the generator's tools check names it
+                log.warning("host %s: qdiscs of %s not checked: %s", self.testbed.trafficgen_host, gen.interface, exc)
             if port.interface is not None and (dut_host, port.interface) in self.checked:
                 check_cable(dut_host, self.checked[(dut_host, port.interface)], self.testbed.trafficgen_host,
                             gen_state)
@@ -169,6 +178,13 @@ class TestbedSession:
         self.journal.record_process(host, pid, ticks or 0, label)
         return pid, ticks
 
+    def record_qdisc(self, host: str, interface: str, qdisc: str) -> None:
+        """Record that a qdisc is about to be added to port `interface` of `host` ("root": a pacer
+        replacing its root qdisc, "clsact"): `restore`, or the next run after a SIGKILL, deletes it."""
+        if qdisc not in ADDED_QDISCS:
+            raise ValueError(f"qdisc {qdisc!r}: vsperf adds only {', '.join(ADDED_QDISCS)}")
+        self.journal.record_qdisc(host, interface, qdisc, self.root_qdiscs.get((host, interface), "unknown"))
+
     def forget_daemon(self, host: str, pid: int) -> None:
         """A daemon recorded by `adopt_daemon` has stopped."""
         self.journal.forget_process(host, pid)
@@ -212,7 +228,7 @@ class TestbedSession:
         # A host whose connection is gone gets one line, not one per item; the journal keeps its items.
         recorded = ({h for h, _ in journal.links} | {h for h, _ in journal.ports} | {h for h, _ in journal.bindings}
                     | {h for h, _, _ in journal.knobs} | {e[0] for e in journal.processes}
-                    | {h for h, _ in journal.namespaces})
+                    | {h for h, _ in journal.namespaces} | {e[0] for e in journal.qdiscs})
         lost = {h for h in recorded if _unreachable(executors.get(h))}
         for host in sorted(lost):
             log.warning("host %s: not restored: the host is unreachable (the next run restores it)", host)
@@ -226,6 +242,13 @@ class TestbedSession:
                     executors[host].run(argv, check=False, timeout_s=10)
                     journal.forget_process(host, pid)
                     done.append(f"host {host}: {label} (pid {pid}) stopped")
+        # Qdiscs once the process that may still add one (trafgen's receive agent) is gone.
+        for host, interface, qdisc, _before in list(journal.qdiscs):
+            if host in executors and qdisc in ADDED_QDISCS:
+                with _logged(f"host {host}: {interface}: {qdisc} qdisc"):
+                    what = remove_added_qdisc(executors[host], interface, "root" if qdisc == "root" else "clsact")
+                    journal.forget_qdisc(host, interface, qdisc)
+                    done += [f"host {host}: {interface}: {what}"] if what else []
         for host, name in list(journal.namespaces):
             if host in executors:
                 with _logged(f"host {host}: namespace {name}"):
@@ -293,9 +316,10 @@ class TestbedSession:
 def host_run_dirs_removal(run_id: str) -> list[str]:
     """The command that removes run `run_id`'s directories on a host: /tmp/vsperf-RUNID-* (what a
     run puts on a testbed host lives there; the run id makes them that run's only) and the DPDK
-    runtime directories /var/run/dpdk/vsperf-RUNID-* of its DPDK processes (file prefixes)."""
-    return ["find", "/tmp", "/var/run/dpdk", "-maxdepth", "1", "-name", f"vsperf-{run_id}-*", "-exec", "rm", "-rf",
-            "--", "{}", "+"]
+    runtime directories /var/run/dpdk/vsperf-RUNID-* of its DPDK processes (file prefixes), and
+    OVS-DPDK's, named like the lab's (`vsperf.vswitch.ovs_dpdk`: vspRUNIDo)."""
+    return ["find", "/tmp", "/var/run/dpdk", "-maxdepth", "1", "(", "-name", f"vsperf-{run_id}-*", "-o", "-name",
+            f"{LabNames(run_id).tag}o", ")", "-exec", "rm", "-rf", "--", "{}", "+"]
 
 
 def _unreachable(executor: Executor | None) -> bool:

@@ -17,7 +17,8 @@ from vsperf.traffic import Traffic
 
 class HostProcesses(Protocol):
     """Background processes on a testbed's hosts, recorded by PID and start time so that the
-    next run stops them after a SIGKILL (`vsperf.testbed.session.TestbedSession`)."""
+    next run stops them after a SIGKILL, and the qdiscs added to its ports, recorded so that it
+    deletes them (`vsperf.testbed.session.TestbedSession`)."""
 
     def spawn(self, host: str, label: str, argv: Sequence[str], *, stdout: StreamSpec = subprocess.DEVNULL,
               stderr: StreamSpec = subprocess.DEVNULL, stdin: int | None = None) -> Process:
@@ -26,6 +27,12 @@ class HostProcesses(Protocol):
 
     def stop_process(self, host: str, proc: Process, *, timeout_s: float = 5.0) -> int | None:
         """Stop a process of `spawn` by its PID and forget it; its exit code."""
+        ...
+
+    def record_qdisc(self, host: str, interface: str, qdisc: str) -> None:
+        """Record, before adding it, a qdisc on port `interface` of `host` ("root": a pacer that
+        replaces the port's root qdisc; "clsact"): the end of the run, or the next run after a
+        SIGKILL, deletes it."""
         ...
 
 

@@ -7,7 +7,9 @@ the run's directory on the host, /tmp/vsperf-RUNID-trafgen (removed at the end, 
 next run after a kill): trafgen's packet configurations, and the receive agent
 (`vsperf.trafficgen.trafgen.agent`, with a copy of `bpf.py`) that holds the counting tc
 programs and reads the ports' transmit counters on the host itself. The agent ends with its
-SSH channel (the end of its input) and takes its programs and pacers off the ports then.
+SSH channel (the end of its input) and takes its programs and pacers off the ports then; each
+qdisc is in the run's journal before it is added (`HostProcesses.record_qdisc`), so the end of
+the run, and the next run after a SIGKILL, delete one the agent left.
 """
 
 from __future__ import annotations
@@ -173,7 +175,14 @@ class RemoteGenHost:
         self.executor.run(["sh", "-c", PIN_SCRIPT, "sh", str(proc.pid), str(cpu)], check=False, timeout_s=10)
 
     def paced(self, port: GenPort) -> None:
+        # In the journal first: after a SIGKILL the next run deletes the pacer, even if the agent
+        # (which deletes it when its input ends) never got to.
+        self.processes.record_qdisc(self.host, port.ifname, "root")
         self.request(f"paced {port.ifname}")
+
+    def attaching(self, ifname: str) -> None:
+        """A receive counter is about to add a clsact qdisc to `ifname`: journal it first."""
+        self.processes.record_qdisc(self.host, ifname, "clsact")
 
     def release(self, port: GenPort) -> None:
         """Nothing to do: the agent reads the counters, it is closed with the generator."""
@@ -192,6 +201,7 @@ class RemoteRxCounter:
     def attach(self) -> None:
         map_fd = int(self.host.request(f"map {SLOTS}")[0])
         code = b"".join(i.encode() for i in counter_program(map_fd, self.expected_vlan_id))
+        self.host.attaching(self.ifname)
         self.host.request(f"attach {map_fd} {self.ifname} {code.hex()}")
         self._map_fd = map_fd
 

@@ -118,7 +118,7 @@ class SenderHost(Protocol):
         ...
 
     def paced(self, port: GenPort) -> None:
-        """`port` now has vsperf's pacer as its root qdisc."""
+        """`port` gets vsperf's pacer as its root qdisc next (called before it is set)."""
         ...
 
     def release(self, port: GenPort) -> None:
@@ -212,8 +212,8 @@ class PortSender:
             return
         try:
             if rate_fps:
+                self.host.paced(self.port)  # before: a testbed journals the pacer first
                 self._tc(pacer_argv(self.port.ifname, rate_fps, frame_bytes))
-                self.host.paced(self.port)
             else:
                 self._tc(["tc", "qdisc", "del", "dev", self.port.ifname, "root"], check=False)
         except CommandError as exc:
