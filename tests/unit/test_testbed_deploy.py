@@ -18,14 +18,8 @@ from vsperf.context import RunContext
 from vsperf.errors import DeploymentError
 from vsperf.executor import Executor, Process
 from vsperf.plan import PlannedTest
-from vsperf.testbed.deploy import (
-    TestbedDeployment,
-    bridge_name,
-    dut_tools,
-    gen_tools,
-    missing_tools,
-    unsupported_on_testbed,
-)
+from vsperf.testbed.checks import dut_tools, gen_tools, missing_tools, unsupported_on_testbed
+from vsperf.testbed.deploy import TestbedDeployment, bridge_name
 from vsperf.testbed.journal import PortJournal
 from vsperf.testbed.model import Cable, DutPort, GenPortSpec, Testbed, TestbedHost
 from vsperf.testbed.ports import read_port

@@ -22,7 +22,8 @@ from vsperf.context import RunContext
 from vsperf.dpdk.eal import HugepageMemory, ovs_dpdk_hugepage_config
 from vsperf.errors import ConfigError
 from vsperf.executor import Executor
-from vsperf.testbed.deploy import TestbedDeployment, dut_problems
+from vsperf.testbed.checks import dut_problems
+from vsperf.testbed.deploy import TestbedDeployment
 from vsperf.testbed.dpdk import HugepageConf, dut_problem, pci_unsupported
 from vsperf.testbed.journal import PortJournal
 from vsperf.testbed.model import Cable, DutPort, GenPortSpec, Testbed, TestbedHost

@@ -21,7 +21,8 @@ from vsperf.errors import ConfigError, DeploymentError
 from vsperf.executor import Executor, Process
 from vsperf.loadgen.stressng import StressNgLoad
 from vsperf.plan import PlannedTest
-from vsperf.testbed.deploy import TestbedDeployment, dut_tools, missing_tools, unsupported_on_testbed
+from vsperf.testbed.checks import dut_tools, missing_tools, unsupported_on_testbed
+from vsperf.testbed.deploy import TestbedDeployment
 from vsperf.testbed.extras import TestbedLoadHost, frame_modification_vlan, load_programs, load_unsupported
 from vsperf.testbed.session import TestbedSession
 from vsperf.vswitch.linux_bridge import LinuxBridgeVSwitch

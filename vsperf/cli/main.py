@@ -31,7 +31,7 @@ from vsperf.registry import Registries
 from vsperf.report.formats import FORMATS, render_report
 from vsperf.results.load import load_results
 from vsperf.runner import Runner, RunSummary
-from vsperf.testbed.deploy import dut_problems, dut_tools, gen_tools, unsupported_on_testbed
+from vsperf.testbed.checks import dut_problems, dut_tools, gen_tools, unsupported_on_testbed
 from vsperf.testbed.preflight import check_testbed
 from vsperf.trafficgen.otg.server_cli import otg_server_command
 from vsperf.ui.logsetup import setup_console

@@ -9,7 +9,7 @@ from pathlib import Path
 from vsperf.errors import PrerequisiteError, UserError
 from vsperf.executor import CommandLog
 from vsperf.lab.state import DEFAULT_STATE_ROOT
-from vsperf.testbed.deploy import missing_tools
+from vsperf.testbed.checks import missing_tools
 from vsperf.testbed.file import load_testbed
 from vsperf.testbed.model import Testbed
 from vsperf.testbed.session import TestbedSession
@@ -31,11 +31,11 @@ def check_testbed(path: Path, *, run_id: str, unsupported: str | None = None,
     restore the ports of a killed earlier run; UserError (exit 2) on any problem.
 
     `unsupported`: why a planned test cannot run on a testbed yet (see
-    `vsperf.testbed.deploy.unsupported_on_testbed`); such a run is refused here, after the
+    `vsperf.testbed.checks.unsupported_on_testbed`); such a run is refused here, after the
     checks, before anything is created. `dut_tools`: programs the DUT host must have (program ->
-    Debian package; see `vsperf.testbed.deploy.dut_tools`); `gen_tools`: those of the generator
-    host (`vsperf.testbed.deploy.gen_tools`). `dut_problems`: why the DUT ports or host cannot
-    serve the plan (`vsperf.testbed.deploy.dut_problems`: PCI ports, hugepages).
+    Debian package; see `vsperf.testbed.checks.dut_tools`); `gen_tools`: those of the generator
+    host (`vsperf.testbed.checks.gen_tools`). `dut_problems`: why the DUT ports or host cannot
+    serve the plan (`vsperf.testbed.checks.dut_problems`: PCI ports, hugepages).
     """
     testbed = load_testbed(path)
     session = TestbedSession.open(testbed, run_id=run_id, state_root=state_root, command_log=CommandLog(None))

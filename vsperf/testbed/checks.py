@@ -1,0 +1,177 @@
+"""What a testbed run can do, checked before anything is created: which tests deploy on a
+testbed (`unsupported_on_testbed`), which programs the DUT host and the generator host need
+(`dut_tools`, `gen_tools`, `missing_tools`), and whether the DUT's ports and host can serve
+each test's switch (`dut_problems`: PCI ports for DPDK, hugepages). Every answer is one line
+naming the problem and the fix (the CLI exits 2 with it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from vsperf.collectors.base import collector_names
+from vsperf.dpdk.conf import OVS_DPDK_VSWITCHD
+from vsperf.dpdk.eal import TELEMETRY_CLIENT, TESTPMD_BINARY
+from vsperf.errors import ConfigError
+from vsperf.lab.topology import Topology, check_streams, parse_deployment
+from vsperf.plan import PlannedTest
+from vsperf.testbed.dpdk import (
+    HugepageConf,
+    dut_problem,
+    pci_unsupported,
+    uses_hugepages,
+)
+from vsperf.testbed.extras import load_programs, load_unsupported
+from vsperf.testbed.model import Cable
+from vsperf.testbed.session import TestbedSession
+from vsperf.vnf.netns import NetnsVnf, loopback_for
+from vsperf.vnf.qemu.qemu import QEMU_BINARY
+from vsperf.vnf.qemu.vnf import QemuVnf
+from vsperf.vnf.testpmd_vhost import TestpmdVhostVnf
+from vsperf.vswitch.linux_bridge import LinuxBridgeVSwitch
+from vsperf.vswitch.none import NoVSwitch
+from vsperf.vswitch.ovs import OvsVSwitch
+from vsperf.vswitch.ovs_dpdk import OvsDpdkVSwitch
+
+# What a testbed deploys: the lab's layouts with traffic ports (p2p, pvp, pvvpN, pvpvN).
+LAYOUTS = ("p2p", "series", "parallel")
+DEPLOYMENTS = "p2p, pvp, pvvpN, pvpvN"
+VSWITCHES = ("linux-bridge", "ovs", "ovs-dpdk", "none")
+VNFS = ("netns", "testpmd-vhost", "qemu-vhost-user", "qemu-virtio-net")  # VNFs that run on a testbed host
+TestbedVnf = NetnsVnf | TestpmdVhostVnf | QemuVnf  # VNF classes with `create_on(host, index, mtu)`
+# VNF "auto" is the switch's default VNF.
+_SWITCH_CLASSES = (LinuxBridgeVSwitch, OvsVSwitch, OvsDpdkVSwitch, NoVSwitch)
+_DEFAULT_VNFS = {cls.NAME: cls.DEFAULT_VNF for cls in _SWITCH_CLASSES}
+_SUPPORTS_MATCH = {cls.NAME: cls.SUPPORTS_MATCH for cls in _SWITCH_CLASSES}
+TRAFFICGENS = ("vsgen", "trafgen")  # generators that run on the generator host (dummy simulates: nothing deployed)
+# Programs a generator needs on the generator host (program -> Debian package); vsgen's engine is
+# copied there and checked when it starts. trafgen's receive agent runs with python3.
+TRAFFICGEN_TOOLS = {"trafgen": {"trafgen": "netsniff-ng", "tc": "iproute2", "python3": "python3",
+                                "taskset": "util-linux"}}
+OVS_TOOLS = ("ovsdb-tool", "ovsdb-server", "ovs-vsctl", "ovs-ofctl", "ovs-appctl")
+def unsupported_on_testbed(plan: Iterable[PlannedTest]) -> str | None:
+    """Why a planned test cannot run on a testbed yet (None: every one can); checked before
+    anything is created (the testbed's ports against each test's switch: `dut_problems`)."""
+    for pt in plan:
+        if pt.simulated:
+            continue  # the simulated generator deploys nothing
+        why = ""
+        if pt.traffic_only or pt.hold:
+            why = "--mode trafficgen* on a testbed is not implemented"
+        elif (topology := parse_deployment(pt.test.deployment)).layout not in LAYOUTS:
+            why = f"deployment {pt.test.deployment} (only {DEPLOYMENTS} deploy on a testbed)"
+        elif topology.layout == "parallel" and not _SUPPORTS_MATCH.get(pt.vswitch, True):
+            why = (f"deployment {topology.name} splits streams between VNFs by header fields, which "
+                   f"{pt.vswitch} cannot do: use --vswitch ovs")
+        elif pt.vswitch not in VSWITCHES:
+            why = f"vswitch {pt.vswitch} (only {', '.join(VSWITCHES)} deploy on a testbed)"
+        elif pt.trafficgen not in TRAFFICGENS:
+            why = f"traffic generator {pt.trafficgen} (only {', '.join(TRAFFICGENS)} or dummy runs on a testbed)"
+        elif pt.test.load and load_unsupported(pt):
+            why = load_unsupported(pt)
+        else:
+            why = _vnf_unsupported(pt) or _streams_unsupported(pt, topology)
+        if why:
+            return f"test {pt.test.name}: {why}"
+    return None
+
+
+def _streams_unsupported(pt: PlannedTest, topology: Topology) -> str:
+    """pvpvN sends stream i through VNF i mod N: why the test's streams cannot ("" when they can)."""
+    try:
+        check_streams(topology, int(pt.settings["TRAFFIC"]["multistream"]))
+    except ConfigError as exc:
+        return str(exc)
+    return ""
+
+
+def used_cables(cables: Iterable[Cable]) -> list[Cable]:
+    """The cables a deployment uses (ports 0 and 1): the first two whose generator end is an
+    interface and whose DUT end is an interface, or a PCI device for DPDK."""
+    return [c for c in cables
+            if c.trafficgen.interface and (c.dut.interface if c.dut.driver == "kernel" else c.dut.pci)][:2]
+
+
+def _vnf_unsupported(pt: PlannedTest) -> str:
+    """Why the test's VNFs cannot run on a testbed host ("" when they can, or it has none)."""
+    vnfs = parse_deployment(pt.test.deployment).vnfs
+    if not vnfs:
+        return ""
+    vnf = _DEFAULT_VNFS.get(pt.vswitch, "netns") if pt.vnf == "auto" else pt.vnf
+    if vnf not in VNFS:
+        return f"VNF {vnf} runs on the local lab only (on a testbed: --vnf {', '.join(VNFS)})"
+    return ""
+
+
+def _runs_testpmd(pt: PlannedTest) -> bool:
+    """True when the test's switch (none: testpmd forwarding) or VNFs run dpdk-testpmd on the DUT host."""
+    if pt.vswitch == NoVSwitch.NAME:
+        return True
+    vnfs = parse_deployment(pt.test.deployment).vnfs
+    if not vnfs:
+        return False
+    vnf = _DEFAULT_VNFS.get(pt.vswitch, "netns") if pt.vnf == "auto" else pt.vnf
+    return vnf == "testpmd-vhost" or (vnf == "netns" and any(loopback_for(pt.settings, i) == "testpmd"
+                                                             for i in range(vnfs)))
+
+
+def dut_tools(plan: Iterable[PlannedTest]) -> dict[str, str]:
+    """Programs the DUT host needs for the plan's testbed deployments (program -> Debian package)."""
+    tools: dict[str, str] = {}
+    for pt in plan:
+        if pt.simulated:
+            continue
+        tools["ip"] = "iproute2"  # (ethtool, for the report's port details, is optional)
+        tools.update(load_programs(pt))  # the test's Load runs on the DUT host
+        # pidstat reads the DUT host's process table and clock tick
+        if "pidstat" in {n.lower() for n in collector_names(pt.settings["COLLECTOR"])}:
+            tools.update({"ps": "procps", "getconf": "libc-bin"})
+        if pt.vswitch in ("ovs", "ovs-dpdk"):
+            tools.update({t: "openvswitch-switch" for t in OVS_TOOLS})
+        if pt.vswitch == "ovs":
+            tools["ovs-vswitchd"] = "openvswitch-switch"
+        elif pt.vswitch == "ovs-dpdk":
+            tools[str(pt.settings[OVS_DPDK_VSWITCHD])] = "openvswitch-switch-dpdk"
+        if _runs_testpmd(pt):
+            tools.update({TESTPMD_BINARY: "dpdk-dev", TELEMETRY_CLIENT: "dpdk-dev"})
+        if parse_deployment(pt.test.deployment).vnfs and pt.vnf.startswith("qemu-"):
+            tools[QEMU_BINARY] = "qemu-system-x86"  # the guest image is built on this machine
+    return tools
+
+
+def gen_tools(plan: Iterable[PlannedTest]) -> dict[str, str]:
+    """Programs the generator host needs for the plan's generators (program -> Debian package)."""
+    tools: dict[str, str] = {}
+    for pt in plan:
+        if not pt.simulated:
+            tools.update(TRAFFICGEN_TOOLS.get(pt.trafficgen, {}))
+    return tools
+
+
+def dut_problems(session: TestbedSession, plan: Iterable[PlannedTest]) -> str | None:
+    """Why the testbed's DUT ports or DUT host cannot serve the plan (None: they can): a PCI port
+    for DPDK with a switch that cannot attach it, or a host that cannot give OVS-DPDK its
+    hugepages (vsperf.testbed.dpdk)."""
+    cables = used_cables(session.testbed.cables)
+    for pt in plan:
+        if pt.simulated:
+            continue
+        if pci_unsupported(pt.vswitch, cables):
+            return f"test {pt.test.name}: {pci_unsupported(pt.vswitch, cables)}"
+        if uses_hugepages(pt.vswitch, pt.settings, cables):
+            problem = dut_problem(session, HugepageConf.from_settings(pt.settings))
+            if problem:
+                return problem
+    return None
+
+
+def missing_tools(session: TestbedSession, tools: Mapping[str, str], *, host: str | None = None) -> str | None:
+    """The first program of `tools` host `host` (default: the DUT host) lacks, as a one-line fix
+    (None: all there)."""
+    host = host or session.testbed.dut_host
+    for tool, package in tools.items():
+        # A fixed script; the program's name is its argument, never part of the script.
+        found = session.executors[host].run(["sh", "-c", 'command -v "$1"', "sh", tool], check=False, timeout_s=10)
+        if found.returncode != 0:
+            return f"host {host}: {tool} is missing: apt-get install {package} there"
+    return None
