@@ -26,6 +26,9 @@ class GenPort:
     peer_mac: str = "ff:ff:ff:ff:ff:ff"  # destination MAC frames from this port should carry
     peer_ipv4: str = ""  # destination IPv4 frames from this port should carry
     rx_vlan_id: int | None = None  # VLAN id the switch pushes on frames to this port (None: none)
+    # A hardware generator's port location (a testbed cable's `location`, e.g. OTG's "chassis;card;port"):
+    # the port has no interface here (`ifname` is ""), only a generator that takes locations drives it.
+    location: str | None = None
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from vsperf.testbed.deploy import TestbedDeployment, build_testbed_deployment, o
 from vsperf.testbed.extras import TestbedLoadHost
 from vsperf.testbed.hostinfo import describe_testbed, testbed_environment
 from vsperf.testbed.session import TestbedSession
+from vsperf.testbed.wire import TestbedWireDeployment
 from vsperf.trafficgen.base import TrafficGenerator
 from vsperf.ui.logsetup import add_file_log
 from vsperf.ui.progress import Progress
@@ -103,6 +104,8 @@ def _make_deployment(pt: PlannedTest, registries: Registries, ctx: RunContext, s
                      testbed: TestbedSession | None = None) -> Deployment:
     if pt.lab_deployment is None:
         return NoDeployment(pt.test.deployment) if pt.traffic_only else SimulatedDeployment(pt.test.deployment)
+    if testbed is not None and pt.traffic_only:  # the generator host's ports only (vsperf.testbed.wire)
+        return TestbedWireDeployment(pt.test.deployment, testbed, traffic=traffic_from_settings(pt.settings, size))
     if testbed is not None:  # the testbed's hosts, not the local lab (vsperf.testbed.deploy)
         # The lab's switch and VNF classes, their commands through the DUT host's executor.
         return build_testbed_deployment(pt, registries, ctx, testbed, size)
@@ -321,12 +324,14 @@ class Runner:
         gen_entry = self.registries.trafficgens.get(pt.trafficgen)
         with ExitStack() as stack:
             deployment = stack.enter_context(_make_deployment(pt, self.registries, ctx, max(sizes), self.testbed))
-            on_testbed = isinstance(deployment, TestbedDeployment)
+            on_testbed = isinstance(deployment, TestbedDeployment | TestbedWireDeployment)
             # On a testbed the generator runs on its host, through that host's executor.
             gen_ctx = replace(ctx, executor=self.testbed.trafficgen) if on_testbed and self.testbed else ctx
             generator: TrafficGenerator = gen_entry.cls(pt.settings, gen_ctx)
             if on_testbed and self.testbed:  # its processes there are journalled (stopped after a SIGKILL)
                 generator.use_host_processes(self.testbed, self.testbed.testbed.trafficgen_host)
+                # The switch's PMD CPUs are busy on the generator's host only when the DUT runs there.
+                generator.switch_on_host = self.testbed.testbed.generator_on_dut_host
             stack.enter_context(generator)
             if not own_programs:
                 generator.start(deployment.gen_ports)

@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import json
 import os
-import selectors
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 from conftest import lab_skip_reason
+from otg_server_proc import otg_server_process
 
 from vsperf.config.loader import load_settings
 from vsperf.lab import netdev
@@ -66,30 +64,10 @@ def transmit_cpus() -> str:
 @pytest.fixture(scope="module")
 def otg_server() -> Iterator[str]:
     """`vsperf otg-server` on a free loopback port, serving the lab's namespaces; stopped by PID."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "vsperf", "otg-server", "--listen", "127.0.0.1:0", "--netns-prefix", "vsp",
-         "--residual-wait", "0.3", "--cpus", transmit_cpus()],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment(), start_new_session=True,
-    )
-    try:
-        assert proc.stdout is not None
-        with selectors.DefaultSelector() as sel:
-            sel.register(proc.stdout, selectors.EVENT_READ)
-            ready = sel.select(timeout=60)
-        line = proc.stdout.readline() if ready else ""
-        assert "serving OTG on http://127.0.0.1:" in line, f"{line!r} {proc.stderr.read() if proc.poll() else ''}"
-        yield line.split(" on ", 1)[1].split()[0]
-    finally:
-        children = [p.pid for p in psutil.Process(proc.pid).children(recursive=True)] if proc.poll() is None else []
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            pytest.fail("vsperf otg-server did not stop on SIGTERM")
-        alive = [pid for pid in children if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
-        assert alive == [], f"otg-server left processes {alive}"
+    argv = [sys.executable, "-m", "vsperf", "otg-server", "--listen", "127.0.0.1:0", "--netns-prefix", "vsp",
+            "--residual-wait", "0.3", "--cpus", transmit_cpus()]
+    with otg_server_process(argv, "http://127.0.0.1:", environment()) as url:
+        yield url
 
 
 def vsperf_run(out: Path, test: str, trafficgen: str, *extra: str, location: str = "") -> dict[str, Any]:

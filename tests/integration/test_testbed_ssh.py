@@ -198,10 +198,8 @@ def test_cli_faults_exit_2_with_one_line_and_nothing_created(bed: Bed, tmp_path:
         (bed.yaml(known_a=wrong), rf"host hosta .*its key does not match the one in {wrong}"),
         (bed.yaml(address_b=NOBODY), r"host hostb \(root@198\.18\.100\.12:2222\): cannot connect"),
         (bed.yaml(a0="nope0"), r"host hosta: no interface 'nope0'"),
-        # what does not run on a testbed yet: refused after the checks
-        (bed.yaml(), r"hosts and ports checked, but test \S+: --mode trafficgen\* on a testbed is not implemented"),
     ]
-    args = [["phy2phy_tput", "--trafficgen", "trafgen"]] * (len(cases) - 1) + [["--mode", "trafficgen"]]
+    args = [["phy2phy_tput", "--trafficgen", "trafgen"]] * len(cases)
     if Path(OVS_DPDK_BINARY).is_file():  # a VNF that runs on the local lab only, by name
         cases.append((bed.yaml(), r"test pvp_tput: VNF qemu-pci-passthrough runs on the local lab only \(on a "
                                   r"testbed: --vnf netns, testpmd-vhost, qemu-vhost-user, qemu-virtio-net\)"))

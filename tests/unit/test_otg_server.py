@@ -51,7 +51,8 @@ def server(tmp_path: Path) -> Iterator[OtgServer]:
 def settings(location: str, **extra: Any) -> dict[str, Any]:
     return {"TRAFFICGEN_OTG_LOCATION": location, "TRAFFICGEN_OTG_VERIFY_TLS": True, "TRAFFICGEN_OTG_PORTS": ["a", "b"],
             "TRAFFICGEN_OTG_EXT": "", "TRAFFICGEN_OTG_TIMEOUT_S": 10.0, "TRAFFICGEN_OTG_POLL_S": 0.05,
-            "TRAFFICGEN_OTG_STOP_TIMEOUT_S": 10.0, "TRAFFICGEN_RESIDUAL_WAIT_S": 0.0, **extra}
+            "TRAFFICGEN_OTG_STOP_TIMEOUT_S": 10.0, "TRAFFICGEN_RESIDUAL_WAIT_S": 0.0, "TRAFFICGEN_IXIA_HOST": "",
+            "TRAFFICGEN_IXIA_CARD": "", "TRAFFICGEN_IXIA_PORT1": "", "TRAFFICGEN_IXIA_PORT2": "", **extra}
 
 
 def generator(tmp_path: Path, location: str, **extra: Any) -> OtgTrafficGenerator:

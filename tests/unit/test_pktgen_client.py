@@ -86,3 +86,32 @@ def test_nobody_listening() -> None:
         port = probe.getsockname()[1]
     with pytest.raises(TrafficGenError, match=f"cannot connect to pktgen at 127.0.0.1:{port}"):
         LuaClient("127.0.0.1", port).connect(1.0)
+
+
+def test_an_opener_replaces_the_tcp_connection(replayer: Replayer) -> None:
+    # On a testbed the channel is an SSH forward; here, any socket-like connection will do.
+    opened: list[float] = []
+
+    def opener(timeout_s: float) -> socket.socket:
+        opened.append(timeout_s)
+        return socket.create_connection(("127.0.0.1", replayer.port), timeout=timeout_s)
+
+    client = LuaClient("127.0.0.1", 1, label="pktgen 0 on host gen", opener=opener)  # port 1: never dialled
+    client.connect(3.0)
+    assert opened == [3.0]
+    assert replies.version(client.call(lua.info())) == "23.06.1 (DPDK 22.11.11)"
+    assert replayer.lines[0] == lua.HELPER.encode() + b"\n"
+    client.close()
+
+
+def test_a_refusing_opener_is_retried_then_reported() -> None:
+    calls: list[float] = []
+
+    def opener(timeout_s: float) -> socket.socket:
+        calls.append(timeout_s)
+        raise ConnectionRefusedError("host gen: SSH forward to 127.0.0.1:22022 refused")
+
+    expected = r"cannot connect to pktgen 0 at 127\.0\.0\.1:22022: host gen: SSH forward"
+    with pytest.raises(TrafficGenError, match=expected):
+        LuaClient("127.0.0.1", 22022, label="pktgen 0", opener=opener).connect(1.0, retry_until_s=0.3)
+    assert len(calls) >= 2

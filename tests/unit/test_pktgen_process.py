@@ -22,7 +22,7 @@ def _cfg(**kw: object) -> PktgenConfig:
 
 
 def test_argv_runs_pktgen_under_the_pty_launcher_with_private_eal() -> None:
-    argv = pktgen_argv(_cfg(), python="/usr/bin/python3")
+    argv = pktgen_argv(_cfg(), ("/usr/bin/python3", "-m", PTYEXEC_MODULE))
     assert argv[:4] == ["/usr/bin/python3", "-m", PTYEXEC_MODULE, "/opt/pktgen/bin/pktgen"]
     eal, app = argv[4:argv.index("--")], argv[argv.index("--") + 1:]
     assert eal[:2] == ["--lcores", "0@0,1@1"]

@@ -92,6 +92,16 @@ def test_latency_probes() -> None:
     assert 0 < probe.min_us <= probe.avg_us <= probe.max_us
 
 
+def test_foreign_frames_are_arp_and_ipv6() -> None:
+    captured = replies.parse_reply(reply_to(lua.pkt_stats(), client=1))
+    assert replies.foreign_frames(captured) == {0: 0}  # the capture's namespaces carried test frames only
+    captured["0"].update(arp_pkts=2, ipv6_pkts=5)  # a testbed host's stack: neighbour and router frames
+    assert replies.foreign_frames(captured) == {0: 7}
+    del captured["0"]["ipv6_pkts"]
+    with pytest.raises(replies.ReplyError, match="lacks 'ipv6_pkts'"):
+        replies.foreign_frames(captured)
+
+
 @pytest.mark.parametrize("line", [b"", b"not json", b"[1, 2]", b'{"value": 1}'])
 def test_malformed_replies(line: bytes) -> None:
     with pytest.raises(replies.ReplyError):

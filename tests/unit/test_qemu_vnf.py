@@ -51,7 +51,6 @@ def test_refused_loopbacks_name_what_to_use(loopback: str, word: str) -> None:
 @pytest.mark.parametrize("overrides, match", [
     ({"GUEST_NICS_NR": [4]}, r"GUEST_NICS_NR 4 \(VM 0\).*set GUEST_NICS_NR to \[2\]"),
     ({"GUEST_MEMORY": ["lots"]}, "GUEST_MEMORY of VM 0"),
-    ({"GUEST_CORE_BINDING": [[4096]]}, "CPU 4096 does not exist"),
     ({"GUEST_SMP": ["sockets=x"]}, "GUEST_SMP"),
 ])
 def test_unusable_values_are_config_errors(overrides: dict[str, Any], match: str) -> None:

@@ -191,9 +191,13 @@ def test_what_a_testbed_cannot_run_yet_is_named() -> None:
     assert "VNF qemu-pci-passthrough runs on the local lab only (on a testbed: --vnf netns, testpmd-vhost, " \
         "qemu-vhost-user, qemu-virtio-net)" in \
         str(unsupported_on_testbed([_pt(test=pvp, vnf="qemu-pci-passthrough", settings=settings)]))
-    assert "traffic generator pktgen" in str(unsupported_on_testbed([_pt(trafficgen="pktgen")]))
+    assert "traffic generator moongen" in str(unsupported_on_testbed([_pt(trafficgen="moongen")]))
+    assert unsupported_on_testbed([_pt(trafficgen="pktgen")]) is None  # vsperf starts it on the generator host
     assert unsupported_on_testbed([_pt(trafficgen="trafgen")]) is None  # it runs on the generator host
-    assert "--mode trafficgen" in str(unsupported_on_testbed([_pt(traffic_only=True)]))
+    # --mode trafficgen: the generator host's ports only (vsperf.testbed.wire); -off/-pause deploy as usual
+    assert unsupported_on_testbed([_pt(traffic_only=True), _pt(hold="off"), _pt(hold="pause")]) is None
+    assert "--mode trafficgen with otg (on a testbed: --trafficgen vsgen, trafgen)" in \
+        str(unsupported_on_testbed([_pt(traffic_only=True, trafficgen="otg")]))
 
 
 def test_the_dut_hosts_programs_are_checked_with_a_one_line_fix(tmp_path: Path) -> None:
@@ -236,6 +240,18 @@ def test_the_generator_hosts_programs_are_checked_on_that_host(tmp_path: Path) -
     assert missing_tools(session, tools, host="gen") == \
         "host gen: trafgen is missing: apt-get install netsniff-ng there"
     assert calls and all(host == "gen" for host, _ in calls)
+
+
+def test_pktgen_on_the_generator_host_is_checked_there_with_how_to_build_it(tmp_path: Path) -> None:
+    tools = gen_tools([_pt(trafficgen="pktgen", settings=make_settings(TRAFFICGEN_PKTGEN_BINARY="/opt/pg/pktgen"))])
+    assert tools == {"/opt/pg/pktgen": "pktgen", "python3": "python3"}  # python3: its pty launcher
+    # a pktgen the user started (TRAFFICGEN_PKTGEN_HOST): nothing to find on the host
+    assert gen_tools([_pt(trafficgen="pktgen", settings=make_settings(TRAFFICGEN_PKTGEN_HOST="198.18.0.9"))]) == {}
+    session, _calls, hosts = _session(tmp_path)
+    hosts["gen"].absent.add("/opt/pg/pktgen")
+    assert missing_tools(session, tools, host="gen") == \
+        "host gen: /opt/pg/pktgen is missing: build Pktgen-DPDK >= 23.06 with Lua there (docs/trafficgens.rst) " \
+        "and set TRAFFICGEN_PKTGEN_BINARY to its path"
 
 
 def test_another_userspace_ovs_on_the_dut_host_is_refused_before_the_switch_starts(tmp_path: Path) -> None:

@@ -158,6 +158,7 @@ class FakeSession:
 
     def __init__(self, nproc: str) -> None:
         self.testbed = SimpleNamespace(dut_host="dut")
+        self.host = "dut"  # as its executor
         self.calls: list[tuple[Any, ...]] = []
         self.nproc = nproc
         self.dut = self

@@ -31,7 +31,7 @@ from vsperf.registry import Registries
 from vsperf.report.formats import FORMATS, render_report
 from vsperf.results.load import load_results
 from vsperf.runner import Runner, RunSummary
-from vsperf.testbed.checks import dut_problems, dut_tools, gen_tools, unsupported_on_testbed
+from vsperf.testbed.checks import checks_dut_ports, dut_problems, dut_tools, gen_tools, unsupported_on_testbed
 from vsperf.testbed.preflight import check_testbed
 from vsperf.trafficgen.otg.server_cli import otg_server_command
 from vsperf.ui.logsetup import setup_console
@@ -242,7 +242,7 @@ def _run(opts: dict[str, Any]) -> int:
     if settings["TESTBED"]:
         check_testbed(Path(settings["TESTBED"]), run_id=run_id, unsupported=unsupported_on_testbed(plan),
                       dut_tools=dut_tools(plan), gen_tools=gen_tools(plan),
-                      dut_problems=lambda session: dut_problems(session, plan))
+                      dut_problems=lambda session: dut_problems(session, plan), dut_ports=checks_dut_ports(plan))
     results_dir = opts["results_dir"] or _default_results_dir(settings)
     _check_results_dir(results_dir)
     progress = _progress(plan)

@@ -10,6 +10,7 @@ and bytes sent and received, drops and errors, as the kernel counted them on tha
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import time
 from collections.abc import Mapping
@@ -20,6 +21,8 @@ from vsperf.context import RunContext
 from vsperf.deployment import GenPort
 from vsperf.errors import CommandError, PrerequisiteError
 from vsperf.executor import Executor
+
+log = logging.getLogger(__name__)
 
 GROUP = "Interface counters"
 # Column -> (direction, kernel counter) in stats64 of `ip -j -s link`.
@@ -105,6 +108,9 @@ class IfStatsCollector(Collector):
         self._first, self._last = {}, {}
         self._started_s = time.monotonic()
         for index, port in enumerate(self.target.ports):
+            if port.location:  # a hardware generator's port: its counters are the generator's own
+                log.info("ifstats: port %d is generator port %s, no interface to read", index, port.location)
+                continue
             self._first[index] = self._read(port)
 
     def stop(self) -> None:
@@ -112,7 +118,8 @@ class IfStatsCollector(Collector):
             return
         self._stopped_s = time.monotonic()
         for index, port in enumerate(self.target.ports):
-            self._last[index] = self._read(port)
+            if index in self._first:
+                self._last[index] = self._read(port)
 
     def statistics(self) -> Statistics:
         first, last = self._first, self._last

@@ -3,7 +3,9 @@ conf/08_otg.yaml."""
 
 from __future__ import annotations
 
-from vsperf.config.types import NAME, SECONDS, Bool, ListOf, Setting, Str
+from vsperf.config.types import NAME, SECONDS, Bool, Int, ListOf, OneOf, Setting, Str
+
+_IXIA_PART = OneOf(Str(), Int(min=0))  # VSPERF writes '1'; --test-params reads 1 as a number
 
 SETTINGS: dict[str, Setting] = {
     "TRAFFICGEN_OTG_LOCATION": Setting(
@@ -17,6 +19,14 @@ SETTINGS: dict[str, Setting] = {
         ListOf(NAME),
         "Locations of the two generator ports as the controller names them (e.g. 'chassis;1;1'); "
         "empty: the deployment's generator ports as IFNAME@NETNS (vsperf otg-server on this machine)."),
+    # VSPERF's Ixia settings, aliases of TRAFFICGEN_OTG_PORTS (vsperf.trafficgen.otg.backend.configured_ports).
+    "TRAFFICGEN_IXIA_HOST": Setting(
+        Str(),
+        "VSPERF's Ixia chassis address: with TRAFFICGEN_IXIA_CARD, _PORT1 and _PORT2 the otg generator's "
+        "port locations 'HOST;CARD;PORT1' and 'HOST;CARD;PORT2' when TRAFFICGEN_OTG_PORTS is empty."),
+    "TRAFFICGEN_IXIA_CARD": Setting(_IXIA_PART, "VSPERF's Ixia card of both ports (see TRAFFICGEN_IXIA_HOST)."),
+    "TRAFFICGEN_IXIA_PORT1": Setting(_IXIA_PART, "VSPERF's Ixia port of generator port 0 (see TRAFFICGEN_IXIA_HOST)."),
+    "TRAFFICGEN_IXIA_PORT2": Setting(_IXIA_PART, "VSPERF's Ixia port of generator port 1 (see TRAFFICGEN_IXIA_HOST)."),
     "TRAFFICGEN_OTG_EXT": Setting(
         Str(choices=("", "ixnetwork")),
         "snappi extension to drive the controller with: empty (the OTG HTTP API: Ixia-c, KENG, vsperf "

@@ -9,7 +9,10 @@ Parameters) before it is validated:
   vsperf cannot run here, is refused with the reason (PrerequisiteError);
 - a setting of VSPERF's that vsperf does not use (`TRAFFICGEN_STC_*`, `GUEST_IMAGE`, `PATHS`, ...)
   is dropped with one warning listing them, so that a user's 10_custom.conf loads unchanged; any
-  other unknown name still fails validation, naming the closest valid one;
+  other unknown name still fails validation, naming the closest valid one (VSPERF's
+  TRAFFICGEN_IXIA_HOST, _CARD, _PORT1, _PORT2 are settings of the otg generator, its ports;
+  TRAFFICGEN_IXNET_MACHINE/_PORT name IxNetwork's Tcl server, not the REST API server
+  snappi-ixnetwork talks to: dropped, with a hint naming TRAFFICGEN_OTG_LOCATION);
 - `TRAFFIC` keys of VSPERF features vsperf does not have (capture, imix, latency_histogram,
   flow_control) are dropped while disabled and refused when enabled; `scapy` is dropped.
 """
@@ -73,6 +76,7 @@ _OFF_WHEN_DISABLED = ("capture", "latency_histogram", "imix")
 _DROPPED_TRAFFIC_KEYS = ("scapy",)  # T-Rex frame templates: vsperf builds its frames itself
 
 TEST_PARAMS = "TEST_PARAMS"
+IXNET_MACHINE = "TRAFFICGEN_IXNET_MACHINE"
 
 
 def is_ignored_vsperf_setting(name: str) -> bool:
@@ -164,6 +168,12 @@ def translate_layer(raw: Mapping[Any, Any], where: str, known: Mapping[str, Any]
     if dropped:
         log.warning("%s: ignored %d VSPERF settings vsperf does not use: %s", where, len(dropped),
                     ", ".join(_grouped(dropped)))
+    if IXNET_MACHINE in dropped and str(raw[IXNET_MACHINE]).strip():
+        # VSPERF drives IxNetwork through its Tcl server (TRAFFICGEN_IXNET_PORT is that port); a
+        # guessed REST port would fail later with a less clear message.
+        log.warning("%s: %s %s names IxNetwork's Tcl server; for --trafficgen otg through IxNetwork set "
+                    "TRAFFICGEN_OTG_LOCATION=https://%s:REST_PORT (its API server) and TRAFFICGEN_OTG_EXT=ixnetwork",
+                    where, IXNET_MACHINE, raw[IXNET_MACHINE], str(raw[IXNET_MACHINE]).strip())
     return out
 
 

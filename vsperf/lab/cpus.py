@@ -6,6 +6,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from vsperf.errors import CommandError, DeploymentError
+from vsperf.executor import Executor
+
 
 def parse_cpu_mask(mask: str) -> list[int]:
     """CPU numbers set in a hex mask such as "0x2" or "6"; ValueError when empty or malformed."""
@@ -30,15 +33,30 @@ def pmd_cpus(settings: Mapping[str, Any]) -> set[int]:
         return set()
 
 
-def sender_cpus(settings: Mapping[str, Any], chosen_key: str, available: Sequence[int]) -> list[int]:
+def online_cpu_count(executor: Executor) -> int:
+    """Online CPUs of the executor's host (`getconf _NPROCESSORS_ONLN`, what os.cpu_count reads
+    on this machine); DeploymentError naming the host when the answer is not a count."""
+    try:
+        out = executor.run(["getconf", "_NPROCESSORS_ONLN"], timeout_s=10).stdout.strip()
+    except CommandError as exc:
+        raise DeploymentError(f"host {executor.host}: cannot count its CPUs: {exc}") from exc
+    if not out.isdigit() or int(out) < 1:
+        raise DeploymentError(f"host {executor.host}: getconf _NPROCESSORS_ONLN printed {out!r}, not a CPU count")
+    return int(out)
+
+
+def sender_cpus(settings: Mapping[str, Any], chosen_key: str, available: Sequence[int], *,
+                switch_on_host: bool = True) -> list[int]:
     """CPUs for a generator's senders, port i on entry i (round robin).
 
-    The setting `chosen_key` (e.g. VSGEN_CPUS) when set; else the `available` CPUs minus those
-    the switch busy-polls, or all of them when that would leave none.
+    The setting `chosen_key` (e.g. VSGEN_CPUS) when set; else the `available` CPUs (the
+    generator host's) minus those the switch busy-polls when the switch runs on that host too
+    (`switch_on_host`: always on the local lab; on a testbed when the DUT host is the generator
+    host), or all of them when that would leave none.
     """
     chosen = settings[chosen_key]
     if chosen:
         return [int(c) for c in chosen]
     cpus = sorted(available)
-    busy = pmd_cpus(settings)
+    busy = pmd_cpus(settings) if switch_on_host else set()
     return [c for c in cpus if c not in busy] or cpus

@@ -47,6 +47,14 @@ GEN_PREFIX_LEN = 15  # generator addresses share 198.18.0.0/15
 _L2_OVERHEAD_BYTES = 18  # Ethernet header + FCS: frame size - 18 = IP MTU
 
 
+def check_vlan_push(vswitch: VSwitch) -> None:
+    """The switch's own check that it can push Frame Modification vlan's tag, when it has one
+    (`check_vlan_support`: on its host, through its executor); raises what that check raises."""
+    check_vlan = getattr(vswitch, "check_vlan_support", None)
+    if callable(check_vlan):
+        check_vlan()
+
+
 def mtu_for(traffic: Traffic) -> int:
     """IP MTU that carries the test's frames (a generator VLAN tag fits in veth's allowance)."""
     return max(1500, traffic.frame_size_bytes - _L2_OVERHEAD_BYTES)
@@ -303,9 +311,7 @@ def build_deployment(
     vlan_id: int | None = None
     if modification == "vlan":
         vlan_id = int(settings["VSWITCH_VLAN_ID"])
-        check_vlan = getattr(vswitch, "check_vlan_support", None)
-        if callable(check_vlan):
-            check_vlan()
+        check_vlan_push(vswitch)
     vnfs: list[Vnf] = []
     if topology.vnfs:
         vnf_cls = resolve_vnf(settings, registries, vswitch_cls)

@@ -7,7 +7,7 @@ naming the problem and the fix (the CLI exits 2 with it).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from vsperf.collectors.base import collector_names
 from vsperf.dpdk.conf import OVS_DPDK_VSWITCHD
@@ -22,8 +22,9 @@ from vsperf.testbed.dpdk import (
     uses_hugepages,
 )
 from vsperf.testbed.extras import load_programs, load_unsupported
-from vsperf.testbed.model import Cable
+from vsperf.testbed.model import Cable, Testbed
 from vsperf.testbed.session import TestbedSession
+from vsperf.trafficgen.otg.backend import configured_ports, locations_conflict
 from vsperf.vnf.netns import NetnsVnf, loopback_for
 from vsperf.vnf.qemu.qemu import QEMU_BINARY
 from vsperf.vnf.qemu.vnf import QemuVnf
@@ -43,11 +44,19 @@ TestbedVnf = NetnsVnf | TestpmdVhostVnf | QemuVnf  # VNF classes with `create_on
 _SWITCH_CLASSES = (LinuxBridgeVSwitch, OvsVSwitch, OvsDpdkVSwitch, NoVSwitch)
 _DEFAULT_VNFS = {cls.NAME: cls.DEFAULT_VNF for cls in _SWITCH_CLASSES}
 _SUPPORTS_MATCH = {cls.NAME: cls.SUPPORTS_MATCH for cls in _SWITCH_CLASSES}
-TRAFFICGENS = ("vsgen", "trafgen")  # generators that run on the generator host (dummy simulates: nothing deployed)
+TRAFFICGENS = ("vsgen", "trafgen", "otg", "pktgen")  # generators a testbed drives (dummy simulates: nothing deployed)
+# Generators whose ports may be a hardware generator's port locations (a cable's `trafficgen: {location}`):
+# otg sends them to its controller (TRAFFICGEN_OTG_LOCATION). vsgen and trafgen need interfaces.
+LOCATION_TRAFFICGENS = ("otg",)
+# Generators of --mode trafficgen on a testbed (traffic only: the generator host's interfaces)
+TRAFFIC_ONLY_TRAFFICGENS = ("vsgen", "trafgen")
 # Programs a generator needs on the generator host (program -> Debian package); vsgen's engine is
 # copied there and checked when it starts. trafgen's receive agent runs with python3.
 TRAFFICGEN_TOOLS = {"trafgen": {"trafgen": "netsniff-ng", "tc": "iproute2", "python3": "python3",
                                 "taskset": "util-linux"}}
+# Programs Debian does not package: how to install them instead of a package name.
+UNPACKAGED = {"pktgen": "build Pktgen-DPDK >= 23.06 with Lua there (docs/trafficgens.rst) and set "
+                        "TRAFFICGEN_PKTGEN_BINARY to its path"}
 OVS_TOOLS = ("ovsdb-tool", "ovsdb-server", "ovs-vsctl", "ovs-ofctl", "ovs-appctl")
 def unsupported_on_testbed(plan: Iterable[PlannedTest]) -> str | None:
     """Why a planned test cannot run on a testbed yet (None: every one can); checked before
@@ -56,8 +65,10 @@ def unsupported_on_testbed(plan: Iterable[PlannedTest]) -> str | None:
         if pt.simulated:
             continue  # the simulated generator deploys nothing
         why = ""
-        if pt.traffic_only or pt.hold:
-            why = "--mode trafficgen* on a testbed is not implemented"
+        if pt.traffic_only:  # nothing deployed: the generator host's ports only (vsperf.testbed.wire)
+            why = "" if pt.trafficgen in TRAFFIC_ONLY_TRAFFICGENS else (
+                f"--mode trafficgen with {pt.trafficgen} (on a testbed: --trafficgen "
+                f"{', '.join(TRAFFIC_ONLY_TRAFFICGENS)})")
         elif (topology := parse_deployment(pt.test.deployment)).layout not in LAYOUTS:
             why = f"deployment {pt.test.deployment} (only {DEPLOYMENTS} deploy on a testbed)"
         elif topology.layout == "parallel" and not _SUPPORTS_MATCH.get(pt.vswitch, True):
@@ -85,11 +96,12 @@ def _streams_unsupported(pt: PlannedTest, topology: Topology) -> str:
     return ""
 
 
-def used_cables(cables: Iterable[Cable]) -> list[Cable]:
+def used_cables(cables: Iterable[Cable], *, locations: bool = False) -> list[Cable]:
     """The cables a deployment uses (ports 0 and 1): the first two whose generator end is an
-    interface and whose DUT end is an interface, or a PCI device for DPDK."""
-    return [c for c in cables
-            if c.trafficgen.interface and (c.dut.interface if c.dut.driver == "kernel" else c.dut.pci)][:2]
+    interface (or, with `locations`, a hardware port's location) and whose DUT end is an
+    interface, or a PCI device for DPDK."""
+    return [c for c in cables if (c.trafficgen.interface or (locations and c.trafficgen.location))
+            and (c.dut.interface if c.dut.driver == "kernel" else c.dut.pci)][:2]
 
 
 def _vnf_unsupported(pt: PlannedTest) -> str:
@@ -121,11 +133,13 @@ def dut_tools(plan: Iterable[PlannedTest]) -> dict[str, str]:
     for pt in plan:
         if pt.simulated:
             continue
-        tools["ip"] = "iproute2"  # (ethtool, for the report's port details, is optional)
-        tools.update(load_programs(pt))  # the test's Load runs on the DUT host
         # pidstat reads the DUT host's process table and clock tick
         if "pidstat" in {n.lower() for n in collector_names(pt.settings["COLLECTOR"])}:
             tools.update({"ps": "procps", "getconf": "libc-bin"})
+        if pt.traffic_only:  # --mode trafficgen deploys nothing on the DUT host (its collectors read it)
+            continue
+        tools["ip"] = "iproute2"  # (ethtool, for the report's port details, is optional)
+        tools.update(load_programs(pt))  # the test's Load runs on the DUT host
         if pt.vswitch in ("ovs", "ovs-dpdk"):
             tools.update({t: "openvswitch-switch" for t in OVS_TOOLS})
         if pt.vswitch == "ovs":
@@ -145,17 +159,28 @@ def gen_tools(plan: Iterable[PlannedTest]) -> dict[str, str]:
     for pt in plan:
         if not pt.simulated:
             tools.update(TRAFFICGEN_TOOLS.get(pt.trafficgen, {}))
+            if pt.trafficgen == "pktgen" and not pt.settings["TRAFFICGEN_PKTGEN_HOST"]:
+                # vsperf starts it there, under its pty launcher (a python3 script)
+                tools.update({str(pt.settings["TRAFFICGEN_PKTGEN_BINARY"]): "pktgen", "python3": "python3"})
     return tools
+
+
+def checks_dut_ports(plan: Iterable[PlannedTest]) -> bool:
+    """False when the plan only sends traffic (--mode trafficgen): the DUT's ports are the user's
+    DUT's, neither checked nor touched; the generator's are."""
+    return not any(pt.traffic_only for pt in plan)
 
 
 def dut_problems(session: TestbedSession, plan: Iterable[PlannedTest]) -> str | None:
     """Why the testbed's DUT ports or DUT host cannot serve the plan (None: they can): a PCI port
     for DPDK with a switch that cannot attach it, or a host that cannot give OVS-DPDK its
-    hugepages (vsperf.testbed.dpdk)."""
-    cables = used_cables(session.testbed.cables)
+    hugepages (vsperf.testbed.dpdk); or generator ports the test's generator cannot drive."""
     for pt in plan:
-        if pt.simulated:
+        if pt.simulated or pt.traffic_only:  # --mode trafficgen: the DUT is the user's
             continue
+        cables = used_cables(session.testbed.cables, locations=pt.trafficgen in LOCATION_TRAFFICGENS)
+        if gen_ports_problem(session.testbed, pt, cables):
+            return f"test {pt.test.name}: {gen_ports_problem(session.testbed, pt, cables)}"
         if pci_unsupported(pt.vswitch, cables):
             return f"test {pt.test.name}: {pci_unsupported(pt.vswitch, cables)}"
         if uses_hugepages(pt.vswitch, pt.settings, cables):
@@ -163,6 +188,23 @@ def dut_problems(session: TestbedSession, plan: Iterable[PlannedTest]) -> str | 
             if problem:
                 return problem
     return None
+
+
+def gen_ports_problem(testbed: Testbed, pt: PlannedTest, cables: Sequence[Cable]) -> str:
+    """Why the cables' generator ends do not suit the test's generator ("" when they do): a
+    location for a generator that needs interfaces, or TRAFFICGEN_OTG_PORTS naming other ports."""
+    if len(cables) < 2:
+        located = [c.trafficgen.location for c in testbed.cables if c.trafficgen.location]
+        where = f" (hardware port locations {', '.join(map(str, located))} need --trafficgen otg)" if located else ""
+        return (f"traffic generator {pt.trafficgen} needs two DUT ports cabled to interfaces of host "
+                f"{testbed.trafficgen_host}, testbed {testbed.path} has {len(cables)}{where}")
+    if pt.trafficgen in LOCATION_TRAFFICGENS:
+        try:
+            configured = configured_ports(pt.settings)
+        except ConfigError as exc:
+            return str(exc)
+        return locations_conflict(configured, [str(c.trafficgen.location) for c in cables if c.trafficgen.location])
+    return ""
 
 
 def missing_tools(session: TestbedSession, tools: Mapping[str, str], *, host: str | None = None) -> str | None:
@@ -173,5 +215,6 @@ def missing_tools(session: TestbedSession, tools: Mapping[str, str], *, host: st
         # A fixed script; the program's name is its argument, never part of the script.
         found = session.executors[host].run(["sh", "-c", 'command -v "$1"', "sh", tool], check=False, timeout_s=10)
         if found.returncode != 0:
-            return f"host {host}: {tool} is missing: apt-get install {package} there"
+            how = UNPACKAGED.get(package, f"apt-get install {package} there")
+            return f"host {host}: {tool} is missing: {how}"
     return None

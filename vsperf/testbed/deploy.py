@@ -20,12 +20,13 @@ passthrough runs on the local lab only, refused by name.
 
 The generator ports are the generator host's ends of the cables, in the root namespace of
 that host; frames carry their MAC addresses and the test's 198.18.0.0/15 addresses (nothing
-is configured on them but link state and MTU).
+is configured on them but link state and MTU). A generator that takes hardware port locations
+(`checks.LOCATION_TRAFFICGENS`: otg) may have cables whose generator end is a `location`: vsperf
+leaves such a port to the generator's controller and gives it a fixed MAC (`LOCATION_MACS`).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -37,14 +38,22 @@ from vsperf.context import RunContext
 from vsperf.deployment import ComponentInfo, Deployment, GenPort
 from vsperf.errors import CommandError, DeploymentError
 from vsperf.executor import CommandLog
-from vsperf.lab.deploy import mtu_for, resolve_vnf
+from vsperf.lab.deploy import check_vlan_push, mtu_for, resolve_vnf
 from vsperf.lab.state import DEFAULT_STATE_ROOT
 from vsperf.lab.streams import directions
 from vsperf.lab.topology import forwarding_rules, parse_deployment, port_names
 from vsperf.plan import PlannedTest
 from vsperf.registry import Registries
 from vsperf.sysinfo import port_details
-from vsperf.testbed.checks import DEPLOYMENTS, LAYOUTS, VSWITCHES, TestbedVnf, used_cables
+from vsperf.testbed.checks import (
+    DEPLOYMENTS,
+    LAYOUTS,
+    LOCATION_TRAFFICGENS,
+    VSWITCHES,
+    TestbedVnf,
+    checks_dut_ports,
+    used_cables,
+)
 from vsperf.testbed.dpdk import (
     HugepageConf,
     dpdk_ports,
@@ -55,6 +64,7 @@ from vsperf.testbed.dpdk import (
 from vsperf.testbed.extras import frame_modification_vlan
 from vsperf.testbed.file import load_testbed
 from vsperf.testbed.model import Cable
+from vsperf.testbed.ports import interface_mac
 from vsperf.testbed.session import TestbedSession
 from vsperf.testbed.switch_host import TestbedSwitchHost, host_bridge_name
 from vsperf.testbed.vnf_host import TestbedVnfHost
@@ -71,6 +81,10 @@ log = logging.getLogger(__name__)
 
 # The userspace datapath's own interface on the host: one per host, whichever OVS instance runs it.
 NETDEV_IF = "ovs-netdev"
+# The source MACs of a hardware generator's ports (a cable's `location`): vsperf does not read a
+# chassis port's MAC, so frames carry these locally administered ones (TRAFFIC l2 srcmac/dstmac
+# override them); the DUT's flows are port-based and the Linux bridge learns them.
+LOCATION_MACS = ("02:76:73:00:00:00", "02:76:73:00:00:01")
 
 
 def bridge_name(run_id: str) -> str:
@@ -88,7 +102,7 @@ class TestbedDeployment(Deployment):
 
     def __init__(self, name: str, session: TestbedSession, *, run_id: str, traffic: Traffic,
                  vswitch: VSwitch, vnfs: Sequence[TestbedVnf] = (), hugepages: HugepageConf | None = None,
-                 vlan_id: int | None = None) -> None:
+                 vlan_id: int | None = None, gen_locations: bool = False) -> None:
         topology = parse_deployment(name)
         if topology.layout not in LAYOUTS:
             raise DeploymentError(f"deployment {name} is not implemented on a testbed (only {DEPLOYMENTS})")
@@ -97,7 +111,7 @@ class TestbedDeployment(Deployment):
         if vswitch.NAME not in VSWITCHES:
             raise DeploymentError(f"vswitch {vswitch.NAME} does not deploy on a testbed "
                                   f"(only {', '.join(VSWITCHES)})")
-        cables = used_cables(session.testbed.cables)
+        cables = used_cables(session.testbed.cables, locations=gen_locations)  # locations: otg's hardware ports
         if len(cables) < 2:
             raise DeploymentError(f"testbed {session.testbed.path}: {name} needs two DUT ports cabled to interfaces "
                                   f"of the generator host, the file has {len(cables)}")
@@ -132,22 +146,25 @@ class TestbedDeployment(Deployment):
         return [str(c.dut.interface) if c.dut.driver == "kernel" else f"PCI {c.dut.pci}" for c in self.cables]
 
     def _gen_ifs(self) -> list[str]:
-        return [str(c.trafficgen.interface) for c in self.cables]
+        """The generator ports: interfaces of the generator host, or hardware ports' locations."""
+        return [c.trafficgen.label for c in self.cables]
 
     def deploy(self) -> None:
         mtu = mtu_for(self.traffic)
         session = self.session
         try:
             for cable in self.cables:
-                session.use_port(self._gen_host, str(cable.trafficgen.interface), mtu_bytes=mtu)
+                if cable.trafficgen.interface:  # a hardware port (location) is the generator's own
+                    session.use_port(self._gen_host, cable.trafficgen.interface, mtu_bytes=mtu)
                 if cable.dut.driver == "kernel":  # a PCI port is taken over below
                     session.use_port(self._dut_host, str(cable.dut.interface), mtu_bytes=mtu)
-            macs = [self._mac(gen_if) for gen_if in self._gen_ifs()]
+            ends = [c.trafficgen for c in self.cables]
+            macs = [self._mac(end.interface) if end.interface else LOCATION_MACS[i] for i, end in enumerate(ends)]
             ips = (self.traffic.l3.srcip, self.traffic.l3.dstip)
             self._ports = tuple(
-                GenPort(netns=None, ifname=gen_if, mac=macs[i], ipv4=ips[i], peer_mac=macs[1 - i],
-                        peer_ipv4=ips[1 - i], rx_vlan_id=self.vlan_id)
-                for i, gen_if in enumerate(self._gen_ifs()))
+                GenPort(netns=None, ifname=end.interface or "", mac=macs[i], ipv4=ips[i], peer_mac=macs[1 - i],
+                        peer_ipv4=ips[1 - i], rx_vlan_id=self.vlan_id, location=end.location)
+                for i, end in enumerate(ends))
             if isinstance(self.vswitch, OvsVSwitch):  # ovs and ovs-dpdk
                 self._claim_userspace_datapath()
             self._started = True
@@ -192,11 +209,7 @@ class TestbedDeployment(Deployment):
         self.session.journal.record_link(self._dut_host, self.bridge)
 
     def _mac(self, ifname: str) -> str:
-        out = self.session.trafficgen.run(["ip", "-j", "link", "show", "dev", ifname], timeout_s=10).stdout
-        links = json.loads(out or "[]")
-        if not links or "address" not in links[0]:
-            raise DeploymentError(f"host {self._gen_host}: no MAC address for interface {ifname}")
-        return str(links[0]["address"])
+        return interface_mac(self.session.trafficgen, ifname)
 
     def teardown(self) -> None:
         """Stop the switch, remove its files and put every port back (a lost host's are left to
@@ -259,9 +272,9 @@ class TestbedDeployment(Deployment):
             details = port_details(self.session.dut, dut_if) if cable.dut.driver == "kernel" and dut_if else \
                 {"driver": cable.dut.driver, "bus-info": str(cable.dut.pci)}  # bound to DPDK: no interface
             driver = details.pop("driver", "unknown")
+            cabled_to = cable.trafficgen.location or f"{self._gen_host}:{gen_if}"  # a chassis port: its location
             info.append(ComponentInfo("port", f"port {i}", driver, {
-                "host": self._dut_host, "interface": dut_if or "", "cabled to": f"{self._gen_host}:{gen_if}",
-                **details}))
+                "host": self._dut_host, "interface": dut_if or "", "cabled to": cabled_to, **details}))
         return info
 
 
@@ -277,12 +290,16 @@ def build_testbed_deployment(pt: PlannedTest, registries: Registries, ctx: RunCo
         if not issubclass(vnf_cls, NetnsVnf | TestpmdVhostVnf | QemuVnf):  # the preflight refused it
             raise DeploymentError(f"VNF {vnf_cls.NAME} runs on the local lab only")
         vnfs = [vnf_cls(pt.settings, dut_ctx) for _ in range(parse_deployment(pt.test.deployment).vnfs)]
+    locations = pt.trafficgen in LOCATION_TRAFFICGENS
     hugepages = HugepageConf.from_settings(pt.settings) \
-        if uses_hugepages(pt.vswitch, pt.settings, used_cables(session.testbed.cables)) else None
+        if uses_hugepages(pt.vswitch, pt.settings, used_cables(session.testbed.cables, locations=locations)) else None
+    vswitch, vlan_id = vswitch_cls(pt.settings, dut_ctx), frame_modification_vlan(pt)
+    if vlan_id is not None:  # the lab's check, on the DUT host's kernel (through its executor)
+        check_vlan_push(vswitch)
     return TestbedDeployment(pt.test.deployment, session, run_id=ctx.run_id,
                              traffic=traffic_from_settings(pt.settings, size),
-                             vswitch=vswitch_cls(pt.settings, dut_ctx), vnfs=vnfs, hugepages=hugepages,
-                             vlan_id=frame_modification_vlan(pt))
+                             vswitch=vswitch, vnfs=vnfs, hugepages=hugepages,
+                             vlan_id=vlan_id, gen_locations=locations)
 
 
 def open_run_session(settings: Mapping[str, Any], plan: Iterable[PlannedTest], *, run_id: str,
@@ -292,4 +309,4 @@ def open_run_session(settings: Mapping[str, Any], plan: Iterable[PlannedTest], *
     if not settings["TESTBED"] or all(pt.simulated for pt in plan):
         return None
     return TestbedSession.open(load_testbed(Path(settings["TESTBED"])), run_id=run_id, state_root=state_root,
-                               command_log=command_log)
+                               command_log=command_log, dut_ports=checks_dut_ports(plan))

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from vsperf.errors import DeploymentError
 from vsperf.executor import Process
+from vsperf.lab.cpus import online_cpu_count
 from vsperf.lab.topology import check_frame_modification
 from vsperf.loadgen.stressng import StressNgLoad
 from vsperf.plan import PlannedTest
@@ -70,10 +70,7 @@ class TestbedLoadHost:
 
     def cpu_count(self) -> int:
         """Online CPUs of the DUT host (`getconf _NPROCESSORS_ONLN`, what os.cpu_count reads here)."""
-        out = self.session.dut.run(["getconf", "_NPROCESSORS_ONLN"], timeout_s=10).stdout.strip()
-        if not out.isdigit() or int(out) < 1:
-            raise DeploymentError(f"host {self._host}: getconf _NPROCESSORS_ONLN printed {out!r}, not a CPU count")
-        return int(out)
+        return online_cpu_count(self.session.dut)
 
     def spawn(self, label: str, argv: Sequence[str]) -> Process:
         """Start `argv` on the DUT host, recorded in the run's journal before this returns."""

@@ -97,5 +97,11 @@ class Testbed:
         return self.host(self.dut_host)
 
     @property
+    def generator_on_dut_host(self) -> bool:
+        """True when the traffic generator runs on the DUT host (one host name for both, such as
+        `local`): the switch's busy CPUs are then the generator's too."""
+        return self.dut_host == self.trafficgen_host
+
+    @property
     def trafficgen(self) -> TestbedHost:
         return self.host(self.trafficgen_host)

@@ -13,7 +13,7 @@ import logging
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from vsperf.errors import CommandError, UserError
+from vsperf.errors import CommandError, DeploymentError, UserError
 from vsperf.executor import Executor
 
 log = logging.getLogger(__name__)
@@ -56,6 +56,16 @@ def _missing(executor: Executor, interface: str, netns: str | None) -> PortError
     shown = ", ".join(n for n in names if n and n != "lo") or "none"
     return PortError(f"host {executor.host}: no interface {interface!r} (interfaces there: {shown}); "
                      f"fix the testbed file's ports")
+
+
+def interface_mac(executor: Executor, interface: str) -> str:
+    """The MAC address of `interface` on the executor's host; DeploymentError naming the host
+    when it has none."""
+    out = executor.run(["ip", "-j", "link", "show", "dev", interface], timeout_s=10).stdout
+    links = json.loads(out or "[]")
+    if not links or "address" not in links[0]:
+        raise DeploymentError(f"host {executor.host}: no MAC address for interface {interface}")
+    return str(links[0]["address"])
 
 
 def read_port(executor: Executor, interface: str, *, netns: str | None = None) -> PortState:

@@ -26,7 +26,7 @@ class TestbedUnsupportedError(UserError):
 def check_testbed(path: Path, *, run_id: str, unsupported: str | None = None,
                   dut_tools: Mapping[str, str] | None = None, gen_tools: Mapping[str, str] | None = None,
                   dut_problems: Callable[[TestbedSession], str | None] | None = None,
-                  state_root: Path = DEFAULT_STATE_ROOT) -> Testbed:
+                  state_root: Path = DEFAULT_STATE_ROOT, dut_ports: bool = True) -> Testbed:
     """Load the testbed file, connect to every host (host keys verified), check every port and
     restore the ports of a killed earlier run; UserError (exit 2) on any problem.
 
@@ -35,10 +35,12 @@ def check_testbed(path: Path, *, run_id: str, unsupported: str | None = None,
     checks, before anything is created. `dut_tools`: programs the DUT host must have (program ->
     Debian package; see `vsperf.testbed.checks.dut_tools`); `gen_tools`: those of the generator
     host (`vsperf.testbed.checks.gen_tools`). `dut_problems`: why the DUT ports or host cannot
-    serve the plan (`vsperf.testbed.checks.dut_problems`: PCI ports, hugepages).
+    serve the plan (`vsperf.testbed.checks.dut_problems`: PCI ports, hugepages). `dut_ports`
+    False: the DUT's ports are not checked (--mode trafficgen: the user's DUT).
     """
     testbed = load_testbed(path)
-    session = TestbedSession.open(testbed, run_id=run_id, state_root=state_root, command_log=CommandLog(None))
+    session = TestbedSession.open(testbed, run_id=run_id, state_root=state_root, command_log=CommandLog(None),
+                                  dut_ports=dut_ports)
     try:
         hosts = ", ".join(f"{h.name} ({'this machine' if h.is_local else h.ssh.label if h.ssh else ''})"
                           for h in testbed.hosts)

@@ -49,8 +49,10 @@ class TestbedSession:
     root_qdiscs: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, testbed: Testbed, *, run_id: str, state_root: Path, command_log: CommandLog) -> TestbedSession:
-        """Connect to every host, restore a killed run's ports, check every port."""
+    def open(cls, testbed: Testbed, *, run_id: str, state_root: Path, command_log: CommandLog,
+             dut_ports: bool = True) -> TestbedSession:
+        """Connect to every host, restore a killed run's ports, check every port (with
+        `dut_ports` False only the generator's: --mode trafficgen, where the DUT is the user's)."""
         executors: dict[str, Executor] = {}
         session = cls(testbed, executors, PortJournal.create(state_root, run_id))
         try:
@@ -69,7 +71,7 @@ class TestbedSession:
             for restored in session.restore_leftovers(state_root):
                 log.warning("restored after a killed run: %s", restored)
             for cable in testbed.cables:
-                session._check(cable)
+                session._check(cable, dut_port=dut_ports)
         except BaseException:
             session.close_connections()
             raise
@@ -85,10 +87,12 @@ class TestbedSession:
         """The traffic generator host's executor."""
         return self.executors[self.testbed.trafficgen_host]
 
-    def _check(self, cable: Cable) -> None:
+    def _check(self, cable: Cable, *, dut_port: bool = True) -> None:
         dut_host = self.testbed.dut_host
         port = cable.dut
-        if port.driver == "kernel":
+        if not dut_port:
+            pass  # the user's DUT: its ports are not vsperf's to check
+        elif port.driver == "kernel":
             assert port.interface is not None  # the loader requires it for kernel ports
             self.checked[(dut_host, port.interface)] = check_port(self.dut, port.interface)
         else:

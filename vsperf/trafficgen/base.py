@@ -53,6 +53,10 @@ class TrafficGenerator(ABC):
     def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
         self.settings = settings
         self.ctx = ctx
+        # True when the DUT's switch runs on the generator's host, so that the CPUs its PMD
+        # threads busy-poll (VSWITCH_PMD_CPU_MASK) are busy there too: always on the local lab;
+        # on a testbed the runner sets it (the DUT host is the generator host, by name).
+        self.switch_on_host = True
 
     def check_prerequisites(self) -> None:  # noqa: B027 - optional hook
         """Raise PrerequisiteError naming what to install or do; called before anything is created."""

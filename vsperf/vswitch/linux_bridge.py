@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from vsperf.context import RunContext
 from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
+from vsperf.executor import Executor
 from vsperf.lab import netdev
 from vsperf.vswitch.base import ForwardingPlan, PortKind, VSwitch
 from vsperf.vswitch.host import SwitchHost
@@ -30,16 +31,34 @@ from vsperf.vswitch.host import SwitchHost
 log = logging.getLogger(__name__)
 
 
+def _built_with(config: str, option: str) -> bool:
+    """Whether kernel config text `config` builds `option` in or as a module."""
+    return f"\n{option}=y" in config or f"\n{option}=m" in config
+
+
 def kernel_config_option(option: str) -> bool | None:
-    """Whether the running kernel was built with `option` (None: its config is not readable)."""
+    """Whether this machine's running kernel was built with `option` (None: its config is not readable)."""
     release = netdev.kernel_release()
     for path in (Path("/proc/config.gz"), Path(f"/boot/config-{release}")):
         try:
             raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
         except OSError:
             continue
-        text = raw.decode(errors="replace")
-        return f"\n{option}=y" in text or f"\n{option}=m" in text
+        return _built_with(raw.decode(errors="replace"), option)
+    return None
+
+
+def host_kernel_config_option(executor: Executor, option: str) -> bool | None:
+    """`kernel_config_option` on the executor's host (a testbed's DUT host, or this machine):
+    its /boot/config-$(uname -r), else its /proc/config.gz, read there (None: neither is readable)."""
+    try:
+        release = executor.run(["uname", "-r"], timeout_s=10).stdout.strip()
+        for argv in (["cat", f"/boot/config-{release}"], ["gzip", "-dc", "/proc/config.gz"]):
+            proc = executor.run(argv, check=False, timeout_s=30)
+            if proc.returncode == 0 and proc.stdout:
+                return _built_with(proc.stdout, option)
+    except CommandError as exc:
+        log.debug("host %s: kernel config not read: %s", executor.host, exc)
     return None
 
 
@@ -90,16 +109,22 @@ class LinuxBridgeVSwitch(VSwitch):
         self._version = ""
 
     def check_prerequisites(self) -> None:
-        if kernel_config_option("CONFIG_BRIDGE") is False:
-            raise PrerequisiteError("this kernel has no bridge support (CONFIG_BRIDGE): use --vswitch ovs")
+        if host_kernel_config_option(self.ctx.executor, "CONFIG_BRIDGE") is False:
+            raise PrerequisiteError(f"{self._kernel()} has no bridge support (CONFIG_BRIDGE): use --vswitch ovs")
 
     def check_vlan_support(self) -> None:
-        """PrerequisiteError when the kernel is known to lack bridge VLAN filtering."""
-        if kernel_config_option("CONFIG_BRIDGE_VLAN_FILTERING") is False:
+        """PrerequisiteError when the switch host's kernel (its executor's: a testbed's DUT host,
+        or this machine) is known to lack bridge VLAN filtering."""
+        if host_kernel_config_option(self.ctx.executor, "CONFIG_BRIDGE_VLAN_FILTERING") is False:
             raise PrerequisiteError(
-                "linux-bridge cannot push VLAN tags on this kernel (CONFIG_BRIDGE_VLAN_FILTERING is off): "
+                f"linux-bridge cannot push VLAN tags on {self._kernel()} (CONFIG_BRIDGE_VLAN_FILTERING is off): "
                 "use --vswitch ovs for Frame Modification vlan"
             )
+
+    def _kernel(self) -> str:
+        """The switch host's kernel, for messages."""
+        host = self.ctx.executor.host
+        return "this kernel" if host == "local" else f"the kernel of host {host}"
 
     def version(self) -> str:
         """The release of the switch host's kernel (the bridge is part of it)."""

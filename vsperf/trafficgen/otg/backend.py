@@ -28,21 +28,54 @@ from vsperf.trafficgen.otg.metrics import FlowCounts, flow_counts, trial_result
 
 log = logging.getLogger(__name__)
 
+# VSPERF's Ixia settings that describe the two ports (aliases of TRAFFICGEN_OTG_PORTS).
+IXIA_PORT_SETTINGS = ("TRAFFICGEN_IXIA_HOST", "TRAFFICGEN_IXIA_CARD", "TRAFFICGEN_IXIA_PORT1", "TRAFFICGEN_IXIA_PORT2")
+
 
 def port_locations(settings: Mapping[str, Any], ports: Sequence[GenPort]) -> list[str]:
     """The controller's locations of the two generator ports.
 
-    TRAFFICGEN_OTG_PORTS when set (hardware: "chassis;card;port", Ixia-c: "host:port", ...);
-    otherwise the deployment's generator ports as "IFNAME@NETNS" (the local lab's ports, which
-    vsgen's OTG server on this machine opens)."""
-    configured = [str(p) for p in settings["TRAFFICGEN_OTG_PORTS"]]
+    TRAFFICGEN_OTG_PORTS (or VSPERF's Ixia settings, `configured_ports`) when set (hardware:
+    "chassis;card;port", Ixia-c: "host:port", ...);
+    otherwise the ports' own: a testbed cable's `location` (a hardware generator's port), else
+    "IFNAME@NETNS" (the local lab's ports, which vsgen's OTG server on this machine opens) or
+    the interface name (a testbed's generator host). Set both, they must agree."""
+    configured = configured_ports(settings)
+    conflict = locations_conflict(configured, [p.location for p in ports[:2] if p.location])
+    if conflict:
+        raise ConfigError(conflict)
     if configured:
         if len(configured) != 2:
             raise ConfigError(f"TRAFFICGEN_OTG_PORTS needs two port locations, got {len(configured)}")
         return configured
     if len(ports) < 2:
         raise TrafficGenError(f"otg needs two generator ports, the deployment gave {len(ports)}")
-    return [f"{p.ifname}@{p.netns}" if p.netns else p.ifname for p in ports[:2]]
+    return [p.location or (f"{p.ifname}@{p.netns}" if p.netns else p.ifname) for p in ports[:2]]
+
+
+def configured_ports(settings: Mapping[str, Any]) -> list[str]:
+    """The port locations the settings give: TRAFFICGEN_OTG_PORTS, or when it is empty VSPERF's
+    TRAFFICGEN_IXIA_HOST, _CARD, _PORT1 and _PORT2 as "HOST;CARD;PORT1", "HOST;CARD;PORT2" (the
+    location form of Ixia chassis ports); [] when neither is set."""
+    configured = [str(p) for p in settings["TRAFFICGEN_OTG_PORTS"]]
+    ixia = [str(settings[name]).strip() for name in IXIA_PORT_SETTINGS]
+    if configured or not any(ixia):
+        return configured
+    if not all(ixia):
+        unset = ", ".join(name for name, value in zip(IXIA_PORT_SETTINGS, ixia, strict=True) if not value)
+        raise ConfigError(f"VSPERF's TRAFFICGEN_IXIA_HOST, _CARD, _PORT1 and _PORT2 give the otg generator's ports "
+                          f"together, {unset} empty: set them, or TRAFFICGEN_OTG_PORTS")
+    host, card, port1, port2 = ixia
+    return [f"{host};{card};{port1}", f"{host};{card};{port2}"]
+
+
+def locations_conflict(configured: Sequence[str], cabled: Sequence[str]) -> str:
+    """Why TRAFFICGEN_OTG_PORTS (`configured`) cannot go with a testbed's cabled generator
+    locations (`cabled`): "" when either is empty or they are the same."""
+    if configured and cabled and list(configured) != list(cabled):
+        return (f"TRAFFICGEN_OTG_PORTS {list(configured)} differ from the testbed's cabled generator ports "
+                f"{list(cabled)}: leave TRAFFICGEN_OTG_PORTS empty (the testbed file's cabling is used)")
+    return ""
 
 
 def check_location(location: str) -> str:
@@ -109,6 +142,9 @@ class OtgTrafficGenerator(TrafficGenerator):
 
     def start(self, ports: Sequence[GenPort]) -> None:
         self._locations = port_locations(self.settings, ports)
+        if not self.settings["TRAFFICGEN_OTG_PORTS"] and any(str(self.settings[n]) for n in IXIA_PORT_SETTINGS):
+            log.info("otg: port locations %s from VSPERF's TRAFFICGEN_IXIA_HOST, _CARD, _PORT1, _PORT2 "
+                     "(TRAFFICGEN_OTG_PORTS is empty)", ", ".join(self._locations))
         self._ports = tuple(ports)
         self._connect()
         log.debug("otg: controller %s, ports %s", self.location, ", ".join(self._locations))

@@ -41,15 +41,18 @@ class RequestError(Exception):
         self.errors = list(errors)
 
 
-def check_listen_address(host: str) -> str:
-    """`host` if it is a loopback address (anything else: ConfigError). A namespace's own
-    address is loopback from inside it: run the server with `ip netns exec NS` for one."""
+def check_listen_address(host: str, *, remote: bool = False) -> str:
+    """`host` if it is a loopback address, or (`remote`) any one address of this host (anything
+    else: ConfigError). A namespace's own address is loopback from inside it: run the server
+    with `ip netns exec NS` for one. The server has no authentication: whoever reaches the
+    address may send traffic on its ports, so another address is the user's explicit choice."""
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
         raise ConfigError(f"--listen needs an IP address, got {host!r} (e.g. 127.0.0.1:8080)") from None
-    if not address.is_loopback:
-        raise ConfigError(f"--listen {host}: vsgen's OTG server listens on loopback only (127.0.0.1 or ::1); "
+    if address.is_unspecified or (not address.is_loopback and not remote):
+        raise ConfigError(f"--listen {host}: vsgen's OTG server listens on loopback (127.0.0.1 or ::1), or with "
+                          "--allow-remote on one address of a link only the controller reaches (no authentication); "
                           "to serve a namespace, run it inside that namespace (ip netns exec NS vsperf otg-server)")
     return host
 
@@ -180,9 +183,10 @@ def make_handler(api: OtgApi) -> type[BaseHTTPRequestHandler]:
 class OtgServer:
     """The HTTP server on a session; `start` serves in a thread, `close` stops it and the engine."""
 
-    def __init__(self, session: ServerSession, host: str, port: int) -> None:
+    def __init__(self, session: ServerSession, host: str, port: int, *, remote: bool = False) -> None:
         self.session = session
-        self.httpd = ThreadingHTTPServer((check_listen_address(host), port), make_handler(OtgApi(session)))
+        self.httpd = ThreadingHTTPServer((check_listen_address(host, remote=remote), port),
+                                         make_handler(OtgApi(session)))
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 

@@ -64,6 +64,9 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 
 @click.command(name="otg-server", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--listen", required=True, metavar="HOST:PORT", help="Loopback address to serve on (port 0: any).")
+@click.option("--allow-remote", "remote", is_flag=True,
+              help="Allow a --listen address other than loopback, e.g. on a testbed's controller link. No "
+                   "authentication: whoever reaches it may send traffic on the served ports.")
 @click.option("--port", "ports", multiple=True, metavar="NAME=IFNAME[@NETNS]",
               help="A port clients may name in their config's port locations (repeatable).")
 @click.option("--netns-prefix", "prefixes", multiple=True, metavar="PREFIX",
@@ -74,11 +77,11 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 @click.option("--cpus", default="", metavar="LIST", help="CPUs of the transmit threads, flow i on entry i.")
 @click.option("--residual-wait", "residual_s", type=click.FloatRange(0, 60), default=2.0, show_default=True,
               help="Seconds frames may still arrive after the last one is sent (RFC 2544: 2).")
-def otg_server_command(listen: str, ports: tuple[str, ...], prefixes: tuple[str, ...], engine: str,
+def otg_server_command(listen: str, remote: bool, ports: tuple[str, ...], prefixes: tuple[str, ...], engine: str,
                        tx_path: str, cpus: str, residual_s: float) -> None:
     """Serve vsgen through the Open Traffic Generator HTTP API until Ctrl-C or SIGTERM."""
     host, port_number = parse_listen(listen)
-    check_listen_address(host)
+    check_listen_address(host, remote=remote)
     declared = dict(parse_port(p) for p in ports)
     if not declared and not prefixes:
         raise ConfigError("vsperf otg-server needs --port NAME=IFNAME[@NETNS] or --netns-prefix PREFIX")
@@ -92,7 +95,7 @@ def otg_server_command(listen: str, ports: tuple[str, ...], prefixes: tuple[str,
                                 netns_prefixes=tuple(prefixes), path=path, cpus=parse_cpus(cpus),
                                 residual_s=residual_s)
         session = ServerSession(executor, options)
-        server = OtgServer(session, host, port_number)
+        server = OtgServer(session, host, port_number, remote=remote)
         previous: Any = signal.signal(signal.SIGTERM, _stop)
         try:
             click.echo(f"vsperf otg-server: serving OTG on {server.url} (pid {os.getpid()})", nl=True)

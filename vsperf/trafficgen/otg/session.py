@@ -106,7 +106,9 @@ class ServerSession:
             return dict(self._config)
 
     def _engine_for(self, locations: tuple[PortLocation, ...]) -> Engine:
-        if self._engine is not None and self._engine_ports == locations:
+        # The engine dies with the thread that started it (PR_SET_PDEATHSIG): the request thread of
+        # one client's connection. The next client, or a reconnect, gets a new engine.
+        if self._engine is not None and self._engine.alive and self._engine_ports == locations:
             return self._engine
         self._close_engine()
         engine = Engine(self.executor, self.options.binary, self.options.work_dir)

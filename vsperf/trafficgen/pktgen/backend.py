@@ -12,6 +12,10 @@ as under-delivered. Counters (portStats: what each port sent and received) are r
 the residual wait. pktgen counts every frame a port receives; the lab's namespaces carry no
 other traffic (IPv6 off, static neighbours).
 
+On a testbed vsperf starts pktgen on the generator host over SSH, on that host's cable ends
+(vsperf.trafficgen.pktgen.remote: journalled, its Lua socket on the host's loopback reached
+through the SSH connection); the transmit clock reads that host's interface counters.
+
 Latency (TRAFFICGEN_PKTGEN_LATENCY) comes from pktgen's latency probes: one timestamped
 frame per probe interval on top of the test frames, so it is a sample; every result that
 carries it is flagged `latency_sampled`.
@@ -25,7 +29,7 @@ import shutil
 import socket
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from vsperf.context import RunContext
@@ -34,12 +38,22 @@ from vsperf.dpdk.eal import check_veth_queues, require_port_driver
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
 from vsperf.lab import netdev
 from vsperf.lab.streams import Direction, directions
+from vsperf.remote.ssh import SshExecutor
 from vsperf.search.measurer import LatencyStats, TrialResult
 from vsperf.traffic import Traffic
-from vsperf.trafficgen.base import TrafficGenerator, burst_shares, check_burst, check_rate_trial, rate_shares
+from vsperf.trafficgen.base import (
+    HostProcesses,
+    TrafficGenerator,
+    burst_shares,
+    check_burst,
+    check_rate_trial,
+    rate_shares,
+)
 from vsperf.trafficgen.pktgen import lua, replies
 from vsperf.trafficgen.pktgen.client import LuaClient
-from vsperf.trafficgen.pktgen.process import PktgenConfig, PktgenProcess, group_by_netns
+from vsperf.trafficgen.pktgen.launch import Endpoint, Launched, launch_local, launch_on_host
+from vsperf.trafficgen.pktgen.process import PktgenProcess
+from vsperf.trafficgen.pktgen.remote import HostCounters, RemotePktgen
 from vsperf.trafficgen.pktgen.sending import send_and_wait, send_primed
 
 log = logging.getLogger(__name__)
@@ -50,14 +64,6 @@ _CUT_SLACK = 0.2  # a rate trial is stopped this fraction after its planned time
 LUA_MARKER = b"Pktgen_Version"  # a string only pktgen's Lua library carries
 
 
-@dataclass(frozen=True)
-class Endpoint:
-    """Where one generator port lives: which pktgen, which of its ports."""
-
-    instance: int
-    port: int
-
-
 class PktgenTrafficGenerator(TrafficGenerator):
     """Pktgen-DPDK >= 23.06 via its Lua socket (needs pktgen built with Lua, docs/trafficgens.rst; root)."""
 
@@ -66,7 +72,8 @@ class PktgenTrafficGenerator(TrafficGenerator):
 
     def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
         super().__init__(settings, ctx)
-        self._processes: list[PktgenProcess] = []
+        self._processes: list[PktgenProcess | RemotePktgen] = []
+        self._host_processes: tuple[HostProcesses, str] | None = None  # on a testbed: (session, host)
         self._clients: list[LuaClient] = []
         self._endpoints: list[Endpoint] = []
         self._link_mbps: list[int] = []
@@ -79,7 +86,12 @@ class PktgenTrafficGenerator(TrafficGenerator):
     def _remote(self) -> bool:
         return bool(str(self.settings["TRAFFICGEN_PKTGEN_HOST"]))
 
+    def use_host_processes(self, processes: HostProcesses, host: str) -> None:
+        self._host_processes = (processes, host)
+
     def check_prerequisites(self) -> None:
+        if self.settings["TESTBED"] and not self._remote:
+            return  # vsperf starts it on the testbed's generator host: the testbed's preflight checks that host
         if self._remote:
             host, port = str(self.settings["TRAFFICGEN_PKTGEN_HOST"]), int(self.settings["TRAFFICGEN_PKTGEN_PORT"])
             try:
@@ -135,7 +147,13 @@ class PktgenTrafficGenerator(TrafficGenerator):
             if self._remote:
                 self._connect_remote(len(ports))
             else:
-                self._launch(ports)
+                launched = Launched(self._processes, self._clients)  # filled as they start: stop() sees them
+                if self._host_processes is not None and isinstance(self.ctx.executor, SshExecutor):
+                    launch_on_host(self.settings, self.ctx, ports, self.ctx.executor, *self._host_processes,
+                                   into=launched)
+                else:  # the local lab (or a testbed's `local` generator host)
+                    launch_local(self.settings, self.ctx, ports, self._binary(), into=launched)
+                self._endpoints = launched.endpoints
             self._read_links()
         except BaseException:
             self.stop()
@@ -152,34 +170,6 @@ class PktgenTrafficGenerator(TrafficGenerator):
         client.connect(float(self.settings["TRAFFICGEN_PKTGEN_TIMEOUT_S"]))
         self._clients = [client]
         self._endpoints = [Endpoint(0, port_map[i]) for i in range(count)]
-
-    def _launch(self, ports: Sequence[GenPort]) -> None:
-        binary = self._binary()
-        work = self.ctx.work_dir / "pktgen"
-        work.mkdir(parents=True, exist_ok=True)
-        endpoints: dict[int, Endpoint] = {}
-        lcores = [str(x) for x in self.settings["TRAFFICGEN_PKTGEN_LCORES"]]
-        if not lcores:
-            raise ConfigError("TRAFFICGEN_PKTGEN_LCORES is empty: give the --lcores of each pktgen, e.g. ['0@0,1@1']")
-        for index, (netns, members) in enumerate(group_by_netns([p.netns for p in ports])):
-            cfg = PktgenConfig(
-                binary=binary,
-                file_prefix=f"vsp{self.ctx.run_id}pg{index}",
-                memory_mb=int(self.settings["TRAFFICGEN_PKTGEN_MEMORY_MB"]) * len(members),
-                lcores=lcores[index % len(lcores)],
-                driver=self.settings["TRAFFICGEN_PKTGEN_PORT_DRIVER"],
-                ifnames=tuple(ports[m].ifname for m in members),
-                lua_port=int(self.settings["TRAFFICGEN_PKTGEN_PORT"]),
-                core_map=str(self.settings["TRAFFICGEN_PKTGEN_CORE_MAP"]),
-                extra_eal_args=tuple(str(a) for a in self.settings["TRAFFICGEN_PKTGEN_EAL_ARGS"]),
-            )
-            proc = PktgenProcess(self.ctx.executor, cfg, netns=netns, log_path=work / f"pktgen{index}.log",
-                                 label=f"pktgen {index}")
-            self._processes.append(proc)
-            self._clients.append(proc.start(float(self.settings["TRAFFICGEN_PKTGEN_TIMEOUT_S"])))
-            for pktgen_port, member in enumerate(members):
-                endpoints[member] = Endpoint(index, pktgen_port)
-        self._endpoints = [endpoints[i] for i in range(len(ports))]
 
     def _read_links(self) -> None:
         links = [replies.link_states(c.call(lua.port_info())) for c in self._clients]
@@ -244,7 +234,7 @@ class PktgenTrafficGenerator(TrafficGenerator):
         latency_on = bool(self.settings["TRAFFICGEN_PKTGEN_LATENCY"])
         senders: dict[int, list[int]] = {}  # instance -> its transmitting pktgen ports
         planned_s = 0.0
-        primed = bool(self._processes)
+        primed = bool(self._processes)  # vsperf's pktgens: their interfaces' counters time the trial
         targets: dict[int, float] = {}  # generator port -> rate (percent) it sends at
         for d, count in zip(dirs, counts, strict=True):
             setup = self._setup(traffic, d, count, port_fps)
@@ -279,7 +269,7 @@ class PktgenTrafficGenerator(TrafficGenerator):
             interfaces = [(self._ports[p].netns, self._ports[p].ifname) for p in tx_ports]
             starts = [(self._clients[self._endpoints[p].instance], self._endpoints[p].port) for p in tx_ports]
             windows = send_primed(self._clients, senders, interfaces, starts, [targets[p] for p in tx_ports],
-                                  limit_s, SETTLE_TIMEOUT_S)
+                                  limit_s, SETTLE_TIMEOUT_S, counters=self._host_counters())
         else:
             elapsed = send_and_wait(self._clients, senders, limit_s, start_first=True)
             windows = [None] * len(tx_ports)
@@ -289,8 +279,10 @@ class PktgenTrafficGenerator(TrafficGenerator):
         stack_sent = {
             p: max(0, stack_after[p] - stack_before[p] - self._port_counters(stats, p).tx_frames) for p in stack_before
         }
+        if self._on_host:
+            stack_sent = self._foreign(rx_ports)
         if any(stack_sent.values()):
-            log.debug("frames the namespaces' own stack sent out of the receiving ports: %s", stack_sent)
+            log.debug("frames the hosts' own stacks sent to the receiving ports: %s", stack_sent)
         tx = rx = 0
         actual = measured_s = 0.0
         for d in dirs:
@@ -327,7 +319,29 @@ class PktgenTrafficGenerator(TrafficGenerator):
         """
         if not self._processes:
             return {}
+        if self._on_host:
+            return {}  # see _foreign
         return {p: netdev.link_counters(self._ports[p].ifname, self._ports[p].netns).tx_packets for p in gen_ports}
+
+    @property
+    def _on_host(self) -> bool:
+        """True when vsperf started pktgen on a testbed's generator host (over SSH)."""
+        return any(isinstance(p, RemotePktgen) for p in self._processes)
+
+    def _host_counters(self) -> HostCounters | None:
+        """The generator host's counter reader when pktgen runs there (None: this machine's netlink)."""
+        return next((p.counters for p in self._processes if isinstance(p, RemotePktgen)), None)
+
+    def _foreign(self, gen_ports: list[int]) -> dict[int, int]:
+        """Frames of the receiving ports that were not test frames (ARP, IPv6), on a testbed.
+
+        The generator host's cable ends and the DUT host's switch are the user's, IPv6 on:
+        their stacks send router solicitations, neighbour and MLD frames when a port or bridge
+        comes up (measured here: a few per trial), and the switch floods them to the generator's
+        ports, where pktgen counts them as received. pktgen classifies each received frame; the
+        test's are IPv4."""
+        counts = [replies.foreign_frames(c.call(lua.pkt_stats())) for c in self._clients]
+        return {p: counts[self._endpoints[p].instance].get(self._endpoints[p].port, 0) for p in gen_ports}
 
     def _settled_counters(self, dirs: list[Direction]) -> list[dict[int, replies.PortCounters]]:
         """Counters of every pktgen once a refresh has seen the test's ports quiet (pktgen

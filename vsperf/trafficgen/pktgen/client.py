@@ -3,6 +3,8 @@
 pktgen listens on every address of the network namespace it runs in; when vsperf started it
 inside a lab namespace, the connection is opened from a short-lived thread that entered that
 namespace (setns changes only the calling thread; the socket keeps its namespace afterwards).
+On a testbed's generator host it listens on that host's loopback, reached through a channel of
+the host's SSH connection (`opener`, see vsperf.trafficgen.pktgen.remote).
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ import contextlib
 import logging
 import socket
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from vsperf.errors import TrafficGenError
 from vsperf.lab.netdev import in_netns
@@ -21,6 +24,18 @@ from vsperf.trafficgen.pktgen.replies import parse_reply
 log = logging.getLogger(__name__)
 
 _MAX_REPLY_BYTES = 4 * 1024 * 1024
+
+
+class LuaSocket(Protocol):
+    """What the client needs of its connection: a socket, or an SSH channel (paramiko.Channel)."""
+
+    def sendall(self, data: bytes) -> None: ...
+
+    def recv(self, size: int) -> bytes: ...
+
+    def settimeout(self, timeout: float | None) -> None: ...
+
+    def close(self) -> None: ...
 
 
 def _connect(host: str, port: int, timeout_s: float) -> socket.socket:
@@ -37,12 +52,14 @@ def connect_in_netns(netns: str | None, host: str, port: int, timeout_s: float) 
 class LuaClient:
     """Sends Lua chunks to one pktgen and returns what they `return` (see vsperf.trafficgen.pktgen.lua)."""
 
-    def __init__(self, host: str, port: int, *, netns: str | None = None, label: str = "pktgen") -> None:
+    def __init__(self, host: str, port: int, *, netns: str | None = None, label: str = "pktgen",
+                 opener: Callable[[float], LuaSocket] | None = None) -> None:
         self.host = host
         self.port = port
         self.netns = netns
         self.label = label
-        self._sock: socket.socket | None = None
+        self.opener = opener  # None: a TCP connection to host:port (in `netns`); OSError when refused
+        self._sock: LuaSocket | None = None
         self._buffer = b""
         self.transcript: list[tuple[str, bytes]] = []  # (request, raw reply) when recording
         self.record = False
@@ -56,7 +73,8 @@ class LuaClient:
         deadline = time.monotonic() + retry_until_s
         while True:
             try:
-                self._sock = connect_in_netns(self.netns, self.host, self.port, timeout_s)
+                self._sock = (self.opener(timeout_s) if self.opener is not None
+                              else connect_in_netns(self.netns, self.host, self.port, timeout_s))
                 break
             except OSError as exc:
                 if time.monotonic() >= deadline:

@@ -15,7 +15,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +47,7 @@ class PktgenConfig:
     lua_port: int  # TCP port of pktgen's Lua socket
     core_map: str = ""  # pktgen -m; empty: lcore 1 handles every port
     extra_eal_args: tuple[str, ...] = ()
+    lua_address: str = "localhost"  # where the Lua socket listens (a testbed host: its loopback, 127.0.0.1)
 
     def __post_init__(self) -> None:
         if not self.ifnames:
@@ -65,10 +66,10 @@ class PktgenConfig:
         return "1.0" if last == 0 else f"1.[0-{last}]"
 
 
-def pktgen_argv(cfg: PktgenConfig, python: str = sys.executable) -> list[str]:
-    """The full command line: pktgen under vsperf's pty launcher (see ptyexec), with the EAL
-    arguments, one --vdev per interface, and pktgen's own: -P (promiscuous: frames for other
-    MACs count too), -T off (no colours), -g (the Lua socket)."""
+def pktgen_argv(cfg: PktgenConfig, launcher: Sequence[str] = (sys.executable, "-m", PTYEXEC_MODULE)) -> list[str]:
+    """The full command line: pktgen under vsperf's pty launcher (`launcher`, see ptyexec), with
+    the EAL arguments, one --vdev per interface, and pktgen's own: -P (promiscuous: frames for
+    other MACs count too), -T off (no colours), -g (the Lua socket, on `cfg.lua_address`)."""
     eal = [
         "--lcores", cfg.lcores,
         *eal_memory_args(cfg.memory_mb, cfg.file_prefix),
@@ -76,8 +77,8 @@ def pktgen_argv(cfg: PktgenConfig, python: str = sys.executable) -> list[str]:
     for index, ifname in enumerate(cfg.ifnames):
         eal += ["--vdev", veth_vdev(cfg.driver, index, ifname)]
     eal += list(cfg.extra_eal_args)
-    app = ["-P", "-g", f"localhost:{cfg.lua_port}", "-m", cfg.port_map]
-    return [python, "-m", PTYEXEC_MODULE, cfg.binary, *eal, "--", *app]
+    app = ["-P", "-g", f"{cfg.lua_address}:{cfg.lua_port}", "-m", cfg.port_map]
+    return [*launcher, cfg.binary, *eal, "--", *app]
 
 
 class PktgenProcess:
@@ -100,25 +101,8 @@ class PktgenProcess:
             self.executor, self.label, pktgen_argv(self.cfg), netns=self.netns, log_path=self.log_path
         )
         log.info("%s started (pid %d) on %s", self.label, self.proc.pid, ", ".join(self.cfg.ifnames))
-        # The socket appears only once every port is initialised; until then, refused.
-        deadline = time.monotonic() + ready_timeout_s
-        while True:
-            if not self.proc.alive():
-                raise TrafficGenError(
-                    f"{self.label} exited (code {self.proc.returncode()}) while starting: {self.proc.log_tail(4)}"
-                )
-            try:
-                self.client.connect(2.0)
-                break
-            except TrafficGenError as exc:
-                if time.monotonic() > deadline:
-                    raise TrafficGenError(
-                        f"{self.label} did not open its Lua socket within {ready_timeout_s:g} s: "
-                        f"{self.proc.log_tail(4)}"
-                    ) from exc
-                time.sleep(0.3)
-        with contextlib.suppress(TrafficGenError):
-            self.client.call(lua.screen_off())
+        proc = self.proc
+        wait_for_lua(self.client, self.label, ready_timeout_s, proc.returncode, lambda: proc.log_tail(4))
         log.debug("%s: console and timer threads %s lowered", self.label, calm_housekeeping(self.proc.pid))
         return self.client
 
@@ -146,6 +130,29 @@ class PktgenProcess:
     @property
     def runtime_dir(self) -> Path:
         return runtime_dir(self.cfg.file_prefix)
+
+
+def wait_for_lua(client: LuaClient, label: str, ready_timeout_s: float, returncode: Callable[[], int | None],
+                 log_tail: Callable[[], str]) -> None:
+    """Connect `client` to a pktgen that is starting (`returncode`: None while it runs) and turn
+    its screen off; TrafficGenError with the end of its log when it exits or stays closed."""
+    # The socket appears only once every port is initialised; until then, refused.
+    deadline = time.monotonic() + ready_timeout_s
+    while True:
+        code = returncode()
+        if code is not None:
+            raise TrafficGenError(f"{label} exited (code {code}) while starting: {log_tail()}")
+        try:
+            client.connect(2.0)
+            break
+        except TrafficGenError as exc:
+            if time.monotonic() > deadline:
+                raise TrafficGenError(
+                    f"{label} did not open its Lua socket within {ready_timeout_s:g} s: {log_tail()}"
+                ) from exc
+            time.sleep(0.3)
+    with contextlib.suppress(TrafficGenError):
+        client.call(lua.screen_off())
 
 
 def calm_housekeeping(pid: int, task_root: Path = Path("/proc")) -> list[int]:

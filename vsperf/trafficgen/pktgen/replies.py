@@ -161,6 +161,18 @@ class LatencyProbe:
     rate_us: int  # interval between probes
 
 
+def foreign_frames(value: Any) -> dict[int, int]:
+    """Frames of every port that cannot be test frames (ARP and IPv6: the test sends IPv4), from
+    `pktgen.pktStats('all')`; pktgen classifies every frame it receives, since the last clr()."""
+    counts = {}
+    for port, entry in per_port(value, "pktStats").items():
+        try:
+            counts[port] = int(entry["arp_pkts"]) + int(entry["ipv6_pkts"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ReplyError(f"pktgen's pktStats of port {port} lacks {exc}: {entry!r}"[:300]) from exc
+    return counts
+
+
 def latency_probes(value: Any) -> dict[int, LatencyProbe]:
     """Latency probes of every port from `pktgen.pktStats('all')`."""
     probes = {}

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from vsperf.trafficgen.pktgen import lua, replies
 from vsperf.trafficgen.pktgen.client import LuaClient
-from vsperf.trafficgen.pktgen.txclock import TxClock, Window
+from vsperf.trafficgen.pktgen.txclock import Counters, TxClock, Window
 
 log = logging.getLogger(__name__)
 
@@ -56,18 +56,19 @@ def send_primed(
     rates: Sequence[float],
     limit_s: float,
     first_frame_timeout_s: float,
+    counters: Counters | None = None,
 ) -> list[Window | None]:
     """Start ports configured at one burst per lua.PRIME_PERIOD_S, raise each (`ports[i]`:
     its pktgen and port number, on interface `interfaces[i]`) to `rates[i]` once its first
     burst has left, wait until all are done; each one's transmit window from its interface's
-    counter.
+    counter (this machine's, or another host's through `counters`).
 
     Why: every pktgen.start rebuilds each mbuf of the port's pool before the first burst
     (50-700 ms measured here), and pktgen's pacing then owes every burst of that time and sends
     them back to back. Started slow, it owes none; the rate change restarts its pacing clock
     (see lua.set_rate). The achieved rate is measured over what follows the change (txclock).
     """
-    clock = TxClock(interfaces)
+    clock = TxClock(interfaces, counters=counters)
     clock.start()
     try:
         for instance, instance_ports in senders.items():
@@ -80,4 +81,7 @@ def send_primed(
         send_and_wait(clients, senders, limit_s, start_first=False)
     finally:
         windows = clock.stop()
+    series = clock.samples[0]
+    if len(series) > 1:  # how finely the windows were timed
+        log.debug("transmit clock: %d samples in %.3f s", len(series), series[-1].t_s - series[0].t_s)
     return windows

@@ -5,7 +5,9 @@ rebuilds every mbuf of the port's pool in the sending lcore (pktgen_setup_packet
 took 50-700 ms here: timing the start request would count that as transmit time. For the
 lab's ports the kernel counts every frame the veth sends, so a thread samples that counter
 (netlink, ~0.5 ms a read) while the trial runs: the first and the last change bound the
-transmission to within one sample period.
+transmission to within one sample period. On a testbed's generator host, the counters are
+read there on request (`HostCounters`, vsperf.trafficgen.pktgen.remote), each sample timed at the
+middle of its request.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from vsperf.errors import TrafficGenError
 from vsperf.lab.netdev import LinkStatsReader
@@ -67,16 +70,27 @@ def transmit_window(samples: Sequence[Sample], since_s: float | None = None) -> 
     return Window(final - base, seconds)
 
 
+class Counters(Protocol):
+    """Transmit counters of interfaces of another host, read together."""
+
+    def tx_packets(self) -> dict[str, int]:
+        """Interface name -> frames it sent."""
+        ...
+
+
 class TxClock:
-    """Samples the transmit counters of some interfaces from `start()` to `stop()`.
+    """Samples the transmit counters of some interfaces from `start()` to `stop()`: this
+    machine's (namespace, interface) through netlink, or, with `counters`, another host's.
 
     pyroute2's sockets belong to the thread that opened them: the sampling thread opens,
     reads and closes them all.
     """
 
-    def __init__(self, interfaces: Sequence[tuple[str | None, str]], period_s: float = SAMPLE_PERIOD_S) -> None:
+    def __init__(self, interfaces: Sequence[tuple[str | None, str]], period_s: float = SAMPLE_PERIOD_S,
+                 counters: Counters | None = None) -> None:
         self.interfaces = list(interfaces)
         self.period_s = period_s
+        self.counters = counters
         self.samples: list[list[Sample]] = [[] for _ in self.interfaces]
         self._ready = threading.Event()
         self._done = threading.Event()
@@ -88,11 +102,12 @@ class TxClock:
     def _run(self) -> None:
         readers: list[LinkStatsReader] = []
         try:
-            readers = [LinkStatsReader(ifname, netns) for netns, ifname in self.interfaces]
+            if self.counters is None:
+                readers = [LinkStatsReader(ifname, netns) for netns, ifname in self.interfaces]
             while True:
                 done = self._done.is_set()  # read before the sample: the last one follows stop()
-                for index, (reader, series) in enumerate(zip(readers, self.samples, strict=True)):
-                    series.append(Sample(time.monotonic(), reader.read().tx_packets))
+                for index, (sample, series) in enumerate(zip(self._sample(readers), self.samples, strict=True)):
+                    series.append(sample)
                     if series[-1].tx_packets != series[0].tx_packets:
                         self._moved[index].set()
                 self._ready.set()
@@ -105,6 +120,14 @@ class TxClock:
             self._ready.set()
             for reader in readers:
                 reader.close()
+
+    def _sample(self, readers: Sequence[LinkStatsReader]) -> list[Sample]:
+        if self.counters is None:
+            return [Sample(time.monotonic(), reader.read().tx_packets) for reader in readers]
+        before = time.monotonic()
+        counts = self.counters.tx_packets()
+        at = (before + time.monotonic()) / 2  # the host read them during the request
+        return [Sample(at, counts[ifname]) for _, ifname in self.interfaces]
 
     def start(self) -> None:
         """Start sampling; returns once every counter has been read once."""

@@ -222,9 +222,9 @@ class TrafgenTrafficGenerator(TrafficGenerator):
 
         TRAFGEN_CPUS when set; else port i on the i-th CPU (round robin) of those not
         busy-polled by the switch's PMD threads (VSWITCH_PMD_CPU_MASK, any switch but the
-        kernel bridge, which forwards in the sender's context and wants every CPU). The CPUs are
-        the generator host's.
+        kernel bridge, which forwards in the sender's context and wants every CPU) when the
+        switch runs on the generator's host. The CPUs are the generator host's.
         """
         cpus = self._host_cpus if self._remote is not None else sorted(os.sched_getaffinity(0))
-        available = sender_cpus(self.settings, "TRAFGEN_CPUS", cpus)
+        available = sender_cpus(self.settings, "TRAFGEN_CPUS", cpus, switch_on_host=self.switch_on_host)
         return available[port_index % len(available)] if available else None

@@ -59,15 +59,16 @@ def kernel_version(release: str) -> tuple[int, int]:
     return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
 
 
-def transmit_cpus(settings: Mapping[str, Any], available: Sequence[int]) -> list[int]:
+def transmit_cpus(settings: Mapping[str, Any], available: Sequence[int], *, switch_on_host: bool = True) -> list[int]:
     """CPUs of the transmit threads, direction i on the i-th (round robin).
 
-    VSGEN_CPUS when set; else the CPUs this process may use minus those the switch's PMD
-    threads busy-poll (VSWITCH_PMD_CPU_MASK; the kernel bridge forwards in the sender's
-    context and leaves every CPU usable). Pinning keeps one direction's frames on one receive
-    queue, so that the receive program's per-stream counters are updated by one CPU.
+    VSGEN_CPUS when set; else the CPUs the engine may use on its host (`available`) minus those
+    the switch's PMD threads busy-poll when the switch runs on that host (`switch_on_host`;
+    VSWITCH_PMD_CPU_MASK; the kernel bridge forwards in the sender's context and leaves every
+    CPU usable). Pinning keeps one direction's frames on one receive queue, so that the receive
+    program's per-stream counters are updated by one CPU.
     """
-    return sender_cpus(settings, "VSGEN_CPUS", available)
+    return sender_cpus(settings, "VSGEN_CPUS", available, switch_on_host=switch_on_host)
 
 
 def path_setting(settings: Mapping[str, Any]) -> Path:
@@ -358,7 +359,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
         available = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
         if self._host_cpus is not None:
             available = self._host_cpus
-        cpus = transmit_cpus(self.settings, available)
+        cpus = transmit_cpus(self.settings, available, switch_on_host=self.switch_on_host)
         threads = int(self.settings["VSGEN_TX_THREADS"])
         try:
             return RunRequest(

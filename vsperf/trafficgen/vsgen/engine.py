@@ -187,6 +187,11 @@ class Engine:
     def pid(self) -> int | None:
         return self._proc.pid if self._proc else None
 
+    @property
+    def alive(self) -> bool:
+        """True while the engine's process runs (it dies with the thread that started it)."""
+        return self._proc is not None and self._proc.returncode() is None
+
     # --- commands -----------------------------------------------------------------------------
 
     def _send(self, line: str) -> None:

@@ -3,7 +3,8 @@
 On some machines /dev/kvm exists but every KVM guest hangs (nested virtualisation without the
 features QEMU needs). The probe boots vsperf's image with KVM and no NICs on the guest's host
 (`vsperf.vnf.host.ProcessHost`: the local lab, or a testbed's DUT host through its executor);
-when its init reports within `PROBE_TIMEOUT_S`, KVM works. The answer is cached (per host kernel,
+when its init reports within `PROBE_TIMEOUT_S`, KVM works. A host whose /dev/kvm is missing or
+cannot be opened (read there, through its executor) gets TCG without a probe. The answer is cached (per host kernel,
 QEMU binary and image; a testbed host's name too) next to the images on this machine, so only
 the first run on a host pays for a hanging probe.
 """
@@ -14,7 +15,8 @@ import json
 import logging
 from pathlib import Path
 
-from vsperf.errors import DeploymentError
+from vsperf.errors import CommandError, DeploymentError
+from vsperf.executor import Executor
 from vsperf.vnf.host import ProcessHost
 from vsperf.vnf.qemu.console import SerialConsole
 from vsperf.vnf.qemu.image import GuestImage, kernel_cmdline
@@ -26,11 +28,24 @@ PROBE_TIMEOUT_S = 20.0
 PROBE_FILE = "accel-probe.json"
 
 
+# Opens /dev/kvm read-write, as QEMU does, after checking that it is a character device (the
+# redirection would create a file otherwise). A fixed script: nothing in it comes from input.
+KVM_OPEN_SCRIPT = "test -c /dev/kvm && exec 3<>/dev/kvm"
+
+
+def kvm_openable(executor: Executor) -> bool:
+    """True when /dev/kvm exists on the executor's host and can be opened there for reading and
+    writing (root passes `test -r/-w` on a node whose open fails: no module, a device cgroup)."""
+    try:
+        return executor.run(["sh", "-c", KVM_OPEN_SCRIPT], check=False, timeout_s=10).returncode == 0
+    except CommandError:
+        return False
+
+
 def probe_kvm(host: ProcessHost, kernel: Path, initrd: Path, console_log: Path, binary: str = QEMU_BINARY) -> bool:
     """True when a KVM guest of `kernel`/`initrd` (paths on `host`) reaches its init's marker
     within PROBE_TIMEOUT_S on `host`; its console goes to `console_log` (this machine)."""
-    usable = ["test", "-r", "/dev/kvm", "-a", "-w", "/dev/kvm"]
-    if host.executor.run(usable, check=False, timeout_s=10).returncode != 0:
+    if not kvm_openable(host.executor):
         return False
     append = kernel_cmdline(loopback="linux_bridge", fwd_mode="io", nics=0, cpus=1, hugepages=0, testpmd_args=())
     argv = [binary, "-accel", "kvm", "-cpu", "host", "-m", "256", "-smp", "1", "-nodefaults", "-no-user-config",

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 from vsperf.context import RunContext
 from vsperf.errors import CommandError, ConfigError, DeploymentError, PrerequisiteError
 from vsperf.executor import Executor, LocalExecutor
+from vsperf.lab.cpus import online_cpu_count
 from vsperf.lab.env import LabEnv
 from vsperf.lab.names import TAG_PREFIX
 from vsperf.vnf.base import Vnf
@@ -101,12 +102,8 @@ class GuestSpec:
             cpus = parse_smp(smp)
         except ValueError as exc:
             raise ConfigError(f"GUEST_SMP of VM {index}: {smp!r} is not a QEMU -smp value") from exc
+        # Whether the CPUs exist is the guest's host's question (check_core_binding).
         binding = tuple(int(str(c)) for c in get("GUEST_CORE_BINDING"))
-        host_cpus = os.cpu_count() or 1
-        wrong = [c for c in binding if c >= host_cpus]
-        if wrong:
-            raise ConfigError(f"GUEST_CORE_BINDING of VM {index}: CPU {wrong[0]} does not exist "
-                              f"(this host has CPUs 0-{host_cpus - 1})")
         mode = get("GUEST_TESTPMD_FWD_MODE")
         return cls(
             index=index,
@@ -121,6 +118,15 @@ class GuestSpec:
                                  str(get("GUEST_PROMPT_LOGIN")), str(get("GUEST_PROMPT_PASSWORD")),
                                  str(get("GUEST_PROMPT"))),
         )
+
+    def check_core_binding(self, host_cpus: int, host: str) -> None:
+        """ConfigError when GUEST_CORE_BINDING names a CPU that the guest's host (`host`, with
+        `host_cpus` online CPUs; "local": this machine) does not have."""
+        wrong = [c for c in self.core_binding if c >= host_cpus]
+        if wrong:
+            where = "this host" if host == "local" else f"host {host}"
+            raise ConfigError(f"GUEST_CORE_BINDING of VM {self.index}: CPU {wrong[0]} does not exist "
+                              f"({where} has CPUs 0-{host_cpus - 1})")
 
     def testpmd_app_args(self) -> tuple[str, ...]:
         """The application part of GUEST_TESTPMD_PARAMS (after ' -- '), without VSPERF's -i."""
@@ -196,6 +202,8 @@ class QemuVnf(Vnf):
         count = max(1, len(raw) if isinstance(raw, list | tuple) else 1)
         try:
             specs = [GuestSpec.from_settings(self.settings, i) for i in range(count)]
+            for spec in specs:  # the local lab: the guests run on this machine
+                spec.check_core_binding(os.cpu_count() or 1, "local")
         except ConfigError as exc:
             raise PrerequisiteError(str(exc)) from exc
         if any(not s.image for s in specs):
@@ -256,6 +264,8 @@ class QemuVnf(Vnf):
         """`create` on `host` (the local lab's, or a testbed DUT host's)."""
         self._host, self._index = host, index
         spec = self._spec = GuestSpec.from_settings(self.settings, index)
+        if spec.core_binding:  # QEMU's threads are pinned on `host`: its CPUs, not this machine's
+            spec.check_core_binding(online_cpu_count(host.executor), host.executor.host)
         if spec.image:
             self._boot_files = (host.stage_file(Path(spec.image), f"vm{index}-{Path(spec.image).name}"),)
         else:
