@@ -5,7 +5,9 @@ runs in tests/integration/test_testbed_pktgen.py)."""
 from __future__ import annotations
 
 import fnmatch
+import os
 import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
@@ -20,8 +22,9 @@ from vsperf.executor import Executor, LocalExecutor, Process, StreamSpec
 from vsperf.remote.connection import SshHost
 from vsperf.remote.ssh import SshExecutor
 from vsperf.testbed.session import host_run_dirs_removal
-from vsperf.trafficgen.pktgen.process import PktgenConfig, pktgen_argv
+from vsperf.trafficgen.pktgen.process import CONSOLE_NICE, TIMER_NICE, PktgenConfig, pktgen_argv
 from vsperf.trafficgen.pktgen.remote import (
+    CALM_SCRIPT,
     COUNTERS_SCRIPT,
     LOOPBACK,
     HostCounters,
@@ -223,3 +226,32 @@ def test_the_transmit_clock_times_another_hosts_counters() -> None:
     assert idle is None  # eth2 sent nothing
     times = [s.t_s for s in clock.samples[0]]
     assert times == [s.t_s for s in clock.samples[1]]  # one request reads both
+
+
+# A process shaped like pktgen: its main thread and one more thread named "pktgen" (the timer).
+_PKTGEN_LIKE = """
+import os, sys, threading, time
+def timer():
+    with open(f"/proc/self/task/{threading.get_native_id()}/comm", "w") as fh:
+        fh.write("pktgen")
+    print(threading.get_native_id(), flush=True)
+    time.sleep(30)
+threading.Thread(target=timer, daemon=True).start()
+time.sleep(30)
+"""
+
+
+def test_the_calm_script_lowers_the_console_and_the_timer_thread() -> None:
+    proc = subprocess.Popen([sys.executable, "-c", _PKTGEN_LIKE], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        timer = int(proc.stdout.readline())
+        done = subprocess.run(["sh", "-c", CALM_SCRIPT, "sh", str(proc.pid), str(CONSOLE_NICE), str(TIMER_NICE)],
+                              capture_output=True, text=True, check=True, timeout=10)
+        assert done.stdout.split() == [str(proc.pid), str(timer)]
+        assert os.getpriority(os.PRIO_PROCESS, proc.pid) == CONSOLE_NICE
+        assert os.getpriority(os.PRIO_PROCESS, timer) == TIMER_NICE
+        assert os.sched_getaffinity(timer) == os.sched_getaffinity(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()

@@ -35,7 +35,7 @@ from vsperf.remote.ssh import SshExecutor
 from vsperf.trafficgen.base import HostProcesses
 from vsperf.trafficgen.pktgen import lua, ptyexec
 from vsperf.trafficgen.pktgen.client import LuaClient, LuaSocket
-from vsperf.trafficgen.pktgen.process import PktgenConfig, pktgen_argv, wait_for_lua
+from vsperf.trafficgen.pktgen.process import CONSOLE_NICE, TIMER_NICE, PktgenConfig, pktgen_argv, wait_for_lua
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +45,14 @@ _STOP_TIMEOUT_S = 5.0
 _PTYEXEC = Path(ptyexec.__file__)
 # A fixed script: the counter files are its arguments. One line in, one count per file out.
 COUNTERS_SCRIPT = 'while read -r _; do cat "$@" || exit 1; done'
+# calm_housekeeping (vsperf.trafficgen.pktgen.process) on the host, with renice and taskset: the
+# console (thread $1) to nice $2, the timer thread (another thread named pktgen) to the console's
+# CPUs at nice $3. A fixed script: the PID and the values are its arguments. Prints the threads changed.
+CALM_SCRIPT = ('renice -n "$2" -p "$1" >/dev/null || exit 1; echo "$1"; '
+               'home=$(taskset -c -p "$1") || exit 1; home=${home##*: }; '
+               'for t in /proc/"$1"/task/*; do tid=${t##*/}; [ "$tid" = "$1" ] && continue; '
+               'read -r comm <"$t/comm" 2>/dev/null || continue; [ "$comm" = pktgen ] || continue; '
+               'taskset -c -p "$home" "$tid" >/dev/null && renice -n "$3" -p "$tid" >/dev/null && echo "$tid"; done')
 
 
 def remote_dir(run_id: str) -> PurePosixPath:
@@ -157,6 +165,10 @@ class RemotePktgen:
                                          note=f"[{self.host}] [Lua socket] ")
         wait_for_lua(self.client, self.client.label, ready_timeout_s, self.proc.poll, lambda: _log_tail(self.log_path))
         self.counters = HostCounters(self.processes, self.host, self.cfg.ifnames)
+        calmed = self.executor.run(["sh", "-c", CALM_SCRIPT, "sh", str(self.proc.pid), str(CONSOLE_NICE),
+                                    str(TIMER_NICE)], check=False, timeout_s=10)
+        # Best effort, as on the local lab: without renice/taskset there, pktgen runs as it is.
+        log.debug("%s: console and timer threads %s lowered", self.client.label, calmed.stdout.split())
         return self.client
 
     def check_alive(self) -> None:
