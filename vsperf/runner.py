@@ -348,8 +348,10 @@ class Runner:
             # On a testbed the collectors read the hosts: the DUT's processes and CPU on its host,
             # the generator's ports on the generator's host.
             bed = self.testbed if on_testbed else None
+            # current_pids: a reset test restarts the switch; the collectors follow its new PIDs.
             target = CollectorTarget({**deployment.dut_pids(), **load_pids}, ports=tuple(deployment.gen_ports),
-                                     dut_host=bed.dut if bed else None, gen_host=bed.trafficgen if bed else None)
+                                     dut_host=bed.dut if bed else None, gen_host=bed.trafficgen if bed else None,
+                                     current_pids=lambda: {**deployment.dut_pids(), **load_pids})
             collectors = build_collectors(pt.settings, self.registries.collectors, ctx, target)
             components += [c.component() for c in collectors]
             writer.set_components(index, components)

@@ -11,6 +11,8 @@ import pytest
 from conftest import LabRun
 from test_vsgen_wire import generator, vsgen_skip_reason
 
+from vsperf.collectors.base import CollectorTarget
+from vsperf.collectors.pidstat import PidstatCollector
 from vsperf.errors import DeploymentError
 from vsperf.search.measurer import DutControl
 from vsperf.traffic import Traffic
@@ -43,10 +45,17 @@ def test_restart_and_forget_leave_a_forwarding_switch(lab_run: LabRun, vswitch: 
             before = gen.trial(TRAFFIC, 2000.0, 0.5)
             assert before.tx_frames == before.rx_frames == 1000
             pids = dep.dut_pids()
-            dep.restart()
+            # pidstat watches the switch across the restart, as in a phy2phy_reset phase
+            collector = PidstatCollector(lab_run.settings, lab_run.ctx,
+                                         CollectorTarget(pids, current_pids=dep.dut_pids))
+            with collector:
+                dep.restart()
             dep.check_alive()
             if vswitch != "linux-bridge":
                 assert dep.dut_pids()["ovs-vswitchd"] != pids["ovs-vswitchd"]
+                # it followed the new ovs-vswitchd: both processes have their statistics
+                assert {f"Process: ovs-vswitchd (PID {pid})" for pid in (pids["ovs-vswitchd"],
+                        dep.dut_pids()["ovs-vswitchd"])} <= set(collector.statistics())
                 assert "actions=output:2" in dep.vswitch.dump_flows()  # type: ignore[attr-defined]
             after = gen.trial(TRAFFIC, 2000.0, 0.5)
             assert after.tx_frames == after.rx_frames == 1000

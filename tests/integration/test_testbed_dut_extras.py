@@ -165,6 +165,10 @@ def test_rfc2544_reset_restarts_ovs_on_the_dut_host(bed: Bed, tmp_path: Path) ->
     starts = re.findall(rf"\[{bed.dut}\] ssh .* ovs-vswitchd unix:\S+ .* --detach'", log)
     exits = re.findall(rf"\[{bed.dut}\] ssh .*/ovs-vswitchd\.ctl exit'", log)
     assert len(starts) == 2 and len(exits) >= 1, log
+    # pidstat followed the restarted daemon: the old ovs-vswitchd until the reset, the new one after
+    groups = [g for g in data["tests"][0]["results"][0]["statistics"] if g.startswith("Process: ovs-vswitchd")]
+    assert len(groups) == 2, groups
+    assert "exited during traffic" not in data["overall"]
     assert_nothing_left(bed, data["run_id"], before, links_before)
 
 

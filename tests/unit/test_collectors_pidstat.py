@@ -141,6 +141,32 @@ def test_a_process_that_exits_during_traffic(spawn: list[subprocess.Popen[bytes]
     assert "short (PID" in caplog.text and "exited during traffic" in caplog.text
 
 
+@pytest.mark.parametrize("on_host", [False, True], ids=["lab", "testbed-host"])
+def test_a_restarted_daemon_is_followed(spawn: list[subprocess.Popen[bytes]], caplog: pytest.LogCaptureFixture,
+                                        on_host: bool) -> None:
+    # rfc2544_reset restarts ovs-vswitchd during the phase: the deployment's PIDs then name the
+    # new process, which the collector watches from then on (read directly or through a host's executor)
+    old = _start(spawn, ["sleep", "30"])
+    current = {"ovs-vswitchd": old.pid}
+    target = CollectorTarget(dict(current), current_pids=lambda: current,
+                             dut_host=LocalExecutor() if on_host else None)
+    collector = _collector(target)
+    caplog.set_level("INFO", logger="vsperf.collectors.pidstat")
+    with collector:
+        time.sleep(0.3)
+        old.kill()
+        old.wait()
+        new = _start(spawn, ["sleep", "30"])
+        current["ovs-vswitchd"] = new.pid
+        time.sleep(MIN_WINDOW_S + 0.3)
+    stats = collector.statistics()
+    assert sorted(stats) == [f"Process: ovs-vswitchd (PID {old.pid})", f"Process: ovs-vswitchd (PID {new.pid})"]
+    assert stats[f"Process: ovs-vswitchd (PID {new.pid})"]["PID"] == new.pid
+    assert stats[f"Process: ovs-vswitchd (PID {new.pid})"]["%CPU"] == 0.0  # sampled over >= MIN_WINDOW_S
+    assert f"ovs-vswitchd (PID {old.pid}) restarted as PID {new.pid}" in caplog.text
+    assert "exited during traffic" not in caplog.text
+
+
 def test_row_arithmetic() -> None:
     def sample(t: float, utime: int, stime: int, guest: int, minflt: int, rss: int, read: int) -> ProcSample:
         return ProcSample(t, 5, utime, stime, guest, minflt, 0, 1, 8192 * 1024, rss, read, 0, 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -147,6 +147,17 @@ def _lab(tmp_path: Path) -> LabProcessHost:
     return LabProcessHost(LabEnv(ctx, LabNames("ab12"), RunState("ab12", root=tmp_path / "state")))
 
 
+_STARTED: list[TestpmdProcess] = []  # every fake testpmd of the current test, stopped after it
+
+
+@pytest.fixture(autouse=True)
+def _stop_fake_testpmds() -> Iterator[None]:
+    """A test that fails before its own `stop()` must not leave its fake testpmd running."""
+    yield
+    while _STARTED:
+        _STARTED.pop().stop(timeout_s=0.5)
+
+
 def _testpmd(tmp_path: Path, behaviour: str, ready_timeout_s: float = 10.0) -> TestpmdProcess:
     script = tmp_path / f"fake-testpmd-{behaviour}.py"
     script.write_text(FAKE_TESTPMD.format(exit=behaviour, stats=FORWARD_STATS), encoding="utf-8")
@@ -154,8 +165,10 @@ def _testpmd(tmp_path: Path, behaviour: str, ready_timeout_s: float = 10.0) -> T
     wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {script} \"$@\"\n", encoding="utf-8")
     wrapper.chmod(0o755)
     cfg = TestpmdConfig(eal=EalConfig("vspab12t0", 64, vdevs=("a", "b")), binary=str(wrapper))
-    return TestpmdProcess(_lab(tmp_path), "testpmd vnf0", cfg, log_path=tmp_path / f"{behaviour}.log",
-                          runtime_root=tmp_path / "dpdk", ready_timeout_s=ready_timeout_s)
+    tp = TestpmdProcess(_lab(tmp_path), "testpmd vnf0", cfg, log_path=tmp_path / f"{behaviour}.log",
+                        runtime_root=tmp_path / "dpdk", ready_timeout_s=ready_timeout_s)
+    _STARTED.append(tp)
+    return tp
 
 
 def _recorded_processes(tp: TestpmdProcess) -> list[str]:

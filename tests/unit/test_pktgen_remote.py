@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -17,11 +18,15 @@ from typing import cast
 import paramiko
 import pytest
 
+from vsperf.config.loader import load_settings
+from vsperf.context import RunContext
+from vsperf.deployment import GenPort
 from vsperf.errors import PrerequisiteError, TrafficGenError
 from vsperf.executor import Executor, LocalExecutor, Process, StreamSpec
 from vsperf.remote.connection import SshHost
 from vsperf.remote.ssh import SshExecutor
 from vsperf.testbed.session import host_run_dirs_removal
+from vsperf.trafficgen.pktgen.backend import PktgenTrafficGenerator
 from vsperf.trafficgen.pktgen.process import CONSOLE_NICE, TIMER_NICE, PktgenConfig, pktgen_argv
 from vsperf.trafficgen.pktgen.remote import (
     CALM_SCRIPT,
@@ -255,3 +260,31 @@ def test_the_calm_script_lowers_the_console_and_the_timer_thread() -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_local_generator_host_runs_pktgen_through_the_journal(tmp_path: Path) -> None:
+    # A testbed whose generator host is `local` has no lab state: pktgen goes through the
+    # session (journaled, stopped by the next run after a SIGKILL) as on a host over SSH.
+    fake = tmp_path / "fake-pktgen"
+    fake.write_text("#!/bin/sh\n# Pktgen_Version\necho 'fake pktgen: no ports'\nexit 3\n")
+    fake.chmod(0o755)
+    with socket.socket() as free:  # a port no real pktgen listens on
+        free.bind((LOOPBACK, 0))
+        lua_port = free.getsockname()[1]
+    settings = dict(load_settings(env={}))
+    settings.update(TRAFFICGEN_PKTGEN_BINARY=str(fake), TRAFFICGEN_PKTGEN_PORT=lua_port,
+                    TRAFFICGEN_PKTGEN_TIMEOUT_S=5.0)
+    run_id = f"u{os.getpid()}"
+    gen = PktgenTrafficGenerator(settings, RunContext(run_id, tmp_path, tmp_path, LocalExecutor()))
+    processes = LocalProcesses()
+    gen.use_host_processes(processes, "local")
+    ports = [GenPort(None, "lo", "02:00:00:00:00:01", "198.18.0.1"), GenPort(None, "lo", "02:00:00:00:00:02",
+                                                                            "198.18.0.2")]
+    with pytest.raises(TrafficGenError, match=r"pktgen 0 on host local exited \(code 3\) while starting: "
+                                              r"fake pktgen: no ports"):
+        gen.start(ports)
+    (label, argv), = processes.started
+    assert label == "pktgen 0" and argv[:3] == ["python3", f"/tmp/vsperf-{run_id}-pktgen/ptyexec.py", str(fake)]
+    assert f"--file-prefix={file_prefix(run_id, 0)}" in argv and f"{LOOPBACK}:{lua_port}" in argv
+    assert len(processes.stopped) == 1  # stopped through the session, which forgets it
+    assert not Path(f"/tmp/vsperf-{run_id}-pktgen").exists()  # the run's directory removed

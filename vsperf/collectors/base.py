@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from abc import abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -42,6 +42,10 @@ class CollectorTarget:
     # the generator's host (its ports are there). None: this machine, read directly.
     dut_host: Executor | None = None
     gen_host: Executor | None = None
+    # The same PIDs read again now (the deployment's `dut_pids()` and the load's): a collector
+    # whose process exited asks it whether the DUT restarted that daemon (rfc2544_reset).
+    # None: the PIDs never change.
+    current_pids: Callable[[], Mapping[str, int]] | None = field(default=None, compare=False)
 
 
 class Collector(Started):

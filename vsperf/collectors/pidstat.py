@@ -10,6 +10,9 @@ host's, read through its executor and parsed by the same code: `cat /proc/PID/st
 one command per reading (`vsperf.collectors.procps` finds them with `ps`). Rates are over the
 whole phase, as pidstat's "Average" line; VSZ and RSS are averaged over the samples. %CPU is
 summed over cores (it exceeds 100 for a multi-threaded process), as pidstat without -I.
+A watched process that exits is followed when the DUT restarted it (rfc2544_reset restarts
+ovs-vswitchd): the target's current PIDs are read again and the new process is watched too,
+each shown in its own group ("Process: NAME (PID N)").
 """
 
 from __future__ import annotations
@@ -221,6 +224,8 @@ class PidstatCollector(Collector):
         super().__init__(settings, ctx, replace(target, process_names=target.process_names + names))
         self.interval_s = float(settings["COLLECTOR_INTERVAL_S"])
         self._tracked: list[_Tracked] = []
+        self._lost: list[_Tracked] = []  # exited during the phase, not (yet) followed to a new process
+        self._pids: dict[str, int] = dict(self.target.pids)  # the target's PIDs last looked at
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -237,30 +242,55 @@ class PidstatCollector(Collector):
         host = self.reads_host()
         return read_sample(pid) if host is None else read_host_sample(host, pid)
 
-    def _find(self) -> list[_Tracked]:
+    def _find(self, target: CollectorTarget | None = None) -> list[_Tracked]:
+        target = target or self.target
         host = self.reads_host()
         if host is None:
-            return [_Tracked(name, pid, _uid(pid)) for name, pid in find_processes(self.target)]
+            return [_Tracked(name, pid, _uid(pid)) for name, pid in find_processes(target)]
         if self._host_facts is None:
             self._host_facts = host_facts(host)
-        found, uids = host_processes(host, self.target.pids, self.target.process_names)
+        found, uids = host_processes(host, target.pids, target.process_names)
         return [_Tracked(name, pid, uids.get(pid, -1)) for name, pid in found]
 
-    def _sample_all(self) -> None:
+    def _sample(self, tracked: _Tracked) -> bool:
+        """Add a sample of `tracked`; False (and marked gone) when it has exited."""
+        try:
+            sample = self._read(tracked.pid)
+        except OSError:
+            tracked.gone = True
+            return False
+        if tracked.samples and sample.start_ticks != tracked.samples[0].start_ticks:
+            tracked.gone = True  # the PID now belongs to another process
+            return False
+        tracked.samples.append(sample)
+        return True
+
+    def _follow(self) -> None:
+        """Watch the processes that replaced lost ones: when the target's current PIDs changed
+        (the DUT restarted its daemon, rfc2544_reset), the new processes they name. A restart
+        may still be under way: what nothing replaced yet stays lost until the phase ends."""
+        pids = dict(self.target.current_pids()) if self.target.current_pids is not None else self._pids
+        if pids == self._pids:
+            return
+        self._pids = pids
+        watched = {t.pid for t in self._tracked if not t.gone}
+        new = [t for t in self._find(replace(self.target, pids=pids)) if t.pid not in watched and self._sample(t)]
+        self._tracked += new
+        for tracked in new:
+            lost = next((t for t in self._lost if t.name == tracked.name), None)
+            if lost is not None:
+                self._lost.remove(lost)
+                log.info("pidstat: %s (PID %d) restarted as PID %d: following it", lost.name, lost.pid, tracked.pid)
+
+    def _sample_all(self, *, final: bool = False) -> None:
         with self._lock:
-            for tracked in self._tracked:
-                if tracked.gone:
-                    continue
-                try:
-                    sample = self._read(tracked.pid)
-                except OSError:
-                    tracked.gone = True
+            self._lost += [t for t in self._tracked if not t.gone and not self._sample(t)]
+            if self._lost:
+                self._follow()
+            if final:
+                for tracked in self._lost:
                     log.warning("pidstat: %s (PID %d) exited during traffic", tracked.name, tracked.pid)
-                    continue
-                if tracked.samples and sample.start_ticks != tracked.samples[0].start_ticks:
-                    tracked.gone = True  # the PID now belongs to another process
-                    continue
-                tracked.samples.append(sample)
+                self._lost = []
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
@@ -272,7 +302,7 @@ class PidstatCollector(Collector):
 
     def start(self) -> None:
         self.stop()
-        self._tracked = self._find()
+        self._tracked, self._lost, self._pids = self._find(), [], dict(self.target.pids)
         self._sample_all()
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name="vsperf-pidstat", daemon=True)
@@ -284,7 +314,7 @@ class PidstatCollector(Collector):
             return
         self._stop.set()
         thread.join()
-        self._sample_all()
+        self._sample_all(final=True)
 
     def statistics(self) -> Statistics:
         counts: dict[str, int] = {}

@@ -38,7 +38,6 @@ from vsperf.dpdk.eal import check_veth_queues, require_port_driver
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
 from vsperf.lab import netdev
 from vsperf.lab.streams import Direction, directions
-from vsperf.remote.ssh import SshExecutor
 from vsperf.search.measurer import LatencyStats, TrialResult
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.base import (
@@ -148,10 +147,10 @@ class PktgenTrafficGenerator(TrafficGenerator):
                 self._connect_remote(len(ports))
             else:
                 launched = Launched(self._processes, self._clients)  # filled as they start: stop() sees them
-                if self._host_processes is not None and isinstance(self.ctx.executor, SshExecutor):
+                if self._host_processes is not None:  # a testbed's generator host, over SSH or `local`
                     launch_on_host(self.settings, self.ctx, ports, self.ctx.executor, *self._host_processes,
                                    into=launched)
-                else:  # the local lab (or a testbed's `local` generator host)
+                else:  # the local lab
                     launch_local(self.settings, self.ctx, ports, self._binary(), into=launched)
                 self._endpoints = launched.endpoints
             self._read_links()

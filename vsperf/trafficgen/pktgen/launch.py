@@ -1,7 +1,8 @@
 """Starting the pktgen processes a trial uses: on the local lab's ports (one per namespace of
-the ports, vsperf.trafficgen.pktgen.process) or on a testbed's generator host over SSH (one
-owning every port, vsperf.trafficgen.pktgen.remote), each with the command line the settings
-give (TRAFFICGEN_PKTGEN_*), and which pktgen port each generator port is.
+the ports, vsperf.trafficgen.pktgen.process) or on a testbed's generator host, over SSH or
+`local` (one owning every port, journaled by the session: vsperf.trafficgen.pktgen.remote),
+each with the command line the settings give (TRAFFICGEN_PKTGEN_*), and which pktgen port each
+generator port is.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 from vsperf.context import RunContext
 from vsperf.deployment import GenPort
 from vsperf.errors import ConfigError, TrafficGenError
-from vsperf.remote.ssh import SshExecutor
+from vsperf.executor import Executor
 from vsperf.trafficgen.base import HostProcesses
 from vsperf.trafficgen.pktgen.client import LuaClient
 from vsperf.trafficgen.pktgen.process import PktgenConfig, PktgenProcess, group_by_netns
@@ -81,10 +82,11 @@ def launch_local(settings: Mapping[str, Any], ctx: RunContext, ports: Sequence[G
     into.endpoints = [endpoints[i] for i in range(len(ports))]
 
 
-def launch_on_host(settings: Mapping[str, Any], ctx: RunContext, ports: Sequence[GenPort], executor: SshExecutor,
+def launch_on_host(settings: Mapping[str, Any], ctx: RunContext, ports: Sequence[GenPort], executor: Executor,
                    processes: HostProcesses, host: str, into: Launched) -> None:
-    """One pktgen on the testbed's generator host owning every generator port (the host's own
-    interfaces, in its root namespace), started through the run's testbed session."""
+    """One pktgen on the testbed's generator host (over SSH, or `local`: this machine) owning
+    every generator port (the host's own interfaces, in its root namespace), started and
+    journaled through the run's testbed session."""
     if any(p.netns for p in ports):
         raise TrafficGenError(f"host {host}: a generator port in a namespace: testbed ports are the host's "
                               f"own interfaces")

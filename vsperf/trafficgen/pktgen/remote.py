@@ -17,6 +17,11 @@ The Lua socket listens on the host's loopback only (127.0.0.1): vsperf reaches i
 `direct-tcpip` channel of the SSH connection it already has to the host (what `ssh -L` uses),
 so nothing listens on the host's network and nothing else is needed there (sshd's default
 `AllowTcpForwarding yes`; a host that forbids it is named in the error).
+
+A testbed whose generator host is `local` (this machine) runs pktgen the same way, through the
+same session (journaled: a SIGKILLed vsperf's pktgen is stopped by the next run, as there is
+no lab state on a testbed), with the host's executor a local one and the Lua socket reached
+directly on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -141,17 +146,20 @@ class HostCounters:
 
 
 class RemotePktgen:
-    """One pktgen on the generator host `host` (`executor` runs there) and its Lua connection;
-    the same `start`/`check_alive`/`stop` as `PktgenProcess`."""
+    """One pktgen on the generator host `host` (`executor` runs there: over SSH, or this machine
+    for a testbed's `local` host) and its Lua connection; the same `start`/`check_alive`/`stop`
+    as `PktgenProcess`, journaled by the testbed session either way."""
 
-    def __init__(self, executor: SshExecutor, processes: HostProcesses, host: str, cfg: PktgenConfig, *,
+    def __init__(self, executor: Executor, processes: HostProcesses, host: str, cfg: PktgenConfig, *,
                  run_id: str, log_path: Path, label: str) -> None:
         self.executor, self.processes, self.host = executor, processes, host
         self.cfg, self.run_id, self.log_path, self.label = cfg, run_id, log_path, label
         self.proc: Process | None = None
         self.counters: HostCounters | None = None
+        # A `local` generator host is this machine: its loopback is reached directly.
+        self.ssh = executor if isinstance(executor, SshExecutor) else None
         self.client = LuaClient(LOOPBACK, cfg.lua_port, label=f"{label} on host {host}",
-                                opener=tunnel_opener(executor, cfg.lua_port))
+                                opener=tunnel_opener(self.ssh, cfg.lua_port) if self.ssh else None)
 
     def start(self, ready_timeout_s: float) -> LuaClient:
         """Stage the launcher, start pktgen on the host and connect to its Lua socket."""
@@ -161,8 +169,9 @@ class RemotePktgen:
                                              stdout=out, stderr=subprocess.STDOUT)
         log.info("%s started on host %s (pid %d) on %s", self.label, self.host, self.proc.pid,
                  ", ".join(self.cfg.ifnames))
-        self.executor.command_log.record(tunnel_argv(self.executor, self.cfg.lua_port), None,
-                                         note=f"[{self.host}] [Lua socket] ")
+        if self.ssh is not None:
+            self.ssh.command_log.record(tunnel_argv(self.ssh, self.cfg.lua_port), None,
+                                        note=f"[{self.host}] [Lua socket] ")
         wait_for_lua(self.client, self.client.label, ready_timeout_s, self.proc.poll, lambda: _log_tail(self.log_path))
         self.counters = HostCounters(self.processes, self.host, self.cfg.ifnames)
         calmed = self.executor.run(["sh", "-c", CALM_SCRIPT, "sh", str(self.proc.pid), str(CONSOLE_NICE),
