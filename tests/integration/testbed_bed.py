@@ -155,12 +155,28 @@ def _remove_leftovers(bed: Bed) -> None:
         text = journal.read_text()
         if f'"{bed.dut}"' in text or f'"{bed.gen}"' in text:
             run_id = journal.stem.removeprefix("testbed-")
-            for pid in daemons_of(run_id) + engines_of(run_id):
+            recorded = json.loads(text)
+            for pid in daemons_of(run_id) + engines_of(run_id) + _journaled_pids(recorded):
                 with contextlib.suppress(psutil.NoSuchProcess):
                     psutil.Process(pid).kill()
-            for leftover in Path("/tmp").glob(f"vsperf-{run_id}-*"):
-                shutil.rmtree(leftover, ignore_errors=True)
+            for netns in recorded.get("namespaces", []):
+                subprocess.run(["ip", "netns", "del", netns["name"]], capture_output=True)
+            for root in (Path("/tmp"), Path("/var/run/dpdk")):
+                for leftover in root.glob(f"vsperf-{run_id}-*"):
+                    shutil.rmtree(leftover, ignore_errors=True)
             journal.unlink()
+
+
+def _journaled_pids(recorded: dict[str, Any]) -> list[int]:
+    """PIDs of the processes a journal names that are still those processes (same start ticks:
+    the hosts share this machine's process table)."""
+    pids = []
+    for entry in recorded.get("processes", []):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            stat = Path(f"/proc/{entry['pid']}/stat").read_text()
+            if int(stat.rsplit(")", 1)[1].split()[19]) == int(entry["start_ticks"]):
+                pids.append(int(entry["pid"]))
+    return pids
 
 
 def wait_for_results(path: Path, proc: subprocess.Popen[str], timeout_s: float) -> dict[str, Any]:

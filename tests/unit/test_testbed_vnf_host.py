@@ -124,14 +124,16 @@ def test_a_process_interrupted_reports_and_its_dirs_go_at_teardown(tmp_path: Pat
     log = host.log_path("trap.log")
     proc = host.spawn("trap", ["sh", "-c", 'trap "echo stats; exit 3" INT; echo ready; while :; do sleep 0.1; done'],
                       log_path=log)
-    deadline = time.monotonic() + 10
-    while "ready" not in host.read_text(log) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    proc.interrupt()  # SIGINT to its group: it reports and ends by itself
-    assert proc.wait(10) == 3 and "stats" in host.read_text(log)
-    host.stop_process(proc)
-    host.remove_dir(runtime)
+    try:
+        deadline = time.monotonic() + 10
+        while "ready" not in host.read_text(log) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        proc.interrupt()  # SIGINT to its group: it reports and ends by itself
+        assert proc.wait(10) == 3 and "stats" in host.read_text(log)
+    finally:  # stopped and its directories removed even when an assertion above fails
+        host.stop_process(proc)
+        host.remove_dir(runtime)
+        host.remove_dirs()
     assert not runtime.exists()
-    host.remove_dirs()
     assert not work.exists() and not log.parent.exists()
     assert host.read_text(log) == ""
