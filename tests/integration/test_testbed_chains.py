@@ -206,10 +206,7 @@ def test_hugepages_of_a_killed_run_are_put_back_by_the_next_run(bed: Bed, tmp_pa
         proc.kill()  # SIGKILL: no teardown at all
         proc.communicate(timeout=30)
         assert int(NR_HUGEPAGES.read_text()) > original and daemons_of(run_id) != []
-        nxt = subprocess.run([sys.executable, "-m", "vsperf", "phy2phy_tput", "--trafficgen", "dummy", "--testbed",
-                              str(bed.testbed_file()), "--test-params", "TRAFFICGEN_PKT_SIZES=(64,)",
-                              "--results-dir", str(tmp_path / "next")], capture_output=True, text=True,
-                             cwd=tmp_path, timeout=300)
+        nxt = bed.next_run(tmp_path)
         assert nxt.returncode == 0, nxt.stderr
         assert f"{NR_HUGEPAGES} back to {original}" in nxt.stderr  # the next run's warning line
         assert int(NR_HUGEPAGES.read_text()) == original

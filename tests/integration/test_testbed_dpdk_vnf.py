@@ -22,7 +22,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -175,10 +174,7 @@ def test_vsperf_killed_mid_trial_leaves_testpmd_that_the_next_run_stops(bed: Bed
         pids = pids_of_testpmd(run_id)
         assert len(pids) == 1
         assert vnf_namespaces(run_id) == [f"vst{run_id}v0"]
-        nxt = subprocess.run([sys.executable, "-m", "vsperf", "phy2phy_tput", "--trafficgen", "dummy", "--testbed",
-                              str(bed.testbed_file()), "--test-params", "TRAFFICGEN_PKT_SIZES=(64,)",
-                              "--results-dir", str(tmp_path / "next")], capture_output=True, text=True, cwd=tmp_path,
-                             timeout=300)
+        nxt = bed.next_run(tmp_path)
         assert nxt.returncode == 0, nxt.stderr
         assert re.search(rf"restored after a killed run: host {bed.dut}: testpmd vnf0 \(pid {pids[0]}\) stopped",
                          nxt.stderr), nxt.stderr

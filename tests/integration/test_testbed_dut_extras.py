@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -112,9 +110,7 @@ def test_vsperf_killed_during_its_load_the_next_run_stops_it(bed: Bed, tmp_path:
         proc.kill()  # SIGKILL: no teardown at all
     time.sleep(1.0)
     assert _is_stress_ng(pid)  # still running on host A (its SSH channel's end does not stop it)
-    nxt = subprocess.run([sys.executable, "-m", "vsperf", "phy2phy_tput", "--trafficgen", "dummy", "--testbed",
-                          str(bed.testbed_file()), "--test-params", "TRAFFICGEN_PKT_SIZES=(64,)", "--results-dir",
-                          str(tmp_path / "next")], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    nxt = bed.next_run(tmp_path)
     assert nxt.returncode == 0, nxt.stderr
     assert f"restored after a killed run: host {bed.dut}: stress-ng (pid {pid}) stopped" in nxt.stderr
     assert not _is_stress_ng(pid)

@@ -113,10 +113,7 @@ def test_vsperf_killed_mid_trial_next_run_stops_local_pktgen(bed: Bed, tmp_path:
     try:
         assert pktgens_of(run_id), "pktgen did not outlive vsperf: nothing left for the next run to stop"
         assert (DEFAULT_STATE_ROOT / f"testbed-{run_id}.json").exists()  # recorded in the run's journal
-        nxt = subprocess.run([sys.executable, "-m", "vsperf", "phy2phy_tput", "--trafficgen", "dummy", "--testbed",
-                              str(local_testbed(bed)), "--test-params", "TRAFFICGEN_PKT_SIZES=(64,)",
-                              "--results-dir", str(tmp_path / "next")], capture_output=True, text=True, cwd=tmp_path,
-                             timeout=300)
+        nxt = bed.next_run(tmp_path, local_testbed(bed))
         assert nxt.returncode == 0, nxt.stderr
         assert "restored after a killed run" in nxt.stderr and "pktgen 0" in nxt.stderr, nxt.stderr
         assert pktgens_of(run_id) == {}

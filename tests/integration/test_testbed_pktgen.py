@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -124,9 +122,7 @@ def test_vsperf_killed_mid_trial_next_run_stops_remote_pktgen(bed: Bed, tmp_path
         proc.kill()  # SIGKILL: no teardown at all
     run_id = next(iter(started.values()))
     assert pktgens_of(run_id), "pktgen did not outlive vsperf: nothing left for the next run to stop"
-    nxt = subprocess.run([sys.executable, "-m", "vsperf", "phy2phy_tput", "--trafficgen", "dummy", "--testbed",
-                          str(bed.testbed_file()), "--test-params", "TRAFFICGEN_PKT_SIZES=(64,)", "--results-dir",
-                          str(tmp_path / "next")], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    nxt = bed.next_run(tmp_path)
     assert nxt.returncode == 0, nxt.stderr
     print(nxt.stderr)  # shown with -s: what a user sees
     assert "restored after a killed run" in nxt.stderr and "pktgen 0" in nxt.stderr, nxt.stderr

@@ -18,8 +18,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -125,9 +123,7 @@ def test_the_next_run_stops_the_guest_of_a_sigkilled_run(bed: Bed, tmp_path: Pat
     pids = guests_of(run_id)
     assert len(pids) == 1, "the guest on host A outlives the killed vsperf"
     assert {f"vst{run_id}v0s0", f"vst{run_id}v0s1"} <= bed.links()["a"]
-    nxt = subprocess.run([sys.executable, "-m", "vsperf", "phy2phy_tput", "--trafficgen", "dummy", "--testbed",
-                          str(bed.testbed_file()), "--test-params", "TRAFFICGEN_PKT_SIZES=(64,)", "--results-dir",
-                          str(tmp_path / "next")], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    nxt = bed.next_run(tmp_path)
     assert nxt.returncode == 0, nxt.stderr
     assert "restored after a killed run" in nxt.stderr and "qemu vm0" in nxt.stderr
     assert not any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in pids)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -166,9 +164,7 @@ def test_dut_host_lost_mid_trial_exit_1_results_kept_next_run_cleans(bed: Bed, t
     assert {b: replace(state_in(bed.ns["b"], b), carrier=before[b].carrier) for _, b in bed.cables} == \
         {b: before[b] for _, b in bed.cables}
     # the next run (here with the simulated generator: no deployment) restores host A first
-    nxt = subprocess.run([sys.executable, "-m", "vsperf", "phy2phy_tput", "--trafficgen", "dummy", "--testbed",
-                          str(bed.testbed_file()), "--test-params", "TRAFFICGEN_PKT_SIZES=(64,)", "--results-dir",
-                          str(tmp_path / "next")], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    nxt = bed.next_run(tmp_path)
     assert nxt.returncode == 0, nxt.stderr
     assert "restored after a killed run" in nxt.stderr
     assert_nothing_left(bed, str(data["run_id"]), before, links_before)
@@ -203,8 +199,6 @@ def test_vsperf_killed_mid_trial_its_engine_ends_and_the_next_run_cleans_both_ho
     if test == "pvp_tput":  # the VNF's namespace and its veths into host A stay, in the journal
         assert vnf_namespaces(run_id) == [f"vst{run_id}v0"]
         assert {f"vst{run_id}v0s0", f"vst{run_id}v0s1"} <= links_in(bed.ns["a"])
-    nxt = subprocess.run([sys.executable, "-m", "vsperf", "phy2phy_tput", "--trafficgen", "dummy", "--testbed",
-                          str(bed.testbed_file()), "--test-params", "TRAFFICGEN_PKT_SIZES=(64,)", "--results-dir",
-                          str(tmp_path / "next")], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    nxt = bed.next_run(tmp_path)
     assert nxt.returncode == 0, nxt.stderr
     assert_nothing_left(bed, run_id, before, links_before)

@@ -13,7 +13,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -178,9 +177,7 @@ def _killed_then_next_run(bed: Bed, tmp_path: Path, senders: dict[int, str], age
 
 def _next_run(bed: Bed, tmp_path: Path) -> str:
     """A run with the testbed after the killed one (exit 0); its stderr (what it restored)."""
-    nxt = subprocess.run([sys.executable, "-m", "vsperf", "phy2phy_tput", "--trafficgen", "dummy", "--testbed",
-                          str(bed.testbed_file()), "--test-params", "TRAFFICGEN_PKT_SIZES=(64,)", "--results-dir",
-                          str(tmp_path / "next")], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    nxt = bed.next_run(tmp_path)
     assert nxt.returncode == 0, nxt.stderr
     print(nxt.stderr)  # shown with -s: what a user sees
     return nxt.stderr

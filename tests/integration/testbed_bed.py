@@ -94,6 +94,14 @@ class Bed:
         return subprocess.Popen([sys.executable, "-m", "vsperf", *args], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, cwd=cwd)
 
+    def next_run(self, tmp_path: Path, testbed: Path | None = None) -> subprocess.CompletedProcess[str]:
+        """The next run after a killed one: `phy2phy_tput --trafficgen dummy` on this bed (or the
+        testbed file `testbed`), which deploys nothing but restores what the killed run left."""
+        return subprocess.run([sys.executable, "-m", "vsperf", "phy2phy_tput", "--trafficgen", "dummy", "--testbed",
+                               str(testbed or self.testbed_file()), "--test-params", "TRAFFICGEN_PKT_SIZES=(64,)",
+                               "--results-dir", str(tmp_path / "next")], capture_output=True, text=True,
+                              cwd=tmp_path, timeout=300)
+
     def args(self, results: Path, sizes: str, vswitch: str = "linux-bridge", test: str = "phy2phy_tput",
              params: str = "", trafficgen: str = "vsgen") -> list[str]:
         """vsperf's arguments for `test` on this bed: 1 s trials at `sizes`, `params` appended."""
