@@ -282,9 +282,16 @@ def main(seeds: int = 5) -> None:
     for alg in ALGORITHMS[1:]:
         mine = [r for r in main_runs if r.algorithm == alg]
         rest = [binary[r.case].trial_s / r.trial_s for r in mine if r.case not in short_binary]
+        # There the best any controller can do is 2 full-length trials and the one steering trial
+        # that fails within a width above NDR's (its upper bound).
+        short = [(binary[r.case].trial_s / r.trial_s,
+                  binary[r.case].trial_s / (2 * r.case.final_s + r.case.steering_s))
+                 for r in mine if r.case in short_binary]
+        reach = (f": worst {min(x for x, _ in short):.2f}, median {statistics.median(x for x, _ in short):.2f}, "
+                 f"the most reachable {max(b for _, b in short):.2f}") if short else ""
         print(f"  {alg}: {len(short_binary)} cases where binary ran 10 full-length trials (5x unreachable "
-              f"while NDR and PDR need a full-length trial each: 2 plus any steering trial exceed 10 / 5); "
-              f"the other "
+              f"while NDR and PDR need a full-length trial each: 2 plus any steering trial exceed 10 / 5)"
+              f"{reach}; the other "
               f"{len(rest)}: worst {min(rest):.2f}, {sum(1 for x in rest if x < 5)} below 5")
     worst = min(min(_ratios(main_runs, binary, alg)) for alg in ALGORITHMS[1:])
     accurate = not any(r.problems for r in runs if r.algorithm != "binary")

@@ -136,6 +136,19 @@ def send_and_count(lab: Lab, src: GenPort, dst: GenPort, frames: int = FRAMES) -
         counter.detach()
 
 
+def forwards_all(lab: Lab, src: GenPort, dst: GenPort, frames: int = FRAMES) -> bool:
+    """Whether `frames` sent from `src` all reach `dst`, exactly, in one of two attempts: every
+    busy-polling thread of a pvp loop (OVS's PMD, testpmd, the sender) shares this machine's two
+    CPUs with whatever else runs, and a burst of other work can cost a few hundred frames
+    (19,691 of 20,000 seen under load). A second lossy attempt, or any excess, fails."""
+    for _ in range(2):
+        got = send_and_count(lab, src, dst, frames)
+        assert got <= frames, f"{got} frames received of {frames} sent"
+        if got == frames:
+            return True
+    return False
+
+
 def components(lab: Lab) -> dict[str, Any]:
     return {f"{c.role}:{c.name}": c for c in lab.deployment.components()}
 
@@ -144,8 +157,8 @@ def components(lab: Lab) -> dict[str, Any]:
 def test_phy2phy_ovs_dpdk_forwards_every_frame(deploy: Any) -> None:
     lab = deploy("p2p", VSWITCH="ovs-dpdk")
     p0, p1 = lab.deployment.gen_ports
-    assert send_and_count(lab, p0, p1) == FRAMES
-    assert send_and_count(lab, p1, p0) == FRAMES
+    assert forwards_all(lab, p0, p1)
+    assert forwards_all(lab, p1, p0)
     lab.deployment.check_alive()
     info = components(lab)["vswitch:ovs-dpdk"]
     assert info.version.startswith("3.") and "(DPDK " in info.version
@@ -159,7 +172,7 @@ def test_phy2phy_ovs_dpdk_forwards_every_frame(deploy: Any) -> None:
 def test_pvp_ovs_dpdk_with_testpmd_vhost(deploy: Any, server_mode: bool) -> None:
     lab = deploy("pvp", VSWITCH="ovs-dpdk", VNF="auto", VSWITCH_VHOSTUSER_SERVER_MODE=server_mode)
     p0, p1 = lab.deployment.gen_ports
-    assert send_and_count(lab, p0, p1) == FRAMES
+    assert forwards_all(lab, p0, p1)
     lab.deployment.check_alive()
     found = components(lab)
     assert "vnf:testpmd-vhost" in found
@@ -173,8 +186,8 @@ def test_pvp_ovs_dpdk_with_testpmd_vhost(deploy: Any, server_mode: bool) -> None
 def test_none_forwards_with_testpmd(deploy: Any) -> None:
     lab = deploy("p2p", VSWITCH="none")
     p0, p1 = lab.deployment.gen_ports
-    assert send_and_count(lab, p0, p1) == FRAMES
-    assert send_and_count(lab, p1, p0) == FRAMES
+    assert forwards_all(lab, p0, p1)
+    assert forwards_all(lab, p1, p0)
     lab.deployment.check_alive()
     assert set(lab.deployment.dut_pids()) == {"testpmd"}
     switch = lab.deployment.vswitch
@@ -205,7 +218,7 @@ def test_ovs_dpdk_without_enough_memory_says_which_setting(deploy: Any) -> None:
 def test_pvvp_chains_two_testpmd_vnfs(deploy: Any) -> None:
     lab = deploy("pvvp", VSWITCH="ovs-dpdk")
     p0, p1 = lab.deployment.gen_ports
-    assert send_and_count(lab, p0, p1, frames=5000) == 5000
+    assert forwards_all(lab, p0, p1, frames=5000)
     assert {"testpmd vnf0", "testpmd vnf1"} <= set(lab.deployment.dut_pids())
     assert sorted(p.name for p in DPDK_RUNTIME_ROOT.glob(f"{lab.tag}*")) == [
         f"{lab.tag}o", f"{lab.tag}t0", f"{lab.tag}t1",

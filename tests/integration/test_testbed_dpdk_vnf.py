@@ -29,7 +29,7 @@ from typing import Any
 
 import psutil
 import pytest
-from testbed_bed import Bed, assert_nothing_left, open_bed, skip_missing_switch, vnf_namespaces
+from testbed_bed import Bed, assert_nothing_left, open_bed, running, skip_missing_switch, vnf_namespaces
 
 from vsperf.dpdk.eal import DPDK_RUNTIME_ROOT
 
@@ -156,17 +156,11 @@ def test_vsperf_killed_mid_trial_leaves_testpmd_that_the_next_run_stops(bed: Bed
     before, links_before = bed.states(), bed.links()
     results = tmp_path / "killed"
     with killed_testpmds_at_exit() as run_ids:
-        proc = bed.vsperf(*bed.args(results, "(64,1518)", "linux-bridge", test="pvp_tput",
-                                    params=COARSE + NETNS_TESTPMD), "--vnf", "netns", cwd=tmp_path)
-        try:
+        with running(bed.vsperf(*bed.args(results, "(64,1518)", "linux-bridge", test="pvp_tput",
+                                          params=COARSE + NETNS_TESTPMD), "--vnf", "netns", cwd=tmp_path)) as proc:
             run_id = _wait_for_a_measured_size(results, proc, 300, run_ids)
             time.sleep(1.0)  # inside the 1518 B trial
             proc.kill()  # SIGKILL: no teardown at all
-            proc.communicate(timeout=30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
         time.sleep(1.0)
         # testpmd is host A's process, not the SSH channel's: it still runs. (Its runtime directory is
         # not checked here: on this shared filesystem, any other testbed run starting now removes

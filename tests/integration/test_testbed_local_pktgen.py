@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from test_pktgen_lab import pktgen_binary
-from test_testbed_pktgen import PARAMS, pktgens_of
+from test_testbed_pktgen import PARAMS, pktgens_of, skip_without_pktgen
 from testbed_bed import Bed, open_bed, running
 
 from vsperf.lab.state import DEFAULT_STATE_ROOT
@@ -27,9 +27,7 @@ pytestmark = pytest.mark.root
 
 @pytest.fixture(scope="module")
 def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
-    if pktgen_binary() is None:
-        pytest.skip("pktgen is not installed: set PKTGEN_BINARY or put a pktgen built with Lua on PATH "
-                    "(docs/trafficgens.rst)")
+    skip_without_pktgen()
     with open_bed(tmp_path_factory.mktemp("testbed_local_pktgen"), "v9l", 122) as opened:
         # host B's ends become this machine's own interfaces (the `local` generator host's NICs)
         for _, b_if in opened.cables:

@@ -102,15 +102,7 @@ def test_trafficgen_off_deploys_on_host_a_holds_and_tears_down(bed: Bed, tmp_pat
     results = tmp_path / "off"
     proc = bed.vsperf(*bed.args(results, "(64,)"), "--mode", "trafficgen-off", cwd=tmp_path)
     with running(proc):
-        assert proc.stderr is not None
-        seen = ""
-        while "Send SIGTERM to continue" not in seen:
-            line = proc.stderr.readline()
-            assert line, f"vsperf ended before holding: {seen}"
-            seen += line
-        assert re.search(rf"generator ports: {bed.cables[0][1]}\b", seen), seen
-        bridges = [name for name in bed.links()["a"] if name.startswith("vsperf")]
-        assert len(bridges) == 1  # host A's switch is up while vsperf holds
+        seen = bed.held(proc)
         proc.send_signal(signal.SIGTERM)
         _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, seen + err

@@ -32,15 +32,7 @@ def test_trafficgen_pause_deploys_holds_then_sends(bed: Bed, tmp_path: Path) -> 
     results = tmp_path / "pause"
     proc = bed.vsperf(*bed.args(results, "(64,)", params=SHORT), "--mode", "trafficgen-pause", cwd=tmp_path)
     with running(proc):
-        assert proc.stderr is not None
-        seen = ""
-        while "Send SIGTERM to continue" not in seen:
-            line = proc.stderr.readline()
-            assert line, f"vsperf ended before holding: {seen}"
-            seen += line
-        assert re.search(rf"generator ports: {bed.cables[0][1]}\b", seen), seen
-        bridges = [name for name in bed.links()["a"] if name.startswith("vsperf")]
-        assert len(bridges) == 1  # host A's switch is up while vsperf holds
+        seen = bed.held(proc)
         assert not (results / "results.json").exists() or not json.loads(
             (results / "results.json").read_text())["tests"][0]["results"]  # nothing sent yet
         proc.send_signal(signal.SIGTERM)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from testbed_bed import Bed, assert_nothing_left, open_bed, skip_missing_switch
+from testbed_bed import Bed, assert_nothing_left, open_bed, running, skip_missing_switch
 
 from vsperf.lab.state import DEFAULT_STATE_ROOT
 
@@ -101,9 +101,8 @@ def test_the_next_run_stops_the_guest_of_a_sigkilled_run(bed: Bed, tmp_path: Pat
     # 60 s trials: the run is killed inside the first one.
     args = [a.replace("TRAFFICGEN_DURATION=1;", "TRAFFICGEN_DURATION=60;")
             for a in bed.args(results, "(64,)", "linux-bridge", test="pvp_tput", params=LOW_RATE)]
-    proc = bed.vsperf(*args, "--vnf", "qemu-virtio-net", cwd=tmp_path)
     run_id = ""
-    try:
+    with running(bed.vsperf(*args, "--vnf", "qemu-virtio-net", cwd=tmp_path)) as proc:
         deadline = time.monotonic() + 300
         console = results / "guest0-console.log"
         while time.monotonic() < deadline and proc.poll() is None:
@@ -115,11 +114,6 @@ def test_the_next_run_stops_the_guest_of_a_sigkilled_run(bed: Bed, tmp_path: Pat
                                                         if bed.dut in p.read_text()))
         time.sleep(1.0)  # traffic flows through the guest
         proc.kill()  # SIGKILL: no teardown at all
-        proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     pids = guests_of(run_id)
     assert len(pids) == 1, "the guest on host A outlives the killed vsperf"
     assert {f"vst{run_id}v0s0", f"vst{run_id}v0s1"} <= bed.links()["a"]

@@ -25,6 +25,7 @@ from testbed_bed import (
     daemons_of,
     engines_of,
     open_bed,
+    running,
     skip_missing_switch,
     vnf_namespaces,
     wait_for_results,
@@ -175,18 +176,12 @@ def test_vsperf_killed_mid_trial_its_engine_ends_and_the_next_run_cleans_both_ho
                                                                                    test: str) -> None:
     before, links_before = bed.states(), bed.links()
     results = tmp_path / "killed"
-    proc = bed.vsperf(*bed.args(results, "(64,1518)", test=test), cwd=tmp_path)
-    try:
+    with running(bed.vsperf(*bed.args(results, "(64,1518)", test=test), cwd=tmp_path)) as proc:
         data = wait_for_results(results / "results.json", proc, 300)
         run_id = str(data["run_id"])
         time.sleep(1.0)  # inside the 1518 B trial (see the test above)
         assert engines_of(run_id) != []
         proc.kill()  # SIGKILL: no teardown at all
-        proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     # Its SSH channels closed with it: the engine on host B saw the end of its input (and its sshd
     # session's end) and exited, detaching its XDP programs.
     deadline = time.monotonic() + 10

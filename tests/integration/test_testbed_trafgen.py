@@ -20,7 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 from sshd_hosts import run_sshd
-from testbed_bed import Bed, assert_nothing_left, open_bed
+from testbed_bed import Bed, assert_nothing_left, open_bed, running
 
 from vsperf.testbed.ports import PortState
 
@@ -108,10 +108,10 @@ def test_vsperf_killed_mid_trial_next_run_stops_remote_trafgen(bed: Bed, tmp_pat
     agent: psutil.Process | None = None
     results = tmp_path / "killed"
     # 30 s trials: trafgen still sends when vsperf is killed, and long after
-    args = [a.replace("TRAFGEN_DURATION=1", "TRAFGEN_DURATION=30") for a in
+    args = [a.replace("TRAFFICGEN_DURATION=1;", "TRAFFICGEN_DURATION=30;") for a in
             bed.args(results, "(64,)", trafficgen="trafgen")]
-    proc = bed.vsperf(*args, cwd=tmp_path)
-    try:
+    assert any("TRAFFICGEN_DURATION=30;" in a for a in args)
+    with running(bed.vsperf(*args, cwd=tmp_path)) as proc:
         deadline = time.monotonic() + 120
         senders: dict[int, str] = {}
         while time.monotonic() < deadline and proc.poll() is None:
@@ -127,11 +127,6 @@ def test_vsperf_killed_mid_trial_next_run_stops_remote_trafgen(bed: Bed, tmp_pat
             assert agent is not None
             agent.suspend()  # SIGSTOP: it will not read the end of its input
         proc.kill()  # SIGKILL: no teardown at all
-        proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     try:
         _killed_then_next_run(bed, tmp_path, senders, agent, before, links_before, qdiscs_before)
     finally:

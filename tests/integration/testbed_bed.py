@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -93,6 +94,20 @@ class Bed:
         """`python -m vsperf ARGS`, its output piped."""
         return subprocess.Popen([sys.executable, "-m", "vsperf", *args], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, cwd=cwd)
+
+    def held(self, proc: subprocess.Popen[str]) -> str:
+        """What `proc` (a vsperf run with --mode trafficgen-off or -pause) wrote until it holds,
+        checking that it names the generator ports and that host A's switch is up meanwhile."""
+        assert proc.stderr is not None
+        seen = ""
+        while "Send SIGTERM to continue" not in seen:
+            line = proc.stderr.readline()
+            assert line, f"vsperf ended before holding: {seen}"
+            seen += line
+        assert re.search(rf"generator ports: {self.cables[0][1]}\b", seen), seen
+        bridges = [name for name in self.links()["a"] if name.startswith("vsperf")]
+        assert len(bridges) == 1  # host A's switch is up while vsperf holds
+        return seen
 
     def next_run(self, tmp_path: Path, testbed: Path | None = None) -> subprocess.CompletedProcess[str]:
         """The next run after a killed one: `phy2phy_tput --trafficgen dummy` on this bed (or the

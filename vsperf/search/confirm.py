@@ -228,6 +228,13 @@ def confirm_target(state: GoalSearchState, goal: SearchGoal, target: Target, *, 
         lower, upper = bounds.lower_fps, bounds.upper_fps
         max_load, min_load = state.ceiling.max_load_fps, state.min_load_fps
         if upper is None:
+            if lower is None and target.trial_duration_s > short_s:
+                # The maximum load passed short trials only: before a long trial is staked there,
+                # a probe at the band's safe bottom may show that the maximum lies in the band.
+                probe = band_probe(state, goal, target, max_load / (1 - target.width))
+                if probe is not None and probe < max_load * (1 - _EPS):
+                    state.measure(probe, short_s, goal.name, f"{target.label} {PROBE_LABEL}")
+                    continue
             return lower is not None and lower >= max_load * (1 - _EPS)
         if lower is None and upper <= min_load * (1 + _EPS):
             return True  # the minimum load is an upper bound
