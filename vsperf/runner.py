@@ -100,6 +100,14 @@ HEADLINE_KEYS = {
 ThroughputKey = tuple[str, str, str, int]
 
 
+def _generator_host(deployment: Deployment, bed: TestbedSession | None) -> dict[str, str]:
+    """The report's `host` of a generator that runs on the testbed's generator host (none for a
+    hardware generator's port locations, nor on the local lab)."""
+    if bed is None or any(port.location for port in deployment.gen_ports):
+        return {}
+    return {"host": bed.testbed.trafficgen_host}
+
+
 def _make_deployment(pt: PlannedTest, registries: Registries, ctx: RunContext, size: int,
                      testbed: TestbedSession | None = None) -> Deployment:
     if pt.lab_deployment is None:
@@ -325,6 +333,7 @@ class Runner:
         with ExitStack() as stack:
             deployment = stack.enter_context(_make_deployment(pt, self.registries, ctx, max(sizes), self.testbed))
             on_testbed = isinstance(deployment, TestbedDeployment | TestbedWireDeployment)
+            bed = self.testbed if on_testbed else None
             # On a testbed the generator runs on its host, through that host's executor.
             gen_ctx = replace(ctx, executor=self.testbed.trafficgen) if on_testbed and self.testbed else ctx
             generator: TrafficGenerator = gen_entry.cls(pt.settings, gen_ctx)
@@ -337,7 +346,7 @@ class Runner:
                 generator.start(deployment.gen_ports)
             components = [
                 ComponentInfo("trafficgen", traffic_type, BENCHMARK_TOOLS[traffic_type], {}) if own_programs
-                else ComponentInfo("trafficgen", pt.trafficgen, generator.version(), {}),
+                else ComponentInfo("trafficgen", pt.trafficgen, generator.version(), _generator_host(deployment, bed)),
                 *deployment.components(),
             ]
             if not any(c.role in ("nic", "port") for c in components):
@@ -347,7 +356,6 @@ class Runner:
             components += load_components
             # On a testbed the collectors read the hosts: the DUT's processes and CPU on its host,
             # the generator's ports on the generator's host.
-            bed = self.testbed if on_testbed else None
             # current_pids: a reset test restarts the switch; the collectors follow its new PIDs.
             target = CollectorTarget({**deployment.dut_pids(), **load_pids}, ports=tuple(deployment.gen_ports),
                                      dut_host=bed.dut if bed else None, gen_host=bed.trafficgen if bed else None,

@@ -65,6 +65,7 @@ def test_phy2phy_tput_on_two_ssh_hosts(bed: Bed, tmp_path: Path, vswitch: str) -
     assert hosts[bed.dut]["roles"] == ["DUT"] and hosts[bed.gen]["roles"] == ["traffic generator"]
     components = {(c["role"], c["name"]): c for c in test["components"]}
     assert components[("vswitch", vswitch)]["details"]["host"] == bed.dut
+    assert components[("trafficgen", "vsgen")]["details"]["host"] == bed.gen
     assert components[("port", "port 0")]["version"] == "veth"
     log = (results / "commands.log").read_text()
     creates = "ip link add name vsperf\\w+ type bridge" if vswitch == "linux-bridge" else \

@@ -231,3 +231,7 @@ def test_cli_with_the_simulated_generator_runs(bed: Bed, tmp_path: Path) -> None
     assert "[hosta] ssh -p 2222" in log and "[hostb] ssh -p 2222" in log
     report = next(results.glob("*.rst")).read_text()
     assert "Testbed host hosta" in report and "Testbed host hostb" in report and "Role: traffic generator" in report
+    # The Level Test Report describes the DUT: its host's facts first, the controller apart.
+    assert "Controller (vsperf ran here):" in report
+    html = next(results.glob("*.html")).read_text()
+    assert "mailto:" not in html  # root@ADDRESS is an SSH login, no e-mail address

@@ -85,7 +85,19 @@ STATISTICS = {
 }
 
 
-def _make_run(results_dir: Path, *, simulated: bool = False, finish: bool = True) -> ResultsWriter:
+TESTBED_HOSTS = [
+    {"name": "dut", "roles": ["DUT"], "address": "dut (root@192.0.2.10:22)", "os": "Debian GNU/Linux 12 (bookworm)",
+     "kernel": "6.1.0-18-amd64", "cpu_model": "Intel(R) Xeon(R) Gold 6338N CPU @ 2.20GHz", "cpu_cores_logical": 64,
+     "cpu_cores_physical": 32, "cpu_sockets": 1, "memory_kb": 263856172, "board": "Supermicro X12SPi-TF",
+     "hostname": "dut1", "nics": [{"name": "ens1f0", "driver": "ice", "firmware": "4.20", "bus": "0000:3b:00.0"}]},
+    {"name": "tgen", "roles": ["traffic generator"], "address": "tgen (root@192.0.2.11:22)", "os": "Debian",
+     "kernel": "6.1.0-18-amd64", "cpu_model": "AMD EPYC 7313", "cpu_cores_logical": 32, "memory_kb": 131000000,
+     "board": "unknown", "hostname": "tgen1", "nics": []},
+]
+
+
+def _make_run(results_dir: Path, *, simulated: bool = False, finish: bool = True,
+              testbed: bool = False) -> ResultsWriter:
     writer = ResultsWriter(
         results_dir,
         run_id="abc123",
@@ -103,6 +115,7 @@ def _make_run(results_dir: Path, *, simulated: bool = False, finish: bool = True
             "vsperf_version": "0.1.0",
             "vsperf_git_commit": "22ffe5b07adeb514572dc3db8b435ef4107e348b",
             "nics": [{"name": "vsp-abc-g0", "driver": "veth"}, "vsp-abc-g1 (veth)"],
+            **({"testbed_hosts": TESTBED_HOSTS} if testbed else {}),
         },
         settings={
             "REPORT_DOCUMENT_ID": "OPNFV_vswitchperf_LTR_{date}_DRAFT",
@@ -293,6 +306,24 @@ def test_structure_and_environment(report: tuple[Path, nodes.document]) -> None:
     assert "phy2phy_tput (p2p, rfc2544_throughput): throughput_rx_fps ranged from 1625470.065 fps" in text
     assert "3 test(s) ran: 2 passed (phy2phy_tput, back2back); 1 failed (pvp_tput)." in text
     assert "SIMULATED" not in text and "Simulated:" not in text
+    assert not list(doc.findall(nodes.warning))
+
+
+def test_on_a_testbed_the_environment_describes_the_dut_host_and_the_controller_apart(tmp_path: Path) -> None:
+    _make_run(tmp_path, testbed=True)
+    (path,) = render_report(tmp_path)
+    doc = _doctree(path)
+    env = " ".join(_sections(doc)["Test Environment"][0].astext().split())
+    # The facts VSPERF lists for its one host are the DUT host's (read there), not the controller's.
+    assert "OS: Debian GNU/Linux 12 (bookworm) Kernel Version: 6.1.0-18-amd64" in env
+    assert "CPU: Intel(R) Xeon(R) Gold 6338N CPU @ 2.20GHz CPU cores: 64 logical, 32 physical" in env
+    assert "Board: Supermicro X12SPi-TF [1 socket]" in env and "Host name: dut1" in env
+    assert ("Controller (vsperf ran here): OS: CentOS Linux 7 (Core) Kernel Version: 3.10.0-327.13.1.el7.x86_64 "
+            "Board: Intel Corporation S2600WTT [2 sockets]") in env
+    assert "Testbed host tgen: Role: traffic generator Address: tgen (root@192.0.2.11:22)" in env
+    assert "CPU cores: 32 logical Memory: 131000000 kB" in env  # physical cores not read: not shown
+    assert "NIC: name: ens1f0, driver: ice, firmware: 4.20, bus: 0000:3b:00.0" in env
+    assert not [r for r in doc.findall(nodes.reference) if r.get("refuri", "").startswith("mailto:")]
     assert not list(doc.findall(nodes.warning))
 
 

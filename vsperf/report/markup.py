@@ -32,6 +32,8 @@ _UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _LEADING = re.compile(
     r"^(?:[-+*•‣⁃:#>|]|\.\.|(?:\d+|[A-Za-z]|[ivxlcdmIVXLCDM]+|#)[.)](?=\s|$)|\(\w+\)(?=\s|$))"
 )
+# "user@host" would become a mailto link (an SSH login such as root@192.0.2.10 is no address).
+_EMAIL_AT = re.compile(r"(?<=\w)@(?=\w)")
 # A line of one repeated punctuation character is a section underline or a transition.
 _RULE = re.compile(r"^([^\w\s])\1*$")
 
@@ -39,6 +41,7 @@ _RULE = re.compile(r"^([^\w\s])\1*$")
 def escape_line(text: str) -> str:
     """One line of plain text as RST that renders exactly as `text`."""
     out = _INLINE.sub(r"\\\1", text)
+    out = _EMAIL_AT.sub(r"\\@", out)
     out = _UNDERSCORE.sub(r"\\_", out)
     out = out.replace("::", r":\:")  # a trailing '::' would announce a literal block
     if (_LEADING.match(out) or _RULE.match(out)) and not out.startswith("\\"):

@@ -124,12 +124,51 @@ def _nic_text(nic: Any) -> str:
     return str(nic)
 
 
-def environment_items(run: RunResults, test: TestResult, simulated: bool) -> list[EnvItem]:
-    """The Test Environment list of `test` (host facts from the run, components of the test)."""
-    env = run.environment
+def _dut_host(env: dict[str, Any]) -> dict[str, Any] | None:
+    """The testbed host that ran the DUT (None without a testbed)."""
+    return next((h for h in env.get("testbed_hosts") or () if "DUT" in (h.get("roles") or ())), None)
+
+
+def _host_facts(facts: dict[str, Any]) -> list[EnvItem]:
+    """OS, kernel, board, CPU, cores, memory and host name of one host's facts, as VSPERF lists them."""
 
     def get(key: str) -> str:
-        value = env.get(key)
+        value = facts.get(key)
+        return "unknown" if value in (None, "") else str(value)
+
+    board = get("board")
+    if isinstance(facts.get("cpu_sockets"), int):
+        board += f" [{facts['cpu_sockets']} socket{'s' if facts['cpu_sockets'] != 1 else ''}]"
+    cores = get("cpu_cores_logical") + " logical"
+    if "cpu_cores_physical" in facts:
+        cores += f", {get('cpu_cores_physical')} physical"
+    memory = facts.get("memory_kb")
+    return [
+        EnvItem("Board", board),
+        EnvItem("CPU", get("cpu_model")),
+        EnvItem("CPU cores", cores),
+        EnvItem("Memory", f"{memory} kB" if isinstance(memory, int) else get("memory_kb")),
+        EnvItem("Host name", get("hostname")),
+    ]
+
+
+def _fact_lines(facts: dict[str, Any]) -> list[str]:
+    """A host's OS, kernel and `_host_facts` as "Label: value" lines (sub-items of its entry)."""
+    lines = [f"{label}: {facts.get(key) or 'unknown'}" for label, key in (("OS", "os"), ("Kernel Version", "kernel"))]
+    return lines + [f"{item.label}: {item.value}" for item in _host_facts(facts)]
+
+
+def environment_items(run: RunResults, test: TestResult, simulated: bool) -> list[EnvItem]:
+    """The Test Environment list of `test` (host facts from the run, components of the test).
+
+    The host facts describe the DUT, as VSPERF's report does: on a testbed those of its DUT host
+    (read there), and the controller where vsperf ran gets an entry of its own."""
+    env = run.environment
+    dut = _dut_host(env)
+    facts = dut if dut is not None else env
+
+    def get(key: str) -> str:
+        value = facts.get(key)
         return "unknown" if value in (None, "") else str(value)
 
     items: list[EnvItem] = []
@@ -146,18 +185,11 @@ def environment_items(run: RunResults, test: TestResult, simulated: bool) -> lis
         items.append(
             EnvItem("NIC(s)", "none (simulated device under test)" if simulated else "none recorded")
         )
-    board = get("board")
-    if isinstance(env.get("cpu_sockets"), int):
-        board += f" [{env['cpu_sockets']} socket{'s' if env['cpu_sockets'] != 1 else ''}]"
+    items += _host_facts(facts)
+    if dut is not None:
+        items.append(EnvItem("Controller (vsperf ran here)", "", _fact_lines(env)))
     items += [
-        EnvItem("Board", board),
-        EnvItem("CPU", get("cpu_model")),
-        EnvItem("CPU cores", f"{get('cpu_cores_logical')} logical, {get('cpu_cores_physical')} physical"),
-        EnvItem(
-            "Memory", f"{get('memory_kb')} kB" if isinstance(env.get("memory_kb"), int) else get("memory_kb")
-        ),
-        EnvItem("Host name", get("hostname")),
-        EnvItem("Python", get("python")),
+        EnvItem("Python", str(env.get("python") or "unknown")),
         EnvItem("Virtual Switch Set-up", test.deployment),
         EnvItem(
             "vsperf",
@@ -184,11 +216,7 @@ def testbed_host_item(host: dict[str, Any]) -> EnvItem:
     """A testbed host (vsperf.testbed.hostinfo) as one Test Environment entry with its facts."""
     roles = ", ".join(host.get("roles") or ())
     facts = [f"Role: {roles}", f"Address: {host.get('address', 'unknown')}"]
-    facts += [f"{label}: {host.get(key, 'unknown')}" for label, key in (
-        ("OS", "os"), ("Kernel Version", "kernel"), ("CPU", "cpu_model"), ("CPU cores", "cpu_cores_logical"),
-        ("Board", "board"), ("Host name", "hostname"))]
-    memory = host.get("memory_kb")
-    facts.append(f"Memory: {memory} kB" if isinstance(memory, int) else "Memory: unknown")
+    facts += _fact_lines(host)
     facts += [f"NIC: {_nic_text(nic)}" for nic in host.get("nics") or ()]
     return EnvItem(f"Testbed host {host.get('name', '?')}", roles, facts)
 
