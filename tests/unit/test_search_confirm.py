@@ -231,7 +231,6 @@ def test_noisy_bench_cases_cost_at_most_a_fifth_of_binary(algorithm: str, noise:
     assert isinstance(ndr, float) and capacity_fps * (1 - noise) * (1 - WIDTH) <= ndr <= capacity_fps * (1 + noise)
 
 
-
 # bench_searches cases where the maximum load (line rate) passed PDR in its short trial, losing
 # nearly the 0.5 % PDR allows: the maximum lies inside PDR's noise band. Before the maximum got a
 # band probe, its 60 s trial was staked there and failed (202 and 226 trial-seconds).

@@ -129,32 +129,33 @@ def _dut_host(env: dict[str, Any]) -> dict[str, Any] | None:
     return next((h for h in env.get("testbed_hosts") or () if "DUT" in (h.get("roles") or ())), None)
 
 
+def _fact(facts: dict[str, Any], key: str) -> str:
+    """One host fact as text ("unknown" when it was not read)."""
+    value = facts.get(key)
+    return "unknown" if value in (None, "") else str(value)
+
+
 def _host_facts(facts: dict[str, Any]) -> list[EnvItem]:
-    """OS, kernel, board, CPU, cores, memory and host name of one host's facts, as VSPERF lists them."""
-
-    def get(key: str) -> str:
-        value = facts.get(key)
-        return "unknown" if value in (None, "") else str(value)
-
-    board = get("board")
+    """Board, CPU, cores, memory and host name of one host's facts, as VSPERF lists them."""
+    board = _fact(facts, "board")
     if isinstance(facts.get("cpu_sockets"), int):
         board += f" [{facts['cpu_sockets']} socket{'s' if facts['cpu_sockets'] != 1 else ''}]"
-    cores = get("cpu_cores_logical") + " logical"
+    cores = _fact(facts, "cpu_cores_logical") + " logical"
     if "cpu_cores_physical" in facts:
-        cores += f", {get('cpu_cores_physical')} physical"
+        cores += f", {_fact(facts, 'cpu_cores_physical')} physical"
     memory = facts.get("memory_kb")
     return [
         EnvItem("Board", board),
-        EnvItem("CPU", get("cpu_model")),
+        EnvItem("CPU", _fact(facts, "cpu_model")),
         EnvItem("CPU cores", cores),
-        EnvItem("Memory", f"{memory} kB" if isinstance(memory, int) else get("memory_kb")),
-        EnvItem("Host name", get("hostname")),
+        EnvItem("Memory", f"{memory} kB" if isinstance(memory, int) else _fact(facts, "memory_kb")),
+        EnvItem("Host name", _fact(facts, "hostname")),
     ]
 
 
 def _fact_lines(facts: dict[str, Any]) -> list[str]:
     """A host's OS, kernel and `_host_facts` as "Label: value" lines (sub-items of its entry)."""
-    lines = [f"{label}: {facts.get(key) or 'unknown'}" for label, key in (("OS", "os"), ("Kernel Version", "kernel"))]
+    lines = [f"{label}: {_fact(facts, key)}" for label, key in (("OS", "os"), ("Kernel Version", "kernel"))]
     return lines + [f"{item.label}: {item.value}" for item in _host_facts(facts)]
 
 
@@ -166,17 +167,12 @@ def environment_items(run: RunResults, test: TestResult, simulated: bool) -> lis
     env = run.environment
     dut = _dut_host(env)
     facts = dut if dut is not None else env
-
-    def get(key: str) -> str:
-        value = facts.get(key)
-        return "unknown" if value in (None, "") else str(value)
-
     items: list[EnvItem] = []
     if simulated:
         items.append(
             EnvItem("Simulated", "yes: no frame was sent, the traffic generator modelled the device")
         )
-    items += [EnvItem("OS", get("os")), EnvItem("Kernel Version", get("kernel"))]
+    items += [EnvItem("OS", _fact(facts, "os")), EnvItem("Kernel Version", _fact(facts, "kernel"))]
     nics = [_nic_text(n) for n in env.get("nics") or ()]
     nics += [component_text(c) for c in test.components if c.role in ("nic", "port")]
     if nics:
@@ -189,7 +185,7 @@ def environment_items(run: RunResults, test: TestResult, simulated: bool) -> lis
     if dut is not None:
         items.append(EnvItem("Controller (vsperf ran here)", "", _fact_lines(env)))
     items += [
-        EnvItem("Python", str(env.get("python") or "unknown")),
+        EnvItem("Python", _fact(env, "python")),
         EnvItem("Virtual Switch Set-up", test.deployment),
         EnvItem(
             "vsperf",
