@@ -40,7 +40,10 @@ def _lossless(run: LabRun, deployment: str, traffic: Traffic | None = None,
         dep.check_alive()
         assert result.tx_frames == round(RATE_FPS / traffic.tx_ports * TRIAL_S) * traffic.tx_ports
         assert result.rx_frames == result.tx_frames, result
-        assert result.actual_tx_rate_fps == pytest.approx(RATE_FPS, rel=0.05)
+        # The sender shares 2 CPUs with the switch: a stall of tens of ms (3,754 of 4,000 fps seen in
+        # a CI run) must then be flagged as the generator's shortfall, never pass as the rate asked.
+        assert result.actual_tx_rate_fps <= RATE_FPS * 1.05
+        assert result.actual_tx_rate_fps == pytest.approx(RATE_FPS, rel=0.05) or result.under_delivered, result
         gen.stop()
 
 
