@@ -20,10 +20,10 @@ from pathlib import Path
 
 from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
-from vsperf.context import RunContext, new_run_id
+from vsperf.host.workdir import RunContext, new_run_id
 from vsperf.executor import LocalExecutor
-from vsperf.lab import netdev
-from vsperf.lab.deploy import build_deployment
+from vsperf.host import netlink as netdev
+from vsperf.deploy.deployment import build_deployment
 from vsperf.lab.state import DEFAULT_STATE_ROOT
 from vsperf.traffic import Traffic
 

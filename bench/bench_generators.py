@@ -41,13 +41,13 @@ from pathlib import Path
 import bench_vsgen_switches as switches  # the sibling benchmark (bench/ is the script's directory)
 
 from vsperf.config import load_settings
-from vsperf.context import RunContext
-from vsperf.deployment import GenPort
+from vsperf.host.workdir import RunContext
+from vsperf.deploy.base import GenPort
 from vsperf.dpdk.eal import remove_runtime_dir
 from vsperf.errors import TrafficGenError
 from vsperf.executor import CommandLog, LocalExecutor, Process
-from vsperf.lab import netdev
-from vsperf.lab.streams import directions
+from vsperf.host import netlink as netdev
+from vsperf.deploy.streams import directions
 from vsperf.traffic import L3, Traffic
 from vsperf.trafficgen.trafgen.config import packet_config
 from vsperf.trafficgen.trafgen.rxcount import RxCounter

@@ -29,9 +29,9 @@ from typing import Any
 
 from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.executor import CommandLog, LocalExecutor
-from vsperf.lab.deploy import build_deployment
+from vsperf.deploy.deployment import build_deployment
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.base import TrafficGenerator

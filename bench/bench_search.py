@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from vsperf.config import load_settings
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.executor import LocalExecutor
 from vsperf.search.dispatch import run_traffic
 from vsperf.traffic import Traffic

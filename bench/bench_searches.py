@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from vsperf.config.loader import Settings, load_settings
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.executor import LocalExecutor
 from vsperf.search.dispatch import run_traffic
 from vsperf.search.mlr_goals import SearchGoal, classify

@@ -8,18 +8,20 @@ Background commands return a `Process`: a handle with the host's PID, signalled 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
 import shlex
 import shutil
+import socket
 import subprocess
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO, Any, Protocol, runtime_checkable
+from typing import IO, Any, Protocol, TypeVar, runtime_checkable
 
 from vsperf.errors import CommandError
 
@@ -81,6 +83,52 @@ class LocalProcess(subprocess.Popen[bytes]):
                 os.killpg(self.pid, sig)
             else:
                 os.kill(self.pid, sig)
+
+
+class TcpStream(Protocol):
+    """A TCP connection to a port of a host: a socket, or an SSH channel (paramiko.Channel)."""
+
+    def sendall(self, data: bytes) -> None: ...
+
+    def recv(self, size: int) -> bytes: ...
+
+    def settimeout(self, timeout: float | None) -> None: ...
+
+    def close(self) -> None: ...
+
+
+NETNS_DIR = "/run/netns"
+_CLONE_NEWNET = 0x40000000
+_T = TypeVar("_T")
+
+
+def in_netns(ns: str, opener: Callable[[], _T]) -> _T:
+    """`opener()` called from a short-lived thread that entered network namespace `ns` of this
+    machine (setns changes only the calling thread; a socket opened there keeps that namespace);
+    its OSError, or the namespace's, is raised here."""
+    result: dict[str, Any] = {}
+
+    def enter_and_open() -> None:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            nsfd = os.open(os.path.join(NETNS_DIR, ns), os.O_RDONLY)
+            try:
+                if libc.setns(nsfd, _CLONE_NEWNET) != 0:
+                    err = ctypes.get_errno()
+                    raise OSError(err, f"setns({ns}): {os.strerror(err)}")
+            finally:
+                os.close(nsfd)
+            result["value"] = opener()
+        except OSError as exc:
+            result["error"] = exc
+
+    worker = threading.Thread(target=enter_and_open, name=f"netns-{ns}")
+    worker.start()
+    worker.join()
+    if "error" in result:
+        raise result["error"]
+    value: _T = result["value"]
+    return value
 
 
 # Where a background command's output goes: DEVNULL, PIPE, STDOUT (stderr only) or a local binary file.
@@ -170,6 +218,12 @@ class Executor(ABC):
         """Copy a file of this machine to the host (permissions `mode` when given)."""
 
     @abstractmethod
+    def open_tcp(self, port: int, *, netns: str | None = None, timeout_s: float = 5.0) -> TcpStream:
+        """A TCP connection to `port` on the host's loopback (127.0.0.1), inside namespace `netns`;
+        OSError (ConnectionRefusedError, ...) when it cannot be made. Nothing is opened to the
+        host's network: over SSH it is a channel of the connection vsperf already has."""
+
+    @abstractmethod
     def get(self, remote: PurePosixPath | str, local: Path) -> None:
         """Copy a file of the host to this machine."""
 
@@ -180,22 +234,42 @@ def netns_argv(argv: Sequence[str], netns: str | None) -> list[str]:
 
 
 class CommandLog:
-    """Append-only log of every command, replayable by a user (one shell-quoted line each)."""
+    """Append-only log of every command, replayable by a user (one shell-quoted line each).
+
+    Opened without a path (before the run's directory exists: the checks made before anything
+    is created), it keeps its lines until `attach` names the file, then writes them there first.
+    """
+
+    _MAX_PENDING = 10_000
 
     def __init__(self, path: Path | None) -> None:
-        self.path = path
+        self.path: Path | None = None
         self._lock = threading.Lock()
+        self._pending: list[str] = []
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            self.attach(path)
+
+    def attach(self, path: Path) -> None:
+        """Write to `path` from now on, after the lines recorded so far."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock:
+            self.path = path
+            pending, self._pending = self._pending, []
+            if pending:
+                with path.open("a", encoding="utf-8") as fh:
+                    fh.write("".join(f"{line}\n" for line in pending))
 
     def record(self, argv: Sequence[str], env: Mapping[str, str] | None, note: str = "") -> None:
         envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in (env or {}).items())
         line = f"{time.strftime('%Y-%m-%d %H:%M:%S')} {note}{envs + ' ' if envs else ''}{shlex.join(argv)}"
         log.debug("run: %s", line)
-        if self.path is None:
-            return
-        with self._lock, self.path.open("a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
+        with self._lock:
+            if self.path is None:
+                if len(self._pending) < self._MAX_PENDING:
+                    self._pending.append(line)
+                return
+            with self.path.open("a", encoding="utf-8") as fh:
+                fh.write(line + "\n")
 
 
 class LocalExecutor(Executor):
@@ -261,3 +335,10 @@ class LocalExecutor(Executor):
         """Copy the path `remote` of this same machine to `local`."""
         if Path(remote) != local:
             shutil.copyfile(remote, local)
+
+    def open_tcp(self, port: int, *, netns: str | None = None, timeout_s: float = 5.0) -> TcpStream:
+        """A socket to 127.0.0.1:`port`, opened inside namespace `netns` of this machine."""
+        def connect() -> socket.socket:
+            return socket.create_connection(("127.0.0.1", port), timeout=timeout_s)
+
+        return connect() if netns is None else in_netns(netns, connect)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sshd_hosts import SshdServer, make_host_netns, remove_netns, start_sshd
 
-from vsperf.testbed.ports import PortState
+from vsperf.host.ports import PortState
 
 HOSTS = ("a", "b")
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import psutil
 
-from vsperf.lab import netdev
+from vsperf.host import netlink as netdev
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from conftest import lab_leftovers, lab_skip_reason
 
-from vsperf.context import work_dir_for
+from vsperf.host.workdir import work_dir_for
 
 ROOT = Path(__file__).resolve().parents[2]
 INTERPOSER_SOURCE = Path(__file__).resolve().parent / "data" / "interposer_count.c"

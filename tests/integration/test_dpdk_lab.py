@@ -24,13 +24,13 @@ import pytest
 
 from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
-from vsperf.context import RunContext, new_run_id
-from vsperf.deployment import GenPort
+from vsperf.host.workdir import RunContext, new_run_id
+from vsperf.deploy.base import GenPort
 from vsperf.dpdk.eal import DPDK_RUNTIME_ROOT
 from vsperf.errors import DeploymentError
 from vsperf.executor import CommandLog, LocalExecutor
-from vsperf.lab import netdev
-from vsperf.lab.deploy import LabDeployment, build_deployment
+from vsperf.host import netlink as netdev
+from vsperf.deploy.deployment import LabDeployment, build_deployment
 from vsperf.lab.process import pid_exists
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.trafgen.rxcount import RxCounter

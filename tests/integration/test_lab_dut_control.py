@@ -1,5 +1,5 @@
 """The local lab's DutControl (root): restart the switch under test and flush its learned
-addresses, and the switch forwards again as configured afterwards (vsperf.lab.deploy,
+addresses, and the switch forwards again as configured afterwards (vsperf.deploy.deployment,
 vsperf.vswitch.{linux_bridge,ovs})."""
 
 from __future__ import annotations

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from conftest import LabRun
 
-from vsperf.deployment import GenPort
+from vsperf.deploy.base import GenPort
 from vsperf.errors import PrerequisiteError
-from vsperf.lab import netdev
+from vsperf.host import netlink as netdev
 from vsperf.traffic import Traffic
 from vsperf.vswitch.linux_bridge import kernel_config_option
 from vsperf.vswitch.ovs import OvsVSwitch

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from conftest import LabRun, lab_leftovers
 
-from vsperf.context import new_run_id
+from vsperf.host.workdir import new_run_id
 from vsperf.errors import DeploymentError
 from vsperf.executor import LocalExecutor
 from vsperf.lab.leftovers import cleanup_leftovers
@@ -75,9 +75,9 @@ def test_sigkilled_run_is_cleaned_up(lab_root: None, tmp_path: Path) -> None:
         import sys, time
         from pathlib import Path
         from vsperf.config.loader import load_settings
-        from vsperf.context import RunContext
+        from vsperf.host.workdir import RunContext
         from vsperf.executor import LocalExecutor
-        from vsperf.lab.deploy import build_deployment
+        from vsperf.deploy.deployment import build_deployment
         from vsperf.backends import build_registries
         from vsperf.traffic import Traffic
         from vsperf.trafficgen.trafgen.backend import TrafgenTrafficGenerator

@@ -17,8 +17,8 @@ from conftest import lab_skip_reason
 from otg_server_proc import otg_server_process
 
 from vsperf.config.loader import load_settings
-from vsperf.lab import netdev
-from vsperf.lab.cpus import sender_cpus
+from vsperf.host import netlink as netdev
+from vsperf.trafficgen.cpus import sender_cpus
 
 pytest.importorskip("snappi", reason="pip install 'vsperf[otg]'")
 

@@ -20,8 +20,8 @@ from cli_helpers import small_load_conf
 from testbed_bed import Bed, assert_nothing_left, open_bed, running, skip_missing_switch
 
 from vsperf.config.loader import load_settings
-from vsperf.context import RunContext, new_run_id
-from vsperf.deployment import GenPort
+from vsperf.host.workdir import RunContext, new_run_id
+from vsperf.deploy.base import GenPort
 from vsperf.executor import CommandLog
 from vsperf.lab.state import DEFAULT_STATE_ROOT
 from vsperf.testbed.deploy import TestbedDeployment

@@ -23,7 +23,7 @@ import pytest
 from testbed_bed import Bed, assert_nothing_left, open_bed, running
 
 from vsperf.config.loader import load_settings
-from vsperf.context import new_run_id
+from vsperf.host.workdir import new_run_id
 from vsperf.executor import CommandLog, LocalExecutor
 from vsperf.lab.state import DEFAULT_STATE_ROOT
 from vsperf.testbed.file import load_testbed

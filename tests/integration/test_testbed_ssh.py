@@ -28,7 +28,7 @@ from vsperf.remote.connection import HostLostError, SshHost
 from vsperf.remote.ssh import SshExecutor
 from vsperf.testbed import TestbedSession, load_testbed
 from vsperf.testbed.journal import leftover_journals
-from vsperf.testbed.ports import PortError, PortState, read_port
+from vsperf.host.ports import PortError, PortState, read_port
 
 pytestmark = pytest.mark.root
 

@@ -22,7 +22,7 @@ import pytest
 from sshd_hosts import run_sshd
 from testbed_bed import Bed, assert_nothing_left, open_bed, running
 
-from vsperf.testbed.ports import PortState
+from vsperf.host.ports import PortState
 
 pytestmark = pytest.mark.root
 

@@ -23,9 +23,9 @@ import pytest
 from conftest import LabRun
 from test_vsgen_wire import Net, fresh_net, generator, make_ctx, running, sane_latency, sh
 
-from vsperf.context import RunContext
-from vsperf.deployment import GenPort
-from vsperf.lab.streams import directions
+from vsperf.host.workdir import RunContext
+from vsperf.deploy.base import GenPort
+from vsperf.deploy.streams import directions
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.vsgen.backend import frame_spec
 from vsperf.trafficgen.vsgen.frames import build_frame, parse_signature, stamp, vary_of

@@ -25,11 +25,11 @@ import psutil
 import pytest
 
 from vsperf.config import load_settings
-from vsperf.context import RunContext
-from vsperf.deployment import GenPort
+from vsperf.host.workdir import RunContext
+from vsperf.deploy.base import GenPort
 from vsperf.errors import TrafficGenError
 from vsperf.executor import CommandLog, LocalExecutor
-from vsperf.lab import netdev
+from vsperf.host import netlink as netdev
 from vsperf.traffic import Traffic, Vlan
 from vsperf.trafficgen.vsgen.backend import MIN_KERNEL, VsgenTrafficGenerator, kernel_version
 from vsperf.trafficgen.vsgen.build import PACKAGED_BINARY, locate_engine, missing_build_tools

@@ -34,7 +34,7 @@ from cabled_hosts import cable_states, cabled_hosts, ip, links_in
 from sshd_hosts import SshdServer, sshd_skip_reason
 
 from vsperf.lab.state import DEFAULT_STATE_ROOT
-from vsperf.testbed.ports import PortState
+from vsperf.host.ports import PortState
 from vsperf.trafficgen.vsgen.build import ENGINE_NAME
 
 OVS_DPDK_BINARY = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.executor import Executor, LocalExecutor
 from vsperf.lab.env import LabEnv
-from vsperf.lab.names import LabNames
+from vsperf.host.names import RunNames
 from vsperf.lab.state import RunState
 
 RUN_ID = "ab12"
@@ -42,4 +42,4 @@ def make_ctx(tmp_path: Path, executor: Executor | None = None) -> RunContext:
 
 
 def make_lab(ctx: RunContext, tmp_path: Path) -> LabEnv:
-    return LabEnv(ctx, LabNames(RUN_ID), RunState(RUN_ID, root=tmp_path / "state"))
+    return LabEnv(ctx, RunNames(RUN_ID), RunState(RUN_ID, root=tmp_path / "state"))

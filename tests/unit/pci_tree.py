@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
-from vsperf.testbed.pci import TreeSysFs
+from vsperf.host.pci import TreeSysFs
 
 DEV = "0000:3b:00.0"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from vsperf.deployment import ComponentInfo
+from vsperf.deploy.base import ComponentInfo
 from vsperf.results.writer import ResultsWriter
 from vsperf.search.measurer import FLAG_UNDER_DELIVERY, LatencyStats, TrialResult
 from vsperf.search.outcome import SearchOutcome
@@ -116,15 +116,15 @@ SETTINGS: dict[str, Any] = {
     "TRAFFIC": {"l3": {"proto": "udp"}},
 }
 OVERALL_LOG = f"""\
-2026-01-01 10:00:00,000 INFO    vsperf.runner: vsperf run abc123: results in /tmp/r
-2026-01-01 10:00:00,100 WARNING vsperf.runner: removed leftover of a killed run: netns vspdead
+2026-01-01 10:00:00,000 INFO    vsperf.run.runner: vsperf run abc123: results in /tmp/r
+2026-01-01 10:00:00,100 WARNING vsperf.run.runner: removed leftover of a killed run: netns vspdead
 2026-01-01 10:00:01,000 INFO    vsperf.ui.progress: test phy2phy_tput (p2p): 2 frame size(s)
 2026-01-01 10:00:02,000 WARNING vsperf.collectors.pidstat: {WARNING}
-2026-01-01 10:00:03,000 INFO    vsperf.runner: test phy2phy_tput finished
+2026-01-01 10:00:03,000 INFO    vsperf.run.runner: test phy2phy_tput finished
 2026-01-01 10:00:04,000 INFO    vsperf.ui.progress: test back2back (p2p): 1 frame size(s)
-2026-01-01 10:00:05,000 INFO    vsperf.runner: test back2back finished
+2026-01-01 10:00:05,000 INFO    vsperf.run.runner: test back2back finished
 2026-01-01 10:00:06,000 INFO    vsperf.ui.progress: test pvp_tput (pvp): 1 frame size(s)
-2026-01-01 10:00:07,000 ERROR   vsperf.runner: test pvp_tput failed: testpmd died
+2026-01-01 10:00:07,000 ERROR   vsperf.run.runner: test pvp_tput failed: testpmd died
 Traceback (most recent call last):
   File "x.py", line 1
 """

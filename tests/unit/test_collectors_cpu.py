@@ -10,7 +10,7 @@ from recorded_host import RecordedHost
 
 from vsperf.collectors.base import CollectorTarget
 from vsperf.collectors.cpu import GROUP, MPSTAT_COLUMNS, CpuCollector, busiest_cores, parse_proc_stat, utilisation
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.executor import LocalExecutor
 
 FIRST = """cpu  100 10 50 800 20 0 20 0 30 5

@@ -12,8 +12,8 @@ from recorded_host import RecordedHost
 
 from vsperf.collectors.base import CollectorTarget
 from vsperf.collectors.ifstats import GROUP, IfStatsCollector, counter_deltas, parse_ip_link_stats, port_label
-from vsperf.context import RunContext
-from vsperf.deployment import GenPort
+from vsperf.host.workdir import RunContext
+from vsperf.deploy.base import GenPort
 from vsperf.errors import CommandError
 from vsperf.executor import CommandLog, LocalExecutor
 

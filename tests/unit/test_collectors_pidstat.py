@@ -28,7 +28,7 @@ from vsperf.collectors.pidstat import (
     pidstat_row,
     read_sample,
 )
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.executor import LocalExecutor
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")

@@ -13,7 +13,7 @@ from settings_util import make_settings
 from vsperf.collectors.base import CollectorTarget
 from vsperf.collectors.pidstat import MIN_WINDOW_S, PIDSTAT_COLUMNS, PidstatCollector, pidstat_row, read_host_sample
 from vsperf.collectors.procps import PS_ARGV, HostFacts, PsRow, host_facts, parse_ps, select_processes
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.executor import LocalExecutor
 
 PS = """      1       0     0 systemd

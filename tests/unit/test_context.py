@@ -6,7 +6,7 @@ import psutil
 import pytest
 
 from vsperf import context
-from vsperf.context import OWNER_FILE, create_work_dir, orphaned_work_dirs, work_dir_for
+from vsperf.host.workdir import OWNER_FILE, create_work_dir, orphaned_work_dirs, work_dir_for
 
 
 @pytest.fixture

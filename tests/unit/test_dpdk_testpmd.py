@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.dpdk.eal import EalConfig, TestpmdConfig
 from vsperf.dpdk.testpmd import (
     PortCounters,
@@ -22,7 +22,7 @@ from vsperf.dpdk.testpmd import (
 from vsperf.errors import DeploymentError
 from vsperf.executor import LocalExecutor
 from vsperf.lab.env import LabEnv
-from vsperf.lab.names import LabNames
+from vsperf.host.names import RunNames
 from vsperf.lab.process import pid_exists
 from vsperf.lab.state import RunState
 from vsperf.vnf.host import LabProcessHost
@@ -144,7 +144,7 @@ class TelemetryExecutor(LocalExecutor):
 
 def _lab(tmp_path: Path) -> LabProcessHost:
     ctx = RunContext("ab12", tmp_path, tmp_path, TelemetryExecutor())
-    return LabProcessHost(LabEnv(ctx, LabNames("ab12"), RunState("ab12", root=tmp_path / "state")))
+    return LabProcessHost(LabEnv(ctx, RunNames("ab12"), RunState("ab12", root=tmp_path / "state")))
 
 
 _STARTED: list[TestpmdProcess] = []  # every fake testpmd of the current test, stopped after it

@@ -11,7 +11,7 @@ import pytest
 from search_shipped import shipped
 from settings_util import dut_model, make_settings
 
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.errors import ConfigError, TrafficGenError
 from vsperf.executor import LocalExecutor
 from vsperf.registry import Registry

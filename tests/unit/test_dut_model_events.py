@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from settings_util import dut_model, make_settings
 
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.errors import ConfigError, TrafficGenError
 from vsperf.executor import LocalExecutor
 from vsperf.search.dispatch import run_traffic

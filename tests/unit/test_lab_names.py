@@ -2,12 +2,12 @@
 
 import pytest
 
-from vsperf.context import new_run_id
-from vsperf.lab.names import IFNAME_MAX_CHARS, LabNames, check_run_id, is_tagged
+from vsperf.host.workdir import new_run_id
+from vsperf.host.names import IFNAME_MAX_CHARS, RunNames, check_run_id, is_tagged
 
 
 def test_every_name_carries_the_run_id_and_fits_ifnamsiz() -> None:
-    names = LabNames("a1b2c3")
+    names = RunNames("a1b2c3")
     made = [
         names.switch_netns, names.gen_netns(1), names.gen_if(1), names.phy_if(1), names.vnf_netns(9),
         names.vnf_switch_if(9, 1), names.vnf_inner_if(9, 1), names.vnf_bridge(9), names.bridge(3),
@@ -18,7 +18,7 @@ def test_every_name_carries_the_run_id_and_fits_ifnamsiz() -> None:
 
 
 def test_layout_is_the_documented_one() -> None:
-    names = LabNames("0f0f0f")
+    names = RunNames("0f0f0f")
     assert names.switch_netns == "vsp0f0f0fs"
     assert names.gen_netns(0) == "vsp0f0f0fg0"
     assert names.phy_if(1) == "vsp0f0f0fp1"
@@ -28,7 +28,7 @@ def test_layout_is_the_documented_one() -> None:
 
 
 def test_too_long_names_are_refused() -> None:
-    names = LabNames("12345678")
+    names = RunNames("12345678")
     with pytest.raises(ValueError, match="longer than 15"):
         names.vnf_switch_if(10, 10)
 
@@ -44,7 +44,7 @@ def test_generated_run_ids_are_accepted() -> None:
 
 
 def test_ownership_and_tag_recognition() -> None:
-    names = LabNames("abc123")
+    names = RunNames("abc123")
     assert names.owns("vspabc123g0")
     assert not names.owns("vspabc124g0")
     assert not names.owns("vspabc123")

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from settings_util import make_settings
 
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.errors import DeploymentError
 from vsperf.executor import LocalExecutor
 from vsperf.vswitch.base import ForwardingPlan, ForwardRule, SwitchPort

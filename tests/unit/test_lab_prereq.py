@@ -8,7 +8,7 @@ import pytest
 from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
 from vsperf.errors import PrerequisiteError, UnknownNameError
-from vsperf.lab.prereq import check_prerequisites
+from vsperf.deploy.preflight import check_prerequisites
 
 REGS = build_registries()
 

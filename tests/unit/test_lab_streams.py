@@ -4,9 +4,9 @@ from dataclasses import replace
 
 import pytest
 
-from vsperf.deployment import GenPort
+from vsperf.deploy.base import GenPort
 from vsperf.errors import ConfigError
-from vsperf.lab.streams import directions, int_to_mac, mac_to_int
+from vsperf.deploy.streams import directions, int_to_mac, mac_to_int
 from vsperf.traffic import L2, L3, Traffic
 
 PORTS = (

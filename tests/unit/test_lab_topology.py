@@ -4,10 +4,10 @@ from dataclasses import replace
 
 import pytest
 
-from vsperf.deployment import GenPort
+from vsperf.deploy.base import GenPort
 from vsperf.errors import ConfigError, UnknownNameError
-from vsperf.lab.streams import directions
-from vsperf.lab.topology import (
+from vsperf.deploy.streams import directions
+from vsperf.deploy.topology import (
     check_frame_modification,
     forwarding_rules,
     parse_deployment,

@@ -6,11 +6,11 @@ from typing import Any
 import pytest
 from settings_util import make_settings
 
-from vsperf.context import RunContext
-from vsperf.deployment import GenPort
+from vsperf.host.workdir import RunContext
+from vsperf.deploy.base import GenPort
 from vsperf.errors import TrafficGenError
 from vsperf.executor import LocalExecutor
-from vsperf.lab.cpus import pmd_cpus
+from vsperf.trafficgen.cpus import pmd_cpus
 from vsperf.traffic import Traffic, Vlan
 from vsperf.trafficgen.trafgen.backend import TrafgenTrafficGenerator
 from vsperf.trafficgen.trafgen.rxcount import NO_VLAN

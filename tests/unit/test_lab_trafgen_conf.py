@@ -2,9 +2,9 @@
 
 import pytest
 
-from vsperf.deployment import GenPort
+from vsperf.deploy.base import GenPort
 from vsperf.errors import TrafficGenError
-from vsperf.lab.streams import directions
+from vsperf.deploy.streams import directions
 from vsperf.traffic import L4, Traffic, Vlan
 from vsperf.trafficgen.trafgen.config import packet_config, parse_report, parse_version, payload_bytes
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.errors import DeploymentError
 from vsperf.executor import CommandLog, LocalExecutor, Process
 from vsperf.lab.env import LabEnv
-from vsperf.lab.names import LabNames
+from vsperf.host.names import RunNames
 from vsperf.lab.process import is_same_process, process_start_time
 from vsperf.lab.release import release_all
 from vsperf.lab.state import RunState
@@ -26,7 +26,7 @@ RUN_ID = "10ad01"
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[LabEnv]:
     ctx = RunContext(RUN_ID, tmp_path, tmp_path, LocalExecutor(CommandLog(None)))
-    env = LabEnv(ctx, LabNames(RUN_ID), RunState(RUN_ID, root=tmp_path / "state"))
+    env = LabEnv(ctx, RunNames(RUN_ID), RunState(RUN_ID, root=tmp_path / "state"))
     try:
         yield env
     finally:

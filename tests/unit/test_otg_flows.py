@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("snappi", reason="pip install 'vsperf[otg]'")
 
-from vsperf.deployment import GenPort
-from vsperf.lab.streams import directions
+from vsperf.deploy.base import GenPort
+from vsperf.deploy.streams import directions
 from vsperf.traffic import Traffic, Vlan
 from vsperf.trafficgen.otg.client import new_api
 from vsperf.trafficgen.otg.flows import burst_plans, rate_plans, trial_config

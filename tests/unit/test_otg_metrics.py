@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from vsperf.deployment import GenPort
-from vsperf.lab.streams import directions
+from vsperf.deploy.base import GenPort
+from vsperf.deploy.streams import directions
 from vsperf.search.measurer import FLAG_RX_EXCEEDS_TX, FLAG_UNDER_DELIVERY
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.otg.client import new_api

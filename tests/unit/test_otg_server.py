@@ -21,8 +21,8 @@ pytest.importorskip("snappi", reason="pip install 'vsperf[otg]'")
 
 from test_vsgen_engine import fake_engine
 
-from vsperf.context import RunContext
-from vsperf.deployment import GenPort
+from vsperf.host.workdir import RunContext
+from vsperf.deploy.base import GenPort
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
 from vsperf.executor import LocalExecutor
 from vsperf.traffic import Traffic

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from vsperf.config import Settings, load_settings
-from vsperf.context import RunContext
-from vsperf.deployment import GenPort
+from vsperf.host.workdir import RunContext
+from vsperf.deploy.base import GenPort
 from vsperf.errors import ConfigError
 from vsperf.executor import LocalExecutor
 from vsperf.trafficgen.otg.backend import OtgTrafficGenerator, configured_ports, port_locations

@@ -11,7 +11,7 @@ import pytest
 
 from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
 from vsperf.executor import LocalExecutor
 from vsperf.traffic import Traffic

@@ -19,8 +19,8 @@ import paramiko
 import pytest
 
 from vsperf.config.loader import load_settings
-from vsperf.context import RunContext
-from vsperf.deployment import GenPort
+from vsperf.host.workdir import RunContext
+from vsperf.deploy.base import GenPort
 from vsperf.errors import PrerequisiteError, TrafficGenError
 from vsperf.executor import Executor, LocalExecutor, Process, StreamSpec
 from vsperf.remote.connection import SshHost

@@ -4,7 +4,7 @@ from vsperf.backends import build_registries
 from vsperf.catalog import Catalog
 from vsperf.config import load_settings
 from vsperf.errors import UnknownNameError
-from vsperf.plan import plan_tests
+from vsperf.run.plan import plan_tests
 
 
 def plan_one(name: str, **layers: str) -> object:

@@ -9,7 +9,7 @@ import pytest
 from settings_util import make_settings
 
 from vsperf.backends import build_registries
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.errors import ConfigError, PrerequisiteError
 from vsperf.executor import LocalExecutor
 from vsperf.vnf.qemu.vhost_user import QemuVhostUserVnf

@@ -94,7 +94,7 @@ def test_log_warnings_are_attributed_to_the_test_that_ran(tmp_path: Path) -> Non
 def test_lines_after_a_test_finished_belong_to_no_test() -> None:
     text = (
         "2026-01-01 10:00:01,000 INFO    vsperf.ui.progress: test a (p2p): 1 frame size(s)\n"
-        "2026-01-01 10:00:02,000 INFO    vsperf.runner: test a finished\n"
+        "2026-01-01 10:00:02,000 INFO    vsperf.run.runner: test a finished\n"
         "2026-01-01 10:00:03,000 ERROR   weasyprint: No anchor #top\n"
     )
     logged = parse_log_warnings(text)
@@ -106,8 +106,8 @@ def test_logs_of_runs_from_before_the_restructure_are_read() -> None:
     # vsperf report DIR re-renders past runs: their progress lines came from "vsperf.progress".
     text = (
         "2026-01-01 10:00:01,000 INFO    vsperf.progress: test a (p2p): 1 frame size(s)\n"
-        "2026-01-01 10:00:02,000 WARNING vsperf.runner: a: Load not applied: the DUT is simulated\n"
-        "2026-01-01 10:00:03,000 INFO    vsperf.runner: test a finished\n"
+        "2026-01-01 10:00:02,000 WARNING vsperf.run.runner: a: Load not applied: the DUT is simulated\n"
+        "2026-01-01 10:00:03,000 INFO    vsperf.run.runner: test a finished\n"
     )
     logged = parse_log_warnings(text)
     assert logged.by_test == (("a: Load not applied: the DUT is simulated",),)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from vsperf.deployment import ComponentInfo
+from vsperf.deploy.base import ComponentInfo
 from vsperf.errors import ConfigError
 from vsperf.report.formats import render_report as render_formats
 from vsperf.report.markup import format_value

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vsperf.deployment import ComponentInfo
+from vsperf.deploy.base import ComponentInfo
 from vsperf.results.model import (
     FrameSizeResult,
     RunResults,

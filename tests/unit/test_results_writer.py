@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from vsperf.deployment import ComponentInfo
+from vsperf.deploy.base import ComponentInfo
 from vsperf.results.load import load_results
 from vsperf.results.writer import ResultsWriter
 from vsperf.search.measurer import LatencyStats, TrialResult

@@ -12,9 +12,9 @@ from vsperf.backends import build_registries, register_builtin
 from vsperf.catalog import Catalog
 from vsperf.config import load_settings
 from vsperf.errors import TrafficGenError
-from vsperf.plan import plan_tests
+from vsperf.run.plan import plan_tests
 from vsperf.registry import Registries
-from vsperf.runner import Runner
+from vsperf.run.runner import Runner
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.dummy.backend import DummyTrafficGenerator

@@ -10,7 +10,7 @@ import pytest
 from dutsim import SimDut
 from settings_util import make_settings
 
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.executor import LocalExecutor
 from vsperf.search.confirm import (
     MAX_SCOUTS,

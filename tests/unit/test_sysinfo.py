@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from vsperf import __version__
-from vsperf.sysinfo import collect_environment, git_commit
+from vsperf.host.facts import collect_environment, git_commit
 
 KEYS = {
     "os",
@@ -146,7 +146,7 @@ def test_git_commit_through_the_executor(tmp_path: Path) -> None:
 
 
 def test_port_details_from_ethtool() -> None:
-    from vsperf.sysinfo import parse_ethtool_driver, parse_ethtool_speed, port_details
+    from vsperf.host.facts import parse_ethtool_driver, parse_ethtool_speed, port_details
 
     driver = "driver: ixgbe\nversion: 5.1.0-k\nfirmware-version: 0x61bd0001\nbus-info: 0000:05:00.0\n"
     assert parse_ethtool_driver(driver) == {

@@ -18,16 +18,16 @@ from settings_util import make_settings
 from test_testbed_deploy import FakeHost, _link, _pt
 
 from vsperf.config import traffic_from_settings
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.dpdk.eal import HugepageMemory, ovs_dpdk_hugepage_config
 from vsperf.errors import ConfigError
 from vsperf.executor import Executor
 from vsperf.testbed.checks import dut_problems
 from vsperf.testbed.deploy import TestbedDeployment
-from vsperf.testbed.dpdk import HugepageConf, dut_problem, pci_unsupported
+from vsperf.deploy.hugepages import HugepageConf, dut_problem, pci_unsupported
 from vsperf.testbed.journal import PortJournal
 from vsperf.testbed.model import Cable, DutPort, GenPortSpec, Testbed, TestbedHost
-from vsperf.testbed.ports import PortError, read_port
+from vsperf.host.ports import PortError, read_port
 from vsperf.testbed.session import TestbedSession
 from vsperf.vswitch.ovs_dpdk import OvsDpdkVSwitch
 

@@ -16,11 +16,11 @@ from settings_util import make_settings
 from test_testbed_deploy import _pt, _session
 
 from vsperf.config import traffic_from_settings
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.errors import ConfigError, DeploymentError
 from vsperf.executor import Executor, Process
 from vsperf.loadgen.stressng import StressNgLoad
-from vsperf.plan import PlannedTest
+from vsperf.run.plan import PlannedTest
 from vsperf.testbed.checks import dut_tools, missing_tools, unsupported_on_testbed
 from vsperf.testbed.deploy import TestbedDeployment
 from vsperf.testbed.extras import TestbedLoadHost, frame_modification_vlan, load_programs, load_unsupported

@@ -16,7 +16,7 @@ from settings_util import make_settings
 from test_testbed_extras import _mod_pt
 
 from vsperf.backends import build_registries
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.errors import ConfigError, PrerequisiteError
 from vsperf.executor import Executor, LocalExecutor
 from vsperf.testbed.deploy import build_testbed_deployment

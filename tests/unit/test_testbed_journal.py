@@ -10,8 +10,8 @@ from pathlib import Path
 from vsperf.executor import CommandLog, LocalExecutor
 from vsperf.testbed.journal import PortJournal, leftover_journals
 from vsperf.testbed.model import Testbed, TestbedHost
-from vsperf.testbed.pci import PciBinding
-from vsperf.testbed.ports import PortState
+from vsperf.host.pci import PciBinding
+from vsperf.host.ports import PortState
 from vsperf.testbed.session import TestbedSession, host_run_dirs_removal
 
 STATE = PortState("ens1f0", admin_up=False, carrier=False, mtu_bytes=1500, addresses=("198.18.0.1/30",),

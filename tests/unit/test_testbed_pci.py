@@ -7,8 +7,8 @@ from pathlib import Path, PurePosixPath
 import pytest
 from pci_tree import DEV, KernelTree
 
-from vsperf.testbed.pci import bind, interfaces_of, read_binding, restore_binding
-from vsperf.testbed.ports import PortError
+from vsperf.host.pci import bind, interfaces_of, read_binding, restore_binding
+from vsperf.host.ports import PortError
 
 
 def test_bind_to_vfio_and_back(tmp_path: Path) -> None:

@@ -15,8 +15,8 @@ import pytest
 from vsperf.executor import Executor
 from vsperf.testbed.journal import PortJournal
 from vsperf.testbed.model import Testbed
-from vsperf.testbed.ports import PortError
-from vsperf.testbed.qdisc import DEFAULT_ROOT_QDISCS, check_port_qdiscs, remove_added_qdisc
+from vsperf.host.ports import PortError
+from vsperf.host.qdisc import DEFAULT_ROOT_QDISCS, check_port_qdiscs, remove_added_qdisc
 from vsperf.testbed.session import TestbedSession
 
 NOQUEUE = {"kind": "noqueue", "handle": "0:", "root": True, "refcnt": 2, "options": {}}

@@ -12,7 +12,7 @@ from typing import cast
 from settings_util import make_settings
 from test_testbed_switch_host import Host
 
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.executor import Executor, LocalExecutor
 from vsperf.testbed.journal import PortJournal
 from vsperf.testbed.model import Testbed, TestbedHost

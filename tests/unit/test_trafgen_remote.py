@@ -11,7 +11,7 @@ from typing import Any, cast
 
 import pytest
 
-from vsperf.deployment import GenPort
+from vsperf.deploy.base import GenPort
 from vsperf.errors import PrerequisiteError, TrafficGenError
 from vsperf.executor import Executor, Process
 from vsperf.trafficgen.trafgen import agent, bpf

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vsperf.deployment import GenPort
+from vsperf.deploy.base import GenPort
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.vsgen.addresses import (
     FLOOD_DIR,

@@ -7,8 +7,8 @@ import struct
 
 import pytest
 
-from vsperf.deployment import GenPort
-from vsperf.lab.streams import directions
+from vsperf.deploy.base import GenPort
+from vsperf.deploy.streams import directions
 from vsperf.traffic import L2, Traffic
 from vsperf.trafficgen.vsgen.frames import (
     FCS_BYTES,

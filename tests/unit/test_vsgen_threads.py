@@ -13,7 +13,7 @@ from settings_util import make_settings
 from test_vsgen_engine import fake_engine
 from test_vsgen_trafficgen import PORTS
 
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.errors import ConfigError
 from vsperf.executor import LocalExecutor
 from vsperf.traffic import Traffic

@@ -12,11 +12,11 @@ import pytest
 from settings_util import make_settings
 from test_vsgen_engine import fake_engine
 
-from vsperf.context import RunContext
-from vsperf.deployment import GenPort
+from vsperf.host.workdir import RunContext
+from vsperf.deploy.base import GenPort
 from vsperf.errors import ConfigError, TrafficGenError
 from vsperf.executor import LocalExecutor
-from vsperf.lab.streams import directions
+from vsperf.deploy.streams import directions
 from vsperf.search.measurer import FLAG_UNDER_DELIVERY
 from vsperf.traffic import Traffic, Vlan
 from vsperf.trafficgen.vsgen.backend import (

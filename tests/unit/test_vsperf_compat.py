@@ -22,7 +22,7 @@ from vsperf.catalog import Catalog
 from vsperf.config import Settings, load_settings
 from vsperf.config.pyconf import read_pyconf
 from vsperf.errors import ConfigError, PrerequisiteError
-from vsperf.plan import plan_tests
+from vsperf.run.plan import plan_tests
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = ROOT.parent / "shared" / "vsperf-upstream" / "conf"

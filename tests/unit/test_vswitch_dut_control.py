@@ -11,10 +11,10 @@ from typing import IO, Any
 
 import pytest
 
-from vsperf.context import RunContext
+from vsperf.host.workdir import RunContext
 from vsperf.errors import CommandError, DeploymentError
 from vsperf.lab.env import LabEnv
-from vsperf.lab.names import LabNames
+from vsperf.host.names import RunNames
 from vsperf.lab.state import RunState
 from vsperf.vswitch.base import ForwardingPlan, ForwardRule, SwitchPort, VSwitch
 from vsperf.vswitch.host import SwitchHost
@@ -120,7 +120,7 @@ def test_ovs_flow_mode(tmp_path: Path, mode: str, expected: list[str]) -> None:
     executor = RecordingExecutor()
     switch = OvsVSwitch({"VSWITCH_FLOW_MODE": mode}, ctx(tmp_path, executor))
     switch._dir, switch._bridge = tmp_path, "br0"
-    switch._lab = LabEnv(ctx(tmp_path, executor), LabNames("abc123"), RunState("abc123", root=tmp_path / "state"))
+    switch._lab = LabEnv(ctx(tmp_path, executor), RunNames("abc123"), RunState("abc123", root=tmp_path / "state"))
     switch._program_flows(PLAN)
     assert (tmp_path / "flows.txt").read_text().splitlines() == expected
     assert [argv for _, argv in executor.calls] == [["ovs-ofctl", "del-flows", "br0"],

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vsperf.deployment import GenPort
+from vsperf.deploy.base import GenPort
 from vsperf.executor import Executor
 from vsperf.search.outcome import SearchOutcome
 from vsperf.traffic import Traffic

@@ -19,20 +19,17 @@ from vsperf import __version__
 from vsperf.backends import build_registries
 from vsperf.catalog import Catalog
 from vsperf.cli.modes import HOLDS, MODES, hold_until_enter_or_sigterm, trafficgen_mode_test, write_trafficgen_csv
-from vsperf.collectors.base import CollectorTarget, collector_names
 from vsperf.config import SETTINGS_SCHEMA, Settings, load_settings
 from vsperf.config.params import split_param_sets
-from vsperf.context import RunContext, new_run_id
 from vsperf.errors import ConfigError, UserError
-from vsperf.executor import LocalExecutor
-from vsperf.lab.prereq import check_prerequisites
-from vsperf.plan import PlannedTest, plan_tests
+from vsperf.executor import CommandLog
+from vsperf.host.workdir import new_run_id
 from vsperf.registry import Registries
 from vsperf.report.formats import FORMATS, render_report
 from vsperf.results.load import load_results
-from vsperf.runner import Runner, RunSummary
-from vsperf.testbed.checks import checks_dut_ports, dut_problems, dut_tools, gen_tools, unsupported_on_testbed
-from vsperf.testbed.preflight import check_testbed
+from vsperf.run.plan import PlannedTest, plan_tests
+from vsperf.run.preflight import check_plan, open_hosts
+from vsperf.run.runner import Runner, RunSummary
 from vsperf.trafficgen.otg.server_cli import otg_server_command
 from vsperf.ui.logsetup import setup_console
 from vsperf.ui.progress import Progress
@@ -85,33 +82,6 @@ def _check_results_dir(path: Path) -> None:
         raise UserError(f"--results-dir {path} already holds a run (results.json); choose an empty directory")
     if path.exists() and not path.is_dir():
         raise UserError(f"--results-dir {path} exists and is not a directory")
-
-
-def _check_prerequisites(plan: Sequence[PlannedTest], registries: Registries) -> None:
-    """Everything a run needs, checked before anything is created."""
-    probe = RunContext("check", Path("/nonexistent"), Path("/nonexistent"), LocalExecutor())
-    seen: set[tuple[str, ...]] = set()
-    for pt in plan:
-        # On a testbed the DUT host's programs are checked by the testbed's preflight instead.
-        if pt.lab_deployment and not pt.settings["TESTBED"] and ("lab", pt.vswitch, pt.vnf,
-                                                                 pt.lab_deployment) not in seen:
-            seen.add(("lab", pt.vswitch, pt.vnf, pt.lab_deployment))
-            check_prerequisites(settings=pt.settings, registries=registries, deployment=pt.lab_deployment)
-        if ("gen", pt.trafficgen) not in seen:
-            seen.add(("gen", pt.trafficgen))
-            registries.trafficgens.get(pt.trafficgen).cls(pt.settings, probe).check_prerequisites()
-        # On a testbed the load runs on the DUT host: the testbed's preflight looks for its programs there.
-        if pt.loadgen and not pt.simulated and not pt.settings["TESTBED"]:
-            loadgen = registries.loadgens.get(pt.loadgen)
-            loadgen.cls(pt.test.load, pt.settings, probe).check_prerequisites()
-        for name in collector_names(pt.settings["COLLECTOR"]):
-            if ("collector", name) not in seen:
-                seen.add(("collector", name))
-                collector = registries.collectors.get(name).cls
-                if pt.settings["TESTBED"] and not pt.simulated and not collector.REMOTE:
-                    raise UserError(f"collector {name} reads only this machine, not the testbed's hosts: "
-                                    f"remove it from COLLECTOR for a --testbed run")
-                collector(pt.settings, probe, CollectorTarget()).check_prerequisites()
 
 
 def _shown(value: float | int) -> str:
@@ -237,30 +207,34 @@ def _run(opts: dict[str, Any]) -> int:
         plan += plan_tests(selected, settings if i == 0 else _settings(opts, params), registries,
                            traffic_only=mode == "trafficgen", hold=HOLDS.get(mode, ""),
                            test_params=params if len(param_sets) > 1 else None)
-    _check_prerequisites(plan, registries)
     run_id = new_run_id()
-    if settings["TESTBED"]:
-        check_testbed(Path(settings["TESTBED"]), run_id=run_id, unsupported=unsupported_on_testbed(plan),
-                      dut_tools=dut_tools(plan), gen_tools=gen_tools(plan),
-                      dut_problems=lambda session: dut_problems(session, plan), dut_ports=checks_dut_ports(plan))
     results_dir = opts["results_dir"] or _default_results_dir(settings)
     _check_results_dir(results_dir)
-    progress = _progress(plan)
-    runner = Runner(
-        plan,
-        registries=registries,
-        settings=settings,
-        results_dir=results_dir.resolve(),
-        run_id=run_id,
-        command_line=["vsperf", *sys.argv[1:]],
-        progress=progress,
-        hold=hold_until_enter_or_sigterm,
-    )
-    if isinstance(progress, LiveProgress):
-        with progress:
+    command_log = CommandLog(None)  # the run's commands.log once its directory exists
+    hosts = open_hosts(plan, str(settings["TESTBED"] or ""), run_id=run_id, command_log=command_log)
+    try:
+        check_plan(plan, registries, hosts)
+        progress = _progress(plan)
+        runner = Runner(
+            plan,
+            registries=registries,
+            settings=settings,
+            results_dir=results_dir.resolve(),
+            run_id=run_id,
+            command_line=["vsperf", *sys.argv[1:]],
+            progress=progress,
+            hosts=hosts,
+            command_log=command_log,
+            hold=hold_until_enter_or_sigterm,
+        )
+        if isinstance(progress, LiveProgress):
+            with progress:
+                summary = runner.run()
+        else:
             summary = runner.run()
-    else:
-        summary = runner.run()
+    finally:
+        if hosts is not None:
+            hosts.close()
     _apply_criteria(summary)
     if opts["matrix"]:
 

@@ -20,9 +20,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from vsperf.context import RunContext
-from vsperf.deployment import ComponentInfo, GenPort
+from vsperf.deploy.base import ComponentInfo, GenPort
 from vsperf.executor import Executor
+from vsperf.host.workdir import RunContext
 from vsperf.lifecycle import Started
 from vsperf.registry import Registry
 

@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from vsperf.collectors.base import Collector, CollectorTarget, Statistics
-from vsperf.context import RunContext
-from vsperf.deployment import GenPort
+from vsperf.deploy.base import GenPort
 from vsperf.errors import CommandError, PrerequisiteError
 from vsperf.executor import Executor
+from vsperf.host.workdir import RunContext
 
 log = logging.getLogger(__name__)
 

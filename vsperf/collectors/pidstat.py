@@ -30,9 +30,9 @@ import psutil
 
 from vsperf.collectors.base import Collector, CollectorTarget, Statistics
 from vsperf.collectors.procps import HostFacts, host_facts, host_processes
-from vsperf.context import RunContext
 from vsperf.errors import VsperfError
 from vsperf.executor import Executor
+from vsperf.host.workdir import RunContext
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from vsperf.dpdk.eal import FWD_MODES, PORT_DRIVERS, EalConfig, PortDriver, TestpmdConfig, single_cpu_lcores
 from vsperf.errors import ConfigError
-from vsperf.lab.cpus import parse_cpu_mask
+from vsperf.trafficgen.cpus import parse_cpu_mask
 
 # Setting names (VSPERF's where VSPERF had them).
 PMD_CPU_MASK = "VSWITCH_PMD_CPU_MASK"

@@ -23,13 +23,14 @@ import shutil
 import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from vsperf.errors import CommandError, ConfigError, DeploymentError, PrerequisiteError
 from vsperf.executor import Executor
+from vsperf.host.host import Host
 
-DPDK_RUNTIME_ROOT = Path("/var/run/dpdk")  # where DPDK puts /<file-prefix> when run as root
+DPDK_RUNTIME_ROOT = PurePosixPath("/var/run/dpdk")  # where DPDK puts /<file-prefix> when run as root
 TESTPMD_BINARY = "dpdk-testpmd"
 TELEMETRY_CLIENT = "dpdk-telemetry.py"
 UNIX_PATH_MAX_CHARS = 107  # sun_path is 108 bytes including the terminating NUL
@@ -264,17 +265,9 @@ def dpdk_version(executor: Executor) -> str:
     return out.splitlines()[0] if out else "unknown"
 
 
-def require_binary(binary: str, fix: str) -> str:
-    """Absolute path of `binary` (a name on PATH or a path); PrerequisiteError naming `fix`."""
-    path = shutil.which(binary)
-    if path is None:
-        raise PrerequisiteError(f"{binary} is missing: {fix}")
-    return path
-
-
-def require_testpmd(binary: str = TESTPMD_BINARY) -> str:
-    """Path of dpdk-testpmd, or PrerequisiteError saying how to install it."""
-    return require_binary(binary, "apt-get install dpdk-dev")
+def require_testpmd(host: Host, binary: str = TESTPMD_BINARY) -> None:
+    """PrerequisiteError saying how to install dpdk-testpmd when `host` lacks it."""
+    host.require(binary, "apt-get install dpdk-dev")
 
 
 def _pmd_present(driver: str, lib_roots: Sequence[Path]) -> bool:
@@ -313,19 +306,19 @@ def af_xdp_supported() -> bool:
 # ---------------------------------------------------------------- runtime directories
 
 
-def runtime_dir(file_prefix: str, root: Path = DPDK_RUNTIME_ROOT) -> Path:
+def runtime_dir(file_prefix: str, root: PurePosixPath = DPDK_RUNTIME_ROOT) -> PurePosixPath:
     """The runtime directory a DPDK process with `--file-prefix=file_prefix` creates."""
     if "/" in file_prefix or file_prefix in ("", ".", ".."):
         raise ValueError(f"bad DPDK file prefix {file_prefix!r}")
     return root / file_prefix
 
 
-def remove_runtime_dir(file_prefix: str, root: Path = DPDK_RUNTIME_ROOT) -> bool:
+def remove_runtime_dir(file_prefix: str, root: Path = Path(DPDK_RUNTIME_ROOT)) -> bool:
     """Remove the runtime directory of `file_prefix` (call after its process exited).
 
     DPDK leaves config, fbarray files and sockets there on exit. Returns True if it existed.
     """
-    path = runtime_dir(file_prefix, root)
+    path = Path(runtime_dir(file_prefix, PurePosixPath(root)))
     if not path.exists():
         return False
     shutil.rmtree(path, ignore_errors=True)

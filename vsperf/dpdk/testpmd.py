@@ -1,8 +1,7 @@
 """A testpmd on its host: launched non-interactively, watched, queried, stopped with SIGINT.
 
-It runs through a `vsperf.vnf.host.ProcessHost`: the local lab (`LabProcessHost`) or a testbed's
-DUT host (`vsperf.testbed.vnf_host.TestbedVnfHost`): its process, log file, telemetry commands
-and DPDK runtime directory are that host's. Used by the `none` switch (testpmd forwarding
+It runs on a `vsperf.host.Host` (this machine, or a testbed's DUT host): its process, log file,
+telemetry commands and DPDK runtime directory are that host's. Used by the `none` switch (testpmd forwarding
 between the veths), the netns VNF's testpmd loopback and the testpmd-vhost VNF (testpmd as the
 guest of a PVP loop). Counters come from two places:
 - while it runs, DPDK telemetry (`dpdk-telemetry.py -f <prefix>`, `/ethdev/stats,<port>`):
@@ -18,9 +17,8 @@ import logging
 import re
 import time
 from dataclasses import KW_ONLY, dataclass, field
-from pathlib import Path
+from pathlib import PurePosixPath
 
-from vsperf.context import RunContext
 from vsperf.dpdk.eal import (
     DPDK_RUNTIME_ROOT,
     TELEMETRY_CLIENT,
@@ -30,7 +28,8 @@ from vsperf.dpdk.eal import (
     testpmd_argv,
 )
 from vsperf.errors import CommandError, DeploymentError
-from vsperf.vnf.host import HostProcess, ProcessHost
+from vsperf.host.host import Host
+from vsperf.host.process import HostProcess
 
 log = logging.getLogger(__name__)
 
@@ -125,12 +124,12 @@ class TestpmdVersion:
     """`version()` of a component that is dpdk-testpmd (the `none` switch, the testpmd VNF):
     asked once, as the report shows it."""
 
-    ctx: RunContext  # the component's (see vsperf.deployment.Component)
+    host: Host  # the component's (see vsperf.deploy.base.Component)
     _testpmd_version: str | None = None
 
     def version(self) -> str:
         if self._testpmd_version is None:
-            self._testpmd_version = f"dpdk-testpmd (DPDK {dpdk_version(self.ctx.executor)})"
+            self._testpmd_version = f"dpdk-testpmd (DPDK {dpdk_version(self.host.executor)})"
         return self._testpmd_version
 
 
@@ -140,14 +139,14 @@ class TestpmdProcess:
 
     __test__ = False  # not a pytest test class despite the name
 
-    host: ProcessHost
+    host: Host
     label: str
     cfg: TestpmdConfig
     _: KW_ONLY
-    log_path: Path
+    log_path: PurePosixPath
     netns: str | None = None
     ready_timeout_s: float = 30.0
-    runtime_root: Path = DPDK_RUNTIME_ROOT
+    runtime_root: PurePosixPath = DPDK_RUNTIME_ROOT
     proc: HostProcess | None = field(default=None, init=False)  # set by `start`
     final_counters: dict[int, PortCounters] = field(default_factory=dict, init=False)  # set by `stop`
 
@@ -161,8 +160,7 @@ class TestpmdProcess:
 
     def start(self) -> None:
         """Launch testpmd and wait until it forwards; DeploymentError (with its log) if it cannot."""
-        # Recorded before the launch so that a killed run's leftover cleanup removes it too.
-        self.host.track_dir(runtime_dir(self.file_prefix, self.runtime_root))
+        # Its runtime directory was recorded with its file prefix (Host.dpdk_file_prefix).
         self.proc = self.host.spawn(
             self.label, testpmd_argv(self.cfg), netns=self.netns, log_path=self.log_path
         )

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import logging
-import shutil
-import subprocess
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
-from vsperf.deployment import ComponentInfo
-from vsperf.errors import DeploymentError, PrerequisiteError
-from vsperf.executor import Process
+from vsperf.deploy.base import ComponentInfo
+from vsperf.errors import DeploymentError
+from vsperf.host.process import HostProcess
 from vsperf.loadgen.base import LoadGenerator
 
 log = logging.getLogger(__name__)
@@ -38,44 +35,37 @@ class StressNgLoad(LoadGenerator):
 
     NAME = "stress-ng"
     ALIASES = ("stressng", "StressorVM")
-    PROGRAMS: ClassVar[Mapping[str, str]] = {"stress-ng": "stress-ng"}
 
-    _proc: Process | None = None
+    _proc: HostProcess | None = None
 
     def check_prerequisites(self) -> None:
-        if shutil.which("stress-ng") is None:
-            raise PrerequisiteError("stress-ng is missing: apt-get install stress-ng")
+        self.host.require("stress-ng", "apt-get install stress-ng")
+        self.host.require("getconf", "apt-get install libc-bin")  # the host's CPU count: the load's workers
 
     def _version(self) -> str:
-        proc = self.ctx.executor.run(["stress-ng", "--version"], check=False)
+        proc = self.host.executor.run(["stress-ng", "--version"], check=False)
         words = (proc.stdout or proc.stderr).split()
         return words[2] if len(words) > 2 else "unknown"
 
     def start(self) -> None:
-        if self.host.name is None:  # a testbed's preflight looked for it on the DUT host instead
-            self.check_prerequisites()
         argv = stress_ng_argv(dict(self.load), self.host.cpu_count())
-        self._proc = self.host.spawn(self.NAME, argv)
-        try:
-            self._proc.wait(timeout=0.5)
-        except subprocess.TimeoutExpired:
-            where = f" on host {self.host.name}" if self.host.name else ""
-            log.info("stress-ng load started%s (pid %d): %s", where, self._proc.pid, " ".join(argv[1:]))
+        proc = self._proc = self.host.spawn(self.NAME, argv)
+        code = proc.wait(0.5)
+        if code is None:
+            where = "" if self.host.local else f" on host {self.host.name}"
+            log.info("stress-ng load started%s (pid %d): %s", where, proc.pid, " ".join(argv[1:]))
             return
-        code = self.host.stop(self._proc, timeout_s=STOP_TIMEOUT_S)
+        self.host.stop_process(proc, timeout_s=STOP_TIMEOUT_S)
         self._proc = None
         raise DeploymentError(f"stress-ng exited at once (code {code}): {' '.join(argv)}")
 
     def stop(self) -> None:
         proc, self._proc = self._proc, None
         if proc is not None:
-            self.host.stop(proc, timeout_s=STOP_TIMEOUT_S)
+            self.host.stop_process(proc, timeout_s=STOP_TIMEOUT_S)
 
     def pids(self) -> dict[str, int]:
         return {"stress-ng": self._proc.pid} if self._proc else {}
 
     def component(self) -> ComponentInfo:
-        details = {k: str(v) for k, v in self.load.items()}
-        if self.host.name:
-            details["host"] = self.host.name
-        return ComponentInfo("loadgen", self.NAME, self._version(), details)
+        return ComponentInfo("loadgen", self.NAME, self._version(), {k: str(v) for k, v in self.load.items()})

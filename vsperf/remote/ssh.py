@@ -22,7 +22,7 @@ from typing import IO, Any, cast
 import paramiko
 
 from vsperf.errors import CommandError
-from vsperf.executor import Command, CommandLog, Executor, Streams
+from vsperf.executor import Command, CommandLog, Executor, Streams, TcpStream
 from vsperf.remote.command import (
     KILL_AFTER_S,
     ReplayTarget,
@@ -227,6 +227,32 @@ class SshExecutor(Executor):
             self.connection.sftp().get(str(remote), str(local))
         except OSError as exc:
             raise CommandError(["sftp", "get", str(remote), str(local)], -1, f"host {self.host}: {exc}") from exc
+
+    def open_tcp(self, port: int, *, netns: str | None = None, timeout_s: float = 5.0) -> TcpStream:
+        """A `direct-tcpip` channel to 127.0.0.1:`port` of the host over its SSH connection (what
+        `ssh -L` uses: nothing listens on the host's network); a refused or forbidden forward is
+        a ConnectionRefusedError naming the host."""
+        if netns is not None:
+            raise ConnectionRefusedError(f"host {self.host}: a TCP connection into namespace {netns} cannot be "
+                                         f"forwarded over SSH")
+        argv = self.replay.argv("")[:-2]  # `ssh -N -L` for the command log (without "-- COMMAND")
+        self.command_log.record([*argv[:-1], "-N", "-L", f"{port}:127.0.0.1:{port}", argv[-1]], None,
+                                note=f"[{self.host}] [forward] ")
+        try:
+            transport = self.connection.client().get_transport()
+        except HostLostError as exc:
+            raise ConnectionError(str(exc)) from exc
+        if transport is None:
+            raise ConnectionError(f"no SSH connection to host {self.host}")
+        try:
+            chan: TcpStream = transport.open_channel("direct-tcpip", ("127.0.0.1", port), ("127.0.0.1", 0),
+                                                     timeout=timeout_s)
+        except paramiko.ChannelException as exc:  # the host's sshd could not (or may not) connect
+            raise ConnectionRefusedError(f"host {self.host}: SSH forward to 127.0.0.1:{port} refused "
+                                         f"({exc.text or exc.code}; sshd needs AllowTcpForwarding)") from exc
+        except (paramiko.SSHException, EOFError) as exc:
+            raise ConnectionError(f"host {self.host}: {exc}") from exc
+        return chan
 
     def __repr__(self) -> str:
         return f"SshExecutor({self.ssh_host.label})"

@@ -36,7 +36,7 @@ MAX_WARNINGS_LISTED = 10
 # (vsperf.ui.progress.Progress.test_started) and the runner's line that ends it.
 _LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (?P<level>[A-Z]+)\s+(?P<logger>\S+): (?P<msg>.*)$")
 _TEST_START = re.compile(r"^test \S+ \(\S+\): \d+ frame size")
-_TEST_END = re.compile(r"^test \S+ (finished|failed)")  # vsperf.runner, after the test's teardown
+_TEST_END = re.compile(r"^test \S+ (finished|failed)")  # vsperf.run.runner, after the test's teardown
 # The progress logger's name, now and in the logs of runs from before issue 13's restructure
 # (vsperf report DIR re-renders those too).
 _PROGRESS_LOGGERS = ("vsperf.ui.progress", "vsperf.progress")
@@ -57,7 +57,7 @@ class LoggedWarnings:
 def _already_reported(logger: str, message: str) -> bool:
     # The runner's own lines about a failed test or a stopped run repeat the test's status and
     # error, which are findings already.
-    return logger == "vsperf.runner" and (message.startswith("test ") or message.startswith("run stopped"))
+    return logger == "vsperf.run.runner" and (message.startswith("test ") or message.startswith("run stopped"))
 
 
 def parse_log_warnings(text: str) -> LoggedWarnings:
@@ -74,7 +74,7 @@ def parse_log_warnings(text: str) -> LoggedWarnings:
             current = []
             by_test.append(current)
             continue
-        if logger == "vsperf.runner" and _TEST_END.match(message):
+        if logger == "vsperf.run.runner" and _TEST_END.match(message):
             current = None  # what follows (the next test's setup, the report) is not this test's
         if match["level"] not in _WARNING_LEVELS or _already_reported(logger, message):
             continue

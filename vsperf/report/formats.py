@@ -35,7 +35,7 @@ from vsperf.results.model import RunResults
 log = logging.getLogger(__name__)
 
 FORMATS = ("rst", "md", "html", "pdf")
-OVERALL_LOG = "overall.log"  # as vsperf.runner writes it
+OVERALL_LOG = "overall.log"  # as vsperf.run.runner writes it
 __all__ = ["FORMATS", "PDF_PREREQUISITES", "check_formats", "html_to_pdf", "render_report"]
 
 

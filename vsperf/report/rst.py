@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import jinja2
 
 from vsperf.benchmarks.tables import TABLE_DETAIL_KEYS, seed_tables
-from vsperf.deployment import ComponentInfo
+from vsperf.deploy.base import ComponentInfo
 from vsperf.paths import data_dir
 from vsperf.report.analysis import anomalies_of, conclusions, is_simulated, rationale
 from vsperf.report.anomalies import LoggedWarnings

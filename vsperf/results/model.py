@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any, ClassVar
 
-from vsperf.deployment import ComponentInfo
+from vsperf.deploy.base import ComponentInfo
 from vsperf.search.measurer import TrialResult
 from vsperf.search.outcome import MetricValue, SearchOutcome
 
@@ -262,7 +262,7 @@ class RunResults:
     finished_at: str | None  # ISO 8601, UTC; None while running
     command_line: tuple[str, ...]
     simulated: bool  # True: the generator modelled the DUT, no frame was sent
-    environment: dict[str, Any]  # see vsperf.sysinfo.collect_environment (+ "nics" from the runner)
+    environment: dict[str, Any]  # see vsperf.host.facts.collect_environment (+ "nics" from the runner)
     settings: dict[str, Any]  # every setting in force for the run, by VSPERF name
     settings_sources: dict[str, str]  # setting name -> where its value came from
     tests: tuple[TestResult, ...] = ()

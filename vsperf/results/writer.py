@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from vsperf import __version__
-from vsperf.deployment import ComponentInfo
+from vsperf.deploy.base import ComponentInfo
 from vsperf.results.atomic import write_text_atomic
 from vsperf.results.csvfile import write_test_csv
 from vsperf.results.encode import ResultsEncoder

@@ -2,7 +2,7 @@
 
 `TRAFFIC_KINDS` maps each traffic type (the `TrafficType` literal of vsperf.traffic, the schema's
 list of valid types) to its `TrafficKind`. `configure_traffic` builds, and so validates, what a
-test will use before anything is deployed (vsperf.plan calls it for every test and frame size);
+test will use before anything is deployed (vsperf.run.plan calls it for every test and frame size);
 `run_traffic` is the one entry point the runner calls, with the same configuration.
 """
 

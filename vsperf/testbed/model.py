@@ -88,6 +88,13 @@ class Testbed:
     trafficgen_host: str  # name of the host running the traffic generator
     cables: tuple[Cable, ...]
 
+    @classmethod
+    def local(cls) -> Testbed:
+        """The local lab as a testbed: this machine is the DUT host and the generator host, and
+        the run makes the ports itself (veth pairs), so there are no cables."""
+        host = TestbedHost(LOCAL_HOST)
+        return cls("", (host,), LOCAL_HOST, LOCAL_HOST, ())
+
     def host(self, name: str) -> TestbedHost:
         """The host called `name` (the loader checked that it exists)."""
         return next(h for h in self.hosts if h.name == name)

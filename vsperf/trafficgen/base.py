@@ -2,45 +2,25 @@
 
 from __future__ import annotations
 
-import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
-from vsperf.context import RunContext
-from vsperf.deployment import GenPort
+from vsperf.deploy.base import GenPort
 from vsperf.errors import TrafficGenError
-from vsperf.executor import Process, StreamSpec
+from vsperf.host.host import Host
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
-
-
-class HostProcesses(Protocol):
-    """Background processes on a testbed's hosts, recorded by PID and start time so that the
-    next run stops them after a SIGKILL, and the qdiscs added to its ports, recorded so that it
-    deletes them (`vsperf.testbed.session.TestbedSession`)."""
-
-    def spawn(self, host: str, label: str, argv: Sequence[str], *, stdout: StreamSpec = subprocess.DEVNULL,
-              stderr: StreamSpec = subprocess.DEVNULL, stdin: int | None = None) -> Process:
-        """Start `argv` on `host` and record it."""
-        ...
-
-    def stop_process(self, host: str, proc: Process, *, timeout_s: float = 5.0) -> int | None:
-        """Stop a process of `spawn` by its PID and forget it; its exit code."""
-        ...
-
-    def record_qdisc(self, host: str, interface: str, qdisc: str) -> None:
-        """Record, before adding it, a qdisc on port `interface` of `host` ("root": a pacer that
-        replaces the port's root qdisc; "clsact"): the end of the run, or the next run after a
-        SIGKILL, deletes it."""
-        ...
 
 
 class TrafficGenerator(ABC):
     """A traffic generator backend: a context manager and a `Measurer`.
 
-    `start(ports)` connects to (or launches) the generator on the ports the deployment gives
-    it; `stop()` releases everything it started. `trial` and `burst` implement
+    It runs on `host` (`vsperf.host.Host`: this machine, or a testbed's generator host;
+    `Host.probe()` for the checks made before anything is deployed): every command through its
+    executor, every process it leaves running started through it (recorded in the run's
+    journal). `start(ports)` connects to (or launches) the generator on the ports the deployment
+    gives it; `stop()` releases everything it started. `trial` and `burst` implement
     `vsperf.search.measurer.Measurer`.
     """
 
@@ -49,27 +29,33 @@ class TrafficGenerator(ABC):
     # True when the generator answers from a model instead of sending frames: the runner then
     # deploys nothing and every result says the DUT was simulated.
     SIMULATED: ClassVar[bool] = False
+    # True when its ports may be a hardware generator's port locations (a testbed cable's
+    # `trafficgen: {location}`) rather than interfaces of the generator host.
+    PORT_LOCATIONS: ClassVar[bool] = False
 
-    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
+    def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
         self.settings = settings
-        self.ctx = ctx
+        self.host = host
         # True when the DUT's switch runs on the generator's host, so that the CPUs its PMD
         # threads busy-poll (VSWITCH_PMD_CPU_MASK) are busy there too: always on the local lab;
         # on a testbed the runner sets it (the DUT host is the generator host, by name).
         self.switch_on_host = True
 
+    @classmethod
+    def locations_problem(cls, settings: Mapping[str, Any], cabled: Sequence[str]) -> str:
+        """Why the settings cannot go with a testbed's cabled port locations `cabled` ("" when
+        they can); only for generators with PORT_LOCATIONS."""
+        return ""
+
     def check_prerequisites(self) -> None:  # noqa: B027 - optional hook
-        """Raise PrerequisiteError naming what to install or do; called before anything is created."""
+        """Raise PrerequisiteError naming what to install or do on `self.host` (a probe of the
+        host it will run on); called before anything is created."""
 
     def start(self, ports: Sequence[GenPort]) -> None:  # noqa: B027 - optional hook
         """Prepare to send on `ports` (two ports: 0 -> 1 and, bidirectionally, 1 -> 0)."""
 
     def stop(self) -> None:  # noqa: B027 - optional hook
         """Release every resource started by `start`."""
-
-    def use_host_processes(self, processes: HostProcesses, host: str) -> None:  # noqa: B027 - optional hook
-        """On a testbed (called before `start`): `ctx.executor` runs on generator host `host`, and a
-        generator that leaves processes running there starts them through `processes`."""
 
     @abstractmethod
     def version(self) -> str:

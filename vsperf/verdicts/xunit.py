@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
-from vsperf.runner import TestOutcome
+from vsperf.run.runner import TestOutcome
 
 XUNIT_FILE = "xunit.xml"
 

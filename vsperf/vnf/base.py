@@ -2,9 +2,11 @@
 
 One instance per VNF of the topology (pvvp2 creates two). Call order, driven by the deployment:
 
-    vnf.check_prerequisites()            # before anything exists
-    ports = vnf.create(lab, index, mtu)  # the ports the switch will attach (veths exist now;
-                                         # vhost-user sockets are only paths)
+    vnf = Vnf(settings, host)            # the host it runs on: the switch's (vsperf.host.Host)
+    vnf.check_prerequisites()            # before anything exists (on a probe of that host)
+    ports = vnf.create(index, mtu, ns)   # the ports the switch will attach, in the switch's
+                                         # namespace `ns` (veths exist now; vhost-user sockets
+                                         # are only paths)
     vswitch.configure(plan)              # the switch attaches `ports`
     vnf.start()                          # begin forwarding port 0 <-> port 1
     ... traffic; vnf.check_alive() between trials ...
@@ -16,8 +18,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import ClassVar
 
-from vsperf.deployment import Component
-from vsperf.lab.env import LabEnv
+from vsperf.deploy.base import Component
 from vsperf.vswitch.base import PortKind, SwitchPort
 
 
@@ -30,10 +31,11 @@ class Vnf(Component):
 
 
     @abstractmethod
-    def create(self, lab: LabEnv, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
-        """Create the VNF's two switch-facing ports (recording everything in `lab`).
+    def create(self, index: int, mtu_bytes: int, switch_netns: str | None) -> tuple[SwitchPort, SwitchPort]:
+        """Create the VNF's two switch-facing ports on `self.host`, in the switch's namespace
+        `switch_netns` (None: the host's own), each thing recorded in the run's journal.
 
-        `index` numbers the VNF within the deployment (names: lab.names.vnf_*(index)); port
+        `index` numbers the VNF within the deployment (names: host.names.vnf(index)); port
         names in the returned SwitchPorts are f"vnf{index}.0" and f"vnf{index}.1".
         """
 

@@ -6,10 +6,9 @@ the number of VNFs): "linux_bridge" (a kernel bridge inside the namespace, the d
 or PCI; its CPU, memory and mode are the GUEST_TESTPMD_* / TESTPMD_* settings of the DPDK VNF).
 VSPERF's other loopbacks need a QEMU guest and are refused by name.
 
-The namespace, veths and bridge are built through a `vsperf.vnf.host.VnfHost`: the local lab's
-(`LabVnfHost`, netlink on this machine) or a testbed DUT host's
-(`vsperf.testbed.vnf_host.TestbedVnfHost`, `ip` commands through its executor), and so is the
-testpmd loopback's process (`VnfHost.spawn`: on the host, recorded by PID, stopped by PID).
+The namespace, veths and bridge are made on the switch's host (`vsperf.host.Host`: this machine,
+or a testbed's DUT host; `ip` commands through its executor, each recorded in the run's journal),
+and so is the testpmd loopback's process (`Host.spawn`: recorded by PID, stopped by PID).
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from vsperf.context import RunContext
 from vsperf.dpdk.conf import DpdkLabConf
 from vsperf.dpdk.eal import (
     dpdk_version,
@@ -27,12 +25,10 @@ from vsperf.dpdk.eal import (
     veth_vdev,
 )
 from vsperf.dpdk.testpmd import TestpmdProcess
-from vsperf.errors import CommandError, ConfigError, DeploymentError, PrerequisiteError
-from vsperf.lab import netdev
-from vsperf.lab.env import LabEnv
-from vsperf.lab.state import Resource
+from vsperf.errors import ConfigError, DeploymentError, PrerequisiteError, VsperfError
+from vsperf.host.host import Host
+from vsperf.host.names import VnfNames
 from vsperf.vnf.base import Vnf
-from vsperf.vnf.host import LabProcessHost, VnfHost, VnfNames
 from vsperf.vswitch.base import PortKind, SwitchPort
 
 log = logging.getLogger(__name__)
@@ -59,74 +55,16 @@ def loopback_for(settings: Mapping[str, Any], index: int) -> str:
     return value
 
 
-class LabVnfHost(LabProcessHost):
-    """The local lab as the host of a namespace VNF (`vsperf.vnf.host.VnfHost`): netlink on this
-    machine, every namespace, link and process recorded in the run's state file before it exists."""
-
-    @property
-    def switch_netns(self) -> str | None:
-        return self.lab.switch_netns
-
-    def vnf_names(self, index: int) -> VnfNames:
-        names = self.lab.names
-        return VnfNames(names.vnf_netns(index), (names.vnf_switch_if(index, 0), names.vnf_switch_if(index, 1)),
-                        (names.vnf_inner_if(index, 0), names.vnf_inner_if(index, 1)), names.vnf_bridge(index))
-
-    def add_netns(self, name: str) -> None:
-        netdev.create_netns(self.lab.state, self.executor, name)
-
-    def add_veth(self, inner: str, netns: str, outer: str, *, mtu_bytes: int) -> None:
-        netdev.create_veth(self.lab.state, inner, netns, outer, self.switch_netns, mtu_bytes=mtu_bytes)
-
-    def add_bridge(self, name: str, netns: str, members: tuple[str, ...]) -> None:
-        netdev.create_bridge(self.lab.state, name, netns)
-        for member in members:
-            netdev.enslave(member, name, netns)
-
-    def remove(self, names: VnfNames) -> None:
-        state = self.lab.state
-        # Deleting the namespace deletes the bridge and both veth pairs with it.
-        for name in names.inner_ifs:
-            state.discard(Resource("link", name, netns=names.netns))
-        state.discard(Resource("link", names.bridge, netns=names.netns))
-        try:
-            netdev.delete_netns(names.netns)
-        except OSError as exc:
-            raise DeploymentError(f"could not delete namespace {names.netns}: {exc}") from exc
-        state.discard(Resource("netns", names.netns))
-
-    def add_tap(self, name: str, *, mtu_bytes: int) -> None:
-        ns = self.lab.switch_netns
-        self.lab.state.add(Resource("link", name, netns=ns))
-        try:
-            self.executor.run(["ip", "-n", ns, "tuntap", "add", "dev", name, "mode", "tap"], timeout_s=30)
-            self.executor.run(["ip", "-n", ns, "link", "set", "dev", name, "mtu", str(mtu_bytes), "up"],
-                              timeout_s=30)
-        except CommandError as exc:
-            raise DeploymentError(f"cannot create tap {name}: {exc}") from exc
-
-    def remove_tap(self, name: str) -> None:
-        ns = self.lab.switch_netns
-        try:
-            netdev.delete_link(name, ns)
-        except OSError as exc:
-            log.warning("could not delete tap %s: %s", name, exc)
-            return
-        self.lab.state.discard(Resource("link", name, netns=ns))
-
-
 class NetnsVnf(Vnf):
     """A network namespace forwarding between its two ports (kernel bridge or dpdk-testpmd)."""
 
     NAME: ClassVar[str] = "netns"
     PORT_KIND: ClassVar[PortKind] = "veth"
 
-    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
-        super().__init__(settings, ctx)
-        self._lab: LabEnv | None = None  # the local lab (None on a testbed host)
-        self._host: VnfHost | None = None
+    def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
+        super().__init__(settings, host)
         self._names: VnfNames | None = None
-        self._built = False  # create_on began: stop has something to remove
+        self._built = False  # create began: stop has something to remove
         self._index = 0
         self._ports: tuple[SwitchPort, ...] = ()
         self._loopback: str | None = None
@@ -142,15 +80,14 @@ class NetnsVnf(Vnf):
             except ConfigError as exc:
                 raise PrerequisiteError(str(exc)) from exc
             if loopback == "testpmd":
-                require_testpmd()
-                require_port_driver("af_packet")
+                require_testpmd(self.host)
+                if self.host.local:  # this machine's DPDK PMDs (a testbed host's: found when it starts)
+                    require_port_driver("af_packet")
 
     def version(self) -> str:
         if self._loopback == "testpmd":
-            return "DPDK " + dpdk_version(self.ctx.executor)
-        if self._host is not None and self._lab is None:  # another host's kernel
-            return self._host.executor.run(["uname", "-r"], timeout_s=10).stdout.strip()
-        return netdev.kernel_release()
+            return "DPDK " + dpdk_version(self.host.executor)
+        return self.host.kernel_release()
 
     def details(self) -> dict[str, str]:
         return {"loopback": self._loopback or "none", "namespace": self._names.netns if self._names else ""}
@@ -159,32 +96,28 @@ class NetnsVnf(Vnf):
     def ports(self) -> tuple[SwitchPort, ...]:
         return self._ports
 
-    def create(self, lab: LabEnv, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
-        self._lab = lab
-        return self.create_on(LabVnfHost(lab), index, mtu_bytes)
-
-    def create_on(self, host: VnfHost, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
-        """`create` on `host` (the local lab's, or a testbed DUT host's)."""
-        self._host, self._index, self._mtu = host, index, mtu_bytes
+    def create(self, index: int, mtu_bytes: int, switch_netns: str | None) -> tuple[SwitchPort, SwitchPort]:
+        self._index, self._mtu = index, mtu_bytes
         self._loopback = loopback_for(self.settings, index)
-        names = self._names = host.vnf_names(index)
+        names = self._names = self.host.names.vnf(index)
         self._built = True
-        host.add_netns(names.netns)
+        net = self.host.net
+        net.add_netns(names.netns)
         ports: list[SwitchPort] = []
         for side in (0, 1):
-            host.add_veth(names.inner_ifs[side], names.netns, names.switch_ifs[side], mtu_bytes=mtu_bytes)
+            net.add_veth(names.inner_ifs[side], names.netns, names.switch_ifs[side], switch_netns,
+                         mtu_bytes=mtu_bytes)
             ports.append(SwitchPort(f"vnf{index}.{side}", "veth", "vnf", ifname=names.switch_ifs[side]))
         self._ports = tuple(ports)
         return ports[0], ports[1]
 
     def start(self) -> None:
-        if self._host is None or self._names is None:
+        if self._names is None:
             raise DeploymentError("netns VNF: start() called before create()")
-        names = self._names
+        names, host = self._names, self.host
         if self._loopback == "linux_bridge":
-            self._host.add_bridge(names.bridge, names.netns, names.inner_ifs)
+            host.net.add_bridge(names.bridge, names.netns, names.inner_ifs)
             return
-        host = self._host
         conf = DpdkLabConf.from_settings(self.settings)
         cfg = conf.testpmd(
             file_prefix=host.dpdk_file_prefix(f"v{self._index}"),
@@ -202,15 +135,21 @@ class NetnsVnf(Vnf):
         self._testpmd.wait_links_up()
 
     def stop(self) -> None:
-        if self._host is None or self._names is None or not self._built:
+        if self._names is None or not self._built:
             return
         if self._testpmd is not None:
             self._testpmd.stop()
             self._testpmd = None
+        names, net = self._names, self.host.net
         try:
-            self._host.remove(self._names)
-        except DeploymentError as exc:
-            log.warning("%s", exc)
+            # The veths first: deleting a pair is synchronous, while a namespace's interfaces go
+            # with it in the kernel's own time (its switch ends would linger a moment).
+            for inner in names.inner_ifs:
+                net.del_link(inner, names.netns)
+            net.forget_link(names.bridge, names.netns)
+            net.del_netns(names.netns)
+        except VsperfError as exc:  # the journal keeps it: the teardown's release deletes it
+            log.warning("could not delete VNF %d's namespace %s: %s", self._index, names.netns, exc)
             return
         self._ports, self._built = (), False
 

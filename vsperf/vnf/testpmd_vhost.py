@@ -9,8 +9,7 @@ Who creates the sockets follows VSWITCH_VHOSTUSER_SERVER_MODE: False (default) m
 the server (`server=1`) and OVS the client (dpdkvhostuserclient: OVS reconnects if the VNF
 restarts); True makes OVS the server (dpdkvhostuser) and testpmd connects to it.
 
-It runs on the switch's host through a `vsperf.vnf.host.ProcessHost`: the local lab's
-(`create`) or a testbed DUT host's (`create_on`, `vsperf.testbed.vnf_host.TestbedVnfHost`): its
+It runs on the switch's host (`vsperf.host.Host`: this machine, or a testbed's DUT host): its
 sockets, process, log and DPDK runtime directory live there.
 
 testpmd busy-polls one CPU (GUEST_TESTPMD_CPU); its rings hold TESTPMD_DESCRIPTORS frames
@@ -20,10 +19,9 @@ testpmd busy-polls one CPU (GUEST_TESTPMD_CPU); its rings hold TESTPMD_DESCRIPTO
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
+from pathlib import PurePosixPath
 from typing import Any, ClassVar
 
-from vsperf.context import RunContext
 from vsperf.dpdk.conf import DpdkLabConf
 from vsperf.dpdk.eal import (
     TestpmdConfig,
@@ -32,9 +30,8 @@ from vsperf.dpdk.eal import (
 )
 from vsperf.dpdk.testpmd import PortCounters, TestpmdProcess, TestpmdVersion
 from vsperf.errors import DeploymentError
-from vsperf.lab.env import LabEnv
+from vsperf.host.host import Host
 from vsperf.vnf.base import Vnf
-from vsperf.vnf.host import LabProcessHost, ProcessHost
 from vsperf.vnf.vhost import vhost_user_ports
 from vsperf.vswitch.base import PortKind, SwitchPort
 
@@ -47,10 +44,9 @@ class TestpmdVhostVnf(TestpmdVersion, Vnf):
     NAME: ClassVar[str] = "testpmd-vhost"
     PORT_KIND: ClassVar[PortKind] = "vhostuser"
 
-    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
-        super().__init__(settings, ctx)
+    def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
+        super().__init__(settings, host)
         self.conf = DpdkLabConf.from_settings(settings)
-        self._host: ProcessHost | None = None
         self._index = 0
         self._ports: tuple[SwitchPort, ...] = ()
         self._testpmd: TestpmdProcess | None = None
@@ -61,7 +57,7 @@ class TestpmdVhostVnf(TestpmdVersion, Vnf):
         return f"testpmd vnf{self._index}"
 
     def check_prerequisites(self) -> None:
-        require_testpmd()
+        require_testpmd(self.host)
 
     def details(self) -> dict[str, str]:
         return {
@@ -78,19 +74,14 @@ class TestpmdVhostVnf(TestpmdVersion, Vnf):
     def ports(self) -> tuple[SwitchPort, ...]:
         return self._ports
 
-    def create(self, lab: LabEnv, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
-        return self.create_on(LabProcessHost(lab), index, mtu_bytes)
-
-    def create_on(self, host: ProcessHost, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
-        """`create` on `host` (the local lab's, or a testbed DUT host's)."""
-        self._host = host
+    def create(self, index: int, mtu_bytes: int, switch_netns: str | None) -> tuple[SwitchPort, SwitchPort]:
         self._index = index
-        self._ports = vhost_user_ports(host, index)
+        self._ports = vhost_user_ports(self.host, index)
         return self._ports
 
     def testpmd_config(self) -> TestpmdConfig:
         """The testpmd of this VNF: port 0 and port 1 forwarded to each other."""
-        host = self._require_host()
+        host = self.host
         server = not self.conf.vhostuser_server_mode
         vdevs = tuple(
             virtio_user_vdev(k, port.socket_path, server=server, queue_size=self.conf.testpmd_descriptors)
@@ -101,7 +92,7 @@ class TestpmdVhostVnf(TestpmdVersion, Vnf):
                                  extra_args=self.conf.guest_args)
 
     def start(self) -> None:
-        host = self._require_host()
+        host = self.host
         if not self._ports:
             raise DeploymentError(f"{self.label}: start() called before create()")
         # In server mode testpmd waits for the switch to connect before it forwards, and OVS
@@ -123,8 +114,8 @@ class TestpmdVhostVnf(TestpmdVersion, Vnf):
             self.final_counters = self._testpmd.stop()
             self._testpmd = None
         # testpmd as the vhost-user server leaves its socket files behind.
-        if self._host is not None and self._ports:
-            self._host.remove_files([Path(port.socket_path) for port in self._ports])
+        if self._ports:
+            self.host.remove_files([PurePosixPath(port.socket_path) for port in self._ports])
 
     def pids(self) -> dict[str, int]:
         pid = self._testpmd.pid if self._testpmd is not None else None
@@ -133,8 +124,3 @@ class TestpmdVhostVnf(TestpmdVersion, Vnf):
     def check_alive(self) -> None:
         if self._testpmd is not None:
             self._testpmd.check_alive()
-
-    def _require_host(self) -> ProcessHost:
-        if self._host is None:
-            raise DeploymentError(f"{self.NAME}: used before create()")
-        return self._host

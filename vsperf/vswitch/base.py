@@ -1,12 +1,13 @@
 """The interface every virtual switch backend implements, and the forwarding plan it executes.
 
-A deployment (vsperf.lab.deploy) describes the topology as a `ForwardingPlan`: the ports the
+A deployment (vsperf.deploy.deployment) describes the topology as a `ForwardingPlan`: the ports the
 switch must attach and, for each direction, which port forwards to which (optionally only
 frames matching some header fields, optionally pushing a VLAN tag). OVS turns each rule into
 an OpenFlow flow, a kernel bridge into bridges that connect exactly those ports. Call order:
 
-    vswitch.check_prerequisites()        # before anything exists
-    vswitch.start(host)                  # daemons up, in host.switch_netns; no ports yet
+    vswitch = Switch(settings, host)     # the host it runs on (vsperf.host.Host)
+    vswitch.check_prerequisites()        # before anything exists (on a probe of that host)
+    vswitch.start(netns)                 # daemons up, in namespace `netns` of the host; no ports yet
     vswitch.configure(plan)              # bridges, ports, flows; every port already exists
     ... traffic; vswitch.check_alive() between trials ...
     vswitch.stop()                       # flows, ports, bridges, daemons gone; idempotent
@@ -22,9 +23,9 @@ from abc import abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from vsperf.deployment import Component
+from vsperf.deploy.base import Component
+from vsperf.dpdk.eal import HugepageMemory
 from vsperf.errors import DeploymentError
-from vsperf.vswitch.host import SwitchHost
 
 PortKind = Literal["veth", "vhostuser", "pci"]
 PortRole = Literal["phy", "vnf"]
@@ -34,7 +35,9 @@ PortRole = Literal["phy", "vnf"]
 class SwitchPort:
     """A port the switch attaches.
 
-    `veth`: a kernel interface `ifname` that already exists in the switch namespace.
+    `veth`: a kernel interface `ifname` that already exists in the switch namespace; `tunable`
+    when the run made it (the local lab's ports: the switch may change its offloads), not for a
+    testbed's own interfaces, which the switch leaves as they are.
     `vhostuser`: a vhost-user socket at `socket_path` shared with a VNF (DPDK switches only).
     `pci`: a PCI device `pci` bound to a DPDK driver (a testbed's DUT port; DPDK switches only).
     """
@@ -45,6 +48,7 @@ class SwitchPort:
     ifname: str = ""  # veth: interface name in the switch namespace
     socket_path: str = ""  # vhostuser: path of the socket
     tap: bool = False  # veth: the interface is a tap (a VM's NIC), which AF_XDP ports cannot serve
+    tunable: bool = False  # veth: the run made it, the switch may tune it (GRO)
     pci: str = ""  # pci: the device's address (0000:3b:00.0)
 
     def __post_init__(self) -> None:
@@ -121,10 +125,9 @@ class VSwitch(Component):
 
 
     @abstractmethod
-    def start(self, lab: SwitchHost) -> None:
-        """Start the switch's daemons in `lab.switch_netns`, recording every process in `lab`
-        (the local lab, or a testbed's DUT host: vsperf.vswitch.host); every command goes
-        through `self.ctx.executor`, the executor of that host.
+    def start(self, netns: str | None) -> None:
+        """Start the switch's daemons in namespace `netns` of `self.host` (None: the host's own),
+        through the host (`vsperf.host.Host`: its executor, journaled processes and directories).
 
         On failure, raise DeploymentError; `stop()` is still called afterwards.
         """
@@ -144,6 +147,14 @@ class VSwitch(Component):
     def pids(self) -> dict[str, int]:
         """Processes of the switch by name (e.g. {"ovs-vswitchd": 1234})."""
         return {}
+
+    def bridges(self) -> tuple[str, ...]:
+        """The interfaces of the switch's bridges on its host (checked between trials)."""
+        return ()
+
+    def use_hugepages(self, memory: HugepageMemory) -> None:
+        """Run on hugepages with `memory.allowed_pci` (a testbed's PCI ports); call before `start`."""
+        raise DeploymentError(f"vswitch {self.NAME} cannot attach PCI ports bound to DPDK (use ovs-dpdk)")
 
     def check_alive(self) -> None:
         """Raise DeploymentError("<daemon> (pid N) died") when a daemon of the switch exited."""

@@ -15,18 +15,14 @@ learned addresses go; with STP off and no forward delay they forward again as so
 
 from __future__ import annotations
 
-import gzip
 import logging
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, ClassVar
 
-from vsperf.context import RunContext
 from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
 from vsperf.executor import Executor
-from vsperf.lab import netdev
+from vsperf.host.host import Host
 from vsperf.vswitch.base import ForwardingPlan, PortKind, VSwitch
-from vsperf.vswitch.host import SwitchHost
 
 log = logging.getLogger(__name__)
 
@@ -36,21 +32,10 @@ def _built_with(config: str, option: str) -> bool:
     return f"\n{option}=y" in config or f"\n{option}=m" in config
 
 
-def kernel_config_option(option: str) -> bool | None:
-    """Whether this machine's running kernel was built with `option` (None: its config is not readable)."""
-    release = netdev.kernel_release()
-    for path in (Path("/proc/config.gz"), Path(f"/boot/config-{release}")):
-        try:
-            raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-        except OSError:
-            continue
-        return _built_with(raw.decode(errors="replace"), option)
-    return None
-
-
 def host_kernel_config_option(executor: Executor, option: str) -> bool | None:
-    """`kernel_config_option` on the executor's host (a testbed's DUT host, or this machine):
-    its /boot/config-$(uname -r), else its /proc/config.gz, read there (None: neither is readable)."""
+    """Whether the running kernel of the executor's host (a testbed's DUT host, or this machine)
+    was built with `option`: its /boot/config-$(uname -r), else its /proc/config.gz, read there
+    (None: neither is readable)."""
     try:
         release = executor.run(["uname", "-r"], timeout_s=10).stdout.strip()
         for argv in (["cat", f"/boot/config-{release}"], ["gzip", "-dc", "/proc/config.gz"]):
@@ -101,21 +86,22 @@ class LinuxBridgeVSwitch(VSwitch):
     PORT_KINDS: ClassVar[frozenset[PortKind]] = frozenset({"veth"})
     SUPPORTS_MATCH: ClassVar[bool] = False
 
-    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
-        super().__init__(settings, ctx)
-        self._lab: SwitchHost | None = None
+    def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
+        super().__init__(settings, host)
+        self._netns: str | None = None
+        self._started = False
         self._bridges: list[str] = []
         self._note = ""
         self._version = ""
 
     def check_prerequisites(self) -> None:
-        if host_kernel_config_option(self.ctx.executor, "CONFIG_BRIDGE") is False:
+        if host_kernel_config_option(self.host.executor, "CONFIG_BRIDGE") is False:
             raise PrerequisiteError(f"{self._kernel()} has no bridge support (CONFIG_BRIDGE): use --vswitch ovs")
 
     def check_vlan_support(self) -> None:
-        """PrerequisiteError when the switch host's kernel (its executor's: a testbed's DUT host,
-        or this machine) is known to lack bridge VLAN filtering."""
-        if host_kernel_config_option(self.ctx.executor, "CONFIG_BRIDGE_VLAN_FILTERING") is False:
+        """PrerequisiteError when the switch host's kernel (a testbed's DUT host, or this
+        machine) is known to lack bridge VLAN filtering."""
+        if host_kernel_config_option(self.host.executor, "CONFIG_BRIDGE_VLAN_FILTERING") is False:
             raise PrerequisiteError(
                 f"linux-bridge cannot push VLAN tags on {self._kernel()} (CONFIG_BRIDGE_VLAN_FILTERING is off): "
                 "use --vswitch ovs for Frame Modification vlan"
@@ -123,17 +109,19 @@ class LinuxBridgeVSwitch(VSwitch):
 
     def _kernel(self) -> str:
         """The switch host's kernel, for messages."""
-        host = self.ctx.executor.host
-        return "this kernel" if host == "local" else f"the kernel of host {host}"
+        return "this kernel" if self.host.local else f"the kernel of host {self.host.name}"
 
     def version(self) -> str:
         """The release of the switch host's kernel (the bridge is part of it)."""
         if not self._version:
             try:
-                self._version = self.ctx.executor.run(["uname", "-r"], timeout_s=10.0).stdout.strip()
-            except CommandError as exc:
+                self._version = self.host.kernel_release()
+            except DeploymentError as exc:
                 return f"unknown ({exc})"
         return self._version
+
+    def bridges(self) -> tuple[str, ...]:
+        return tuple(self._bridges)
 
     def details(self) -> dict[str, str]:
         info = {"bridges": " ".join(self._bridges) or "none"}
@@ -141,12 +129,13 @@ class LinuxBridgeVSwitch(VSwitch):
             info["note"] = self._note
         return info
 
-    def start(self, lab: SwitchHost) -> None:
+    def start(self, netns: str | None) -> None:
         # Nothing to launch: the bridge is part of the kernel.
-        self._lab = lab
+        self._netns, self._started = netns, True
 
     def configure(self, plan: ForwardingPlan) -> None:
-        lab = self._require_lab()
+        self._require_started()
+        net, ns = self.host.net, self._netns
         if any(rule.match for rule in plan.rules):
             # Pre-installed per-stream flows or flow_type IP: a bridge forwards every stream anyway.
             self._note = "per-stream/IP flows not applicable: the bridge forwards by MAC learning"
@@ -155,59 +144,32 @@ class LinuxBridgeVSwitch(VSwitch):
         if len(vlan_ids) > 1:
             raise DeploymentError(f"linux-bridge can push one VLAN id per deployment, got {sorted(vlan_ids)}")
         for index, members in enumerate(bridge_groups(plan)):
-            name = lab.bridge_name(index)
-            self._create_bridge(name, vlan_filtering=bool(vlan_ids))
+            name = self.host.names.bridge(index)
+            self._bridges.append(name)
+            net.add_bridge(name, ns, vlan_filtering=bool(vlan_ids))
             for member in members:
-                ifname = plan.port(member).ifname
-                self._ip_link(ifname, "master", name)
-                if plan.port(member).role == "phy" and lab.owns_phy_ports:
-                    self._gro_on(ifname)
+                port = plan.port(member)
+                net.enslave(port.ifname, name, ns)
+                if port.role == "phy" and port.tunable:
+                    self._gro_on(port.ifname)
                 if vlan_ids:
-                    vid = next(iter(vlan_ids))
                     # PVID: untagged frames enter VLAN vid; they leave tagged where a push is asked.
-                    self._port_vlan(ifname, vid, untagged=member not in push)
-
-    def _run(self, argv: list[str], *, check: bool = True) -> str:
-        lab = self._require_lab()
-        try:
-            return self.ctx.executor.run(argv, netns=lab.switch_netns, timeout_s=10.0, check=check).stdout
-        except CommandError as exc:
-            raise DeploymentError(f"linux-bridge: {exc}") from exc
-
-    def _create_bridge(self, name: str, *, vlan_filtering: bool) -> None:
-        """Bridge `name` (no STP, forwarding at once), recorded before it exists, then up."""
-        lab = self._require_lab()
-        argv = ["ip", "link", "add", "name", name, "type", "bridge", "stp_state", "0", "forward_delay", "0"]
-        lab.record_link(name)
-        self._bridges.append(name)
-        try:
-            self._run([*argv, "vlan_filtering", "1"] if vlan_filtering else argv)
-        except DeploymentError as exc:
-            if vlan_filtering and "not supported" in str(exc).lower():
-                raise DeploymentError(
-                    "this kernel cannot tag frames in a Linux bridge (CONFIG_BRIDGE_VLAN_FILTERING is off)"
-                ) from exc
-            raise
-        self._ip_link(name, "up")
-
-    def _port_vlan(self, ifname: str, vid: int, *, untagged: bool) -> None:
-        """Make `ifname` a member of VLAN `vid` with it as PVID, instead of the default VLAN 1."""
-        self._run(["bridge", "vlan", "del", "dev", ifname, "vid", "1"], check=False)
-        flags = ["pvid", "untagged"] if untagged else ["pvid"]
-        self._run(["bridge", "vlan", "add", "dev", ifname, "vid", str(vid), *flags])
+                    net.bridge_vlan(port.ifname, ns, next(iter(vlan_ids)), pvid=True, untagged=member not in push)
 
     def _gro_on(self, ifname: str) -> None:
         """GRO on the switch end of a generator port's veth: with it, veth takes XDP frames (its
         NAPI path), so vsgen transmits XDP live frames into the bridge instead of falling back to
         AF_PACKET; the bridge still forwards every frame (UDP is not aggregated when forwarding)."""
-        lab = self._require_lab()
         try:
-            self.ctx.executor.run(["ethtool", "-K", ifname, "gro", "on"], netns=lab.switch_netns, timeout_s=10.0)
+            self.host.executor.run(["ethtool", "-K", ifname, "gro", "on"], netns=self._netns, timeout_s=10.0)
         except CommandError as exc:
             raise DeploymentError(f"linux-bridge: {exc}") from exc
 
     def _ip_link(self, *args: str) -> None:
-        self._run(["ip", "link", "set", "dev", *args])
+        try:
+            self.host.executor.run(["ip", "link", "set", "dev", *args], netns=self._netns, timeout_s=10.0)
+        except CommandError as exc:
+            raise DeploymentError(f"linux-bridge: {exc}") from exc
 
     def restart(self) -> None:
         """Take every bridge down, then up again (see the module docstring)."""
@@ -226,19 +188,16 @@ class LinuxBridgeVSwitch(VSwitch):
             self._ip_link(name, "type", "bridge", "fdb_flush")
 
     def stop(self) -> None:
-        if self._lab is None:
+        if not self._started:
             return
         for name in reversed(self._bridges):
             try:
-                self._run(["ip", "link", "del", "dev", name])
-            except DeploymentError as exc:  # the deployment's resource sweep retries it
-                if "cannot find device" not in str(exc).lower():
-                    log.warning("could not delete bridge %s: %s", name, exc)
-                    continue
-            self._lab.forget_link(name)
+                self.host.net.del_link(name, self._netns)
+            except CommandError as exc:  # the journal keeps it: teardown's release retries it
+                log.warning("could not delete bridge %s: %s", name, exc)
         self._bridges.clear()
+        self._started = False
 
-    def _require_lab(self) -> SwitchHost:
-        if self._lab is None:
+    def _require_started(self) -> None:
+        if not self._started:
             raise DeploymentError("linux-bridge: configure() called before start()")
-        return self._lab

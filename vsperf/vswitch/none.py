@@ -10,8 +10,8 @@ VLAN tags cannot be expressed and are refused.
 testpmd's forwarding lcore busy-polls the first CPU of VSWITCH_PMD_CPU_MASK, the CPU an OVS
 PMD thread would use, so `none` and `ovs-dpdk` results compare on equal terms.
 
-testpmd runs through a `vsperf.vnf.host.ProcessHost`: the local lab's (taken from the lab given
-to `start`), or a testbed DUT host's (`run_on`, before `start`), in the switch's namespace there.
+testpmd runs on the switch's host (`vsperf.host.Host`: this machine, or a testbed's DUT host), in
+the switch's namespace there.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from vsperf.context import RunContext
 from vsperf.dpdk.conf import DpdkLabConf
 from vsperf.dpdk.eal import (
     TestpmdConfig,
@@ -31,10 +30,8 @@ from vsperf.dpdk.eal import (
 )
 from vsperf.dpdk.testpmd import PortCounters, TestpmdProcess, TestpmdVersion
 from vsperf.errors import ConfigError, DeploymentError
-from vsperf.lab.env import LabEnv
-from vsperf.vnf.host import LabProcessHost, ProcessHost
+from vsperf.host.host import Host
 from vsperf.vswitch.base import ForwardingPlan, PortKind, SwitchPort, VSwitch
-from vsperf.vswitch.host import SwitchHost
 
 LABEL = "testpmd"
 
@@ -79,17 +76,18 @@ class NoVSwitch(TestpmdVersion, VSwitch):
     DEFAULT_VNF: ClassVar[str] = "netns"
     SUPPORTS_MATCH: ClassVar[bool] = False
 
-    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
-        super().__init__(settings, ctx)
+    def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
+        super().__init__(settings, host)
         self.conf = DpdkLabConf.from_settings(settings)
-        self._host: ProcessHost | None = None
+        self._started = False
         self._netns: str | None = None  # the switch's namespace on its host
         self._testpmd: TestpmdProcess | None = None
         self.final_counters: dict[int, PortCounters] = {}
 
     def check_prerequisites(self) -> None:
-        require_testpmd()
-        require_port_driver(self.conf.port_driver)
+        require_testpmd(self.host)
+        if self.host.local:  # the PMDs of this machine's DPDK (a testbed host's: found when it starts)
+            require_port_driver(self.conf.port_driver)
         # testpmd opens one queue per port: frames the lab's veth steers to another queue would be lost
         queues = int(self.settings["LAB_PORT_QUEUES"])
         check_veth_queues(self.conf.port_driver, queues, f"vswitch none: LAB_PORT_QUEUES={queues}")
@@ -111,29 +109,20 @@ class NoVSwitch(TestpmdVersion, VSwitch):
             "descriptors": str(self.conf.testpmd_descriptors),
         }
 
-    def run_on(self, host: ProcessHost) -> None:
-        """Run testpmd on `host` (a testbed's DUT host); call before `start`. The local lab needs
-        no call: `start` takes the lab's."""
-        self._host = host
-
-    def start(self, lab: SwitchHost) -> None:
+    def start(self, netns: str | None) -> None:
         # Nothing runs without ports: testpmd needs its devices on the command line, so it is
         # launched by `configure`.
-        if isinstance(lab, LabEnv):
-            self._host = LabProcessHost(lab)
-        elif self._host is None:
-            raise DeploymentError("vswitch none: no host to run testpmd on (run_on() before start())")
-        self._netns = lab.switch_netns
+        self._netns, self._started = netns, True
 
-    def testpmd_config(self, host: ProcessHost, plan: ForwardingPlan) -> TestpmdConfig:
-        """The testpmd on `host` that connects the plan's pairs (vdevs ordered pair by pair)."""
+    def testpmd_config(self, plan: ForwardingPlan) -> TestpmdConfig:
+        """The testpmd that connects the plan's pairs (vdevs ordered pair by pair)."""
         ports = [port for pair in forwarding_pairs(plan) for port in pair]
         vdevs = tuple(veth_vdev(self.conf.port_driver, i, port.ifname) for i, port in enumerate(ports))
-        return self.conf.testpmd(file_prefix=host.dpdk_file_prefix("n"), cpu=self.conf.switch_cpu, vdevs=vdevs,
-                                 fwd_mode=self.conf.testpmd_fwd_mode, extra_args=self.conf.testpmd_args)
+        return self.conf.testpmd(file_prefix=self.host.dpdk_file_prefix("n"), cpu=self.conf.switch_cpu,
+                                 vdevs=vdevs, fwd_mode=self.conf.testpmd_fwd_mode, extra_args=self.conf.testpmd_args)
 
     def configure(self, plan: ForwardingPlan) -> None:
-        if self._host is None:
+        if not self._started:
             raise DeploymentError("vswitch none: configure() called before start()")
         if not plan.rules:
             return  # deployment "clean": nothing to forward
@@ -141,9 +130,8 @@ class NoVSwitch(TestpmdVersion, VSwitch):
         for port in plan.ports:
             if port.kind != "veth":
                 raise DeploymentError(f"vswitch none cannot attach {port.kind} port {port.name}")
-        host = self._host
         self._testpmd = TestpmdProcess(
-            host, LABEL, self.testpmd_config(host, plan), log_path=host.log_path("testpmd-none.log"),
+            self.host, LABEL, self.testpmd_config(plan), log_path=self.host.log_path("testpmd-none.log"),
             netns=self._netns,
         )
         self._testpmd.start()

@@ -1,10 +1,11 @@
 """Open vSwitch with the userspace datapath (datapath_type=netdev), as a private instance.
 
 Each run starts its own ovsdb-server and ovs-vswitchd with OVS_RUNDIR/LOGDIR/DBDIR in the run's
-work directory, inside the run's switch namespace (so the datapath's taps never meet those of
-another OVS on the machine); the system's OVS, if any, is never contacted. On a testbed the
-instance lives in /tmp/vsperf-RUNID-ovs on the DUT host, every command through that host's
-executor (vsperf.vswitch.host). Ports are the veth
+directory /tmp/vsperf-RUNID-ovs of its host (`vsperf.host.Host`: this machine, or a testbed's DUT
+host), every command through that host's executor. On the local lab it runs inside the run's
+switch namespace (so the datapath's taps never meet those of another OVS on the machine); on a
+testbed in the host's own namespace, where its cabled interfaces are (another userspace datapath
+there is refused). The system's OVS, if any, is never contacted. Ports are the veth
 ends in that namespace, attached as AF_XDP ("afxdp", the default: a PMD thread polls them) or
 AF_PACKET ("system") netdevs. Flows are VSPERF's: "in_port=1 actions=output:2" and back, one
 flow per stream for pre-installed flows, "mod_vlan_vid" towards the generator for VLAN tests.
@@ -19,13 +20,13 @@ import logging
 import re
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
+from pathlib import PurePosixPath
 from typing import Any, ClassVar
 
-from vsperf.context import RunContext
 from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
+from vsperf.host.host import Host
+from vsperf.host.process import HostProcess
 from vsperf.vswitch.base import ForwardingPlan, ForwardRule, PortKind, SwitchPort, VSwitch
-from vsperf.vswitch.host import Daemon, SwitchHost
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,8 @@ _RESTART_PORTS_TIMEOUT_S = 20.0  # a restarted ovs-vswitchd re-attaches its port
 # OVS's AF_XDP umem frames are one page (OVS 3.1 has no multi-buffer), and native XDP on veth
 # takes frames up to about a page: above this MTU, AF_XDP ports lose every frame.
 _AFXDP_MAX_MTU = 3498
+# The userspace datapath's own interface: one per network namespace, whichever OVS runs it.
+NETDEV_IF = "ovs-netdev"
 
 
 def rule_to_flow(rule: ForwardRule, plan: ForwardingPlan) -> str:
@@ -69,12 +72,13 @@ class OvsVSwitch(VSwitch):
     PORT_KINDS: ClassVar[frozenset[PortKind]] = frozenset({"veth"})
     vswitchd_start_timeout_s: ClassVar[float] = 20.0
 
-    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
-        super().__init__(settings, ctx)
-        self._lab: SwitchHost | None = None
-        self._dir: Path | None = None
-        self._ovsdb: Daemon | None = None
-        self._vswitchd: Daemon | None = None
+    def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
+        super().__init__(settings, host)
+        self._started = False
+        self._netns: str | None = None
+        self._dir: PurePosixPath | None = None
+        self._ovsdb: HostProcess | None = None
+        self._vswitchd: HostProcess | None = None
         self._bridge: str | None = None
         self._version: str | None = None
         self._mtu = 1500
@@ -114,7 +118,7 @@ class OvsVSwitch(VSwitch):
     # --- helpers -------------------------------------------------------------------------
 
     @property
-    def rundir(self) -> Path:
+    def rundir(self) -> PurePosixPath:
         if self._dir is None:
             raise DeploymentError(f"{self.NAME}: not started")
         return self._dir
@@ -126,7 +130,7 @@ class OvsVSwitch(VSwitch):
 
     def _run(self, argv: Sequence[str], *, timeout_s: float = 30.0, netns: str | None = None) -> str:
         try:
-            proc = self.ctx.executor.run(argv, env=self.env(), timeout_s=timeout_s, netns=netns)
+            proc = self.host.executor.run(argv, env=self.env(), timeout_s=timeout_s, netns=netns)
         except CommandError as exc:
             raise DeploymentError(f"{self.NAME}: {exc}") from exc
         return proc.stdout
@@ -142,7 +146,7 @@ class OvsVSwitch(VSwitch):
         """ovs-ofctl against the private instance's bridges."""
         return self._run(["ovs-ofctl", *args])
 
-    def ctl_socket(self, daemon: str) -> Path:
+    def ctl_socket(self, daemon: str) -> PurePosixPath:
         """Control socket of `daemon` ("ovs-vswitchd" or "ovsdb-server"): a fixed path, whatever
         the binary is called (the DPDK build would otherwise name it after itself)."""
         return self.rundir / f"{daemon}.ctl"
@@ -161,19 +165,19 @@ class OvsVSwitch(VSwitch):
     # --- VSwitch ---------------------------------------------------------------------------
 
     def check_prerequisites(self) -> None:
-        import shutil
-
-        missing = [t for t in (*OVS_TOOLS, self.vswitchd_binary()) if shutil.which(t) is None]
-        if missing or not Path(OVS_SCHEMA).exists():
+        missing = [t for t in (*OVS_TOOLS, self.vswitchd_binary()) if not self.host.which(t)]
+        schema = self.host.executor.run(["test", "-e", OVS_SCHEMA], check=False, timeout_s=10).returncode == 0
+        if missing or not schema:
+            where = "" if self.host.local else f"host {self.host.name}: "
             raise PrerequisiteError(
-                f"Open vSwitch is missing ({', '.join(missing) or OVS_SCHEMA}): "
-                "apt-get install openvswitch-switch"
+                f"{where}Open vSwitch is missing ({', '.join(missing) or OVS_SCHEMA}): "
+                "apt-get install openvswitch-switch" + ("" if self.host.local else " there")
             )
 
     def version(self) -> str:
         if self._version is None:
             try:
-                out = self.ctx.executor.run([self.vswitchd_binary(), "--version"], timeout_s=10).stdout
+                out = self.host.executor.run([self.vswitchd_binary(), "--version"], timeout_s=10).stdout
             except CommandError as exc:
                 return f"unknown ({exc})"
             self._version = parse_version(out)
@@ -189,12 +193,14 @@ class OvsVSwitch(VSwitch):
             info["note"] = f"AF_XDP ports cannot carry MTU {self._mtu}: AF_PACKET (system) ports used"
         return info
 
-    def start(self, lab: SwitchHost) -> None:
-        self._lab = lab
+    def start(self, netns: str | None) -> None:
+        self._started, self._netns = True, netns
+        if netns is None:
+            self._claim_userspace_datapath()
         # Short path: unix socket paths are limited to 108 bytes.
-        self._dir = lab.track_dir(lab.work_path("ovs"))
+        self._dir = self.host.work_dir("ovs")
         d = self._dir
-        ns = lab.switch_netns
+        ns = netns
         self._run(["ovsdb-tool", "create", str(d / "conf.db"), OVS_SCHEMA])
         self._run(
             ["ovsdb-server", str(d / "conf.db"), f"--remote=punix:{d / 'db.sock'}",
@@ -202,31 +208,42 @@ class OvsVSwitch(VSwitch):
              f"--unixctl={self.ctl_socket('ovsdb-server')}", "--detach"],
             netns=ns,
         )
-        self._ovsdb = lab.adopt("ovsdb-server", d / "ovsdb-server.pid", log_path=d / "ovsdb-server.log")
+        self._ovsdb = self.host.adopt("ovsdb-server", d / "ovsdb-server.pid", log_path=d / "ovsdb-server.log")
         self.vsctl("--no-wait", "init")
         config = self.other_config()
         if config:
             self.vsctl("--no-wait", "set", "Open_vSwitch", ".",
                        *[f"other_config:{k}={v}" for k, v in config.items()])
-        self._start_vswitchd(lab)
+        self._start_vswitchd()
 
-    def _start_vswitchd(self, lab: SwitchHost) -> None:
+    def _claim_userspace_datapath(self) -> None:
+        """In the host's own namespace (a testbed's DUT host): refuse a host where another OVS
+        userspace datapath runs (the two would share its interface); record that interface (a
+        killed ovs-vswitchd leaves it)."""
+        listed = self.host.executor.run(["ip", "link", "show", "dev", NETDEV_IF], check=False, timeout_s=10)
+        if listed.returncode == 0:
+            raise DeploymentError(f"host {self.host.name}: another Open vSwitch runs a userspace datapath there "
+                                  f"({NETDEV_IF} exists); stop it or use --vswitch linux-bridge")
+        self.host.net.record_link(NETDEV_IF, None)
+
+    def _start_vswitchd(self) -> None:
         d = self.rundir
         self._run(
             [self.vswitchd_binary(), f"unix:{d / 'db.sock'}", f"--pidfile={d / 'ovs-vswitchd.pid'}",
              f"--log-file={d / 'ovs-vswitchd.log'}", f"--unixctl={self.ctl_socket('ovs-vswitchd')}",
              "--detach"],
-            netns=lab.switch_netns,
+            netns=self._netns,
             timeout_s=self.vswitchd_start_timeout_s,
         )
-        self._vswitchd = lab.adopt("ovs-vswitchd", d / "ovs-vswitchd.pid", log_path=d / "ovs-vswitchd.log")
+        self._vswitchd = self.host.adopt("ovs-vswitchd", d / "ovs-vswitchd.pid", log_path=d / "ovs-vswitchd.log")
 
     def configure(self, plan: ForwardingPlan) -> None:
-        lab = self._require_lab()
+        self._require_started()
         if not plan.ports:
             return  # deployment "clean": the switch runs, no bridge
-        bridge = lab.bridge_name(0)
+        bridge = self.host.names.bridge(0)
         self._bridge = bridge
+        self.host.net.record_link(bridge, self._netns)  # a killed ovs-vswitchd leaves it
         self._mtu = plan.mtu_bytes
         port_type, _ = self._port_type()
         if port_type != self.settings["VSWITCH_OVS_PORT_TYPE"]:
@@ -251,7 +268,7 @@ class OvsVSwitch(VSwitch):
         if str(self.settings["VSWITCH_FLOW_MODE"]) == "normal":
             # A learning switch: forwards by destination MAC, floods unknown ones (RFC 2889).
             flows = [NORMAL_FLOW]
-        self._require_lab().write_file(flows_file, "\n".join(flows) + "\n")
+        self.host.write_file(flows_file, "\n".join(flows) + "\n")
         self.ofctl("del-flows", bridge)
         self.ofctl("add-flows", bridge, str(flows_file))
 
@@ -265,7 +282,8 @@ class OvsVSwitch(VSwitch):
         """Restart ovs-vswitchd (`ovs-appctl exit`, then the same command as at start) and
         re-program the flows, which live only in the daemon; bridges and ports come back from
         the database. Returns once every port is attached again and the flows are in place."""
-        lab, plan, old = self._require_lab(), self._configured, self._vswitchd
+        self._require_started()
+        plan, old = self._configured, self._vswitchd
         if plan is None or old is None:
             raise DeploymentError(f"{self.NAME}: nothing to restart (configure() not called)")
         try:
@@ -274,9 +292,9 @@ class OvsVSwitch(VSwitch):
             log.warning("ovs-vswitchd did not exit on request: %s", exc)
         if old.wait(_STOP_TIMEOUT_S) is None and old.alive():
             raise DeploymentError(f"{self.NAME}: ovs-vswitchd (pid {old.pid}) did not exit for the restart")
-        lab.stop(old)
+        self.host.stop_process(old)
         self._vswitchd = None
-        self._start_vswitchd(lab)
+        self._start_vswitchd()
         self.vswitchd_started()
         deadline = time.monotonic() + _RESTART_PORTS_TIMEOUT_S
         while True:
@@ -316,9 +334,8 @@ class OvsVSwitch(VSwitch):
         return self.ofctl("dump-flows", self._bridge) if self._bridge else ""
 
     def stop(self) -> None:
-        if self._lab is None:
+        if not self._started:
             return
-        lab = self._lab
         for proc, target, args in (
             (self._vswitchd, "ovs-vswitchd", ("exit", "--cleanup")),
             (self._ovsdb, "ovsdb-server", ("exit",)),
@@ -331,13 +348,17 @@ class OvsVSwitch(VSwitch):
                 except DeploymentError as exc:
                     log.warning("%s did not exit on request: %s", target, exc)
                 proc.wait(_STOP_TIMEOUT_S)
-            lab.stop(proc)  # by PID if it is still there; forgets the record either way
+            self.host.stop_process(proc)  # by PID if it is still there; forgets the record either way
         self._vswitchd = self._ovsdb = None
         self._bridge = None
         self._configured = None
+        self._started = False
 
     def pids(self) -> dict[str, int]:
         return {p.label: p.pid for p in (self._vswitchd, self._ovsdb) if p is not None}
+
+    def bridges(self) -> tuple[str, ...]:
+        return (self._bridge,) if self._bridge else ()
 
     def check_alive(self) -> None:
         for proc in (self._vswitchd, self._ovsdb):
@@ -345,8 +366,7 @@ class OvsVSwitch(VSwitch):
                 tail = proc.log_tail(3)
                 raise DeploymentError(f"{proc.label} (pid {proc.pid}) died" + (f": {tail}" if tail else ""))
 
-    def _require_lab(self) -> SwitchHost:
-        if self._lab is None:
+    def _require_started(self) -> None:
+        if not self._started:
             raise DeploymentError(f"{self.NAME}: configure() called before start()")
-        return self._lab
 

@@ -30,10 +30,9 @@ import logging
 import re
 import time
 from collections.abc import Mapping
-from pathlib import Path
+from pathlib import PurePosixPath
 from typing import Any, ClassVar
 
-from vsperf.context import RunContext
 from vsperf.dpdk.conf import DpdkLabConf
 from vsperf.dpdk.eal import (
     HugepageMemory,
@@ -48,9 +47,8 @@ from vsperf.dpdk.eal import (
     veth_vdev,
 )
 from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
-from vsperf.lab.names import LabNames
+from vsperf.host.host import Host
 from vsperf.vswitch.base import ForwardingPlan, PortKind, SwitchPort
-from vsperf.vswitch.host import SwitchHost
 from vsperf.vswitch.ovs import OvsVSwitch
 
 log = logging.getLogger(__name__)
@@ -83,12 +81,12 @@ class OvsDpdkVSwitch(OvsVSwitch):
     DEFAULT_VNF: ClassVar[str] = "testpmd-vhost"
     vswitchd_start_timeout_s: ClassVar[float] = 60.0
 
-    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
-        super().__init__(settings, ctx)
+    def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
+        super().__init__(settings, host)
         self.conf = DpdkLabConf.from_settings(settings)
         # Private runtime directory /var/run/dpdk/<prefix>, carrying the run id.
-        self.file_prefix = LabNames(ctx.run_id).tag + "o"
-        self._links: list[Path] = []
+        self.file_prefix = host.names.dpdk_prefix("o")
+        self._links: list[PurePosixPath] = []
         self._plan: ForwardingPlan | None = None
         self.queues = int(settings["LAB_PORT_QUEUES"])  # rx queues (n_rxq) of each veth port
         self.rxq_show = ""  # pmd-rxq-show once every port's queues were polled (wait_ready)
@@ -97,7 +95,7 @@ class OvsDpdkVSwitch(OvsVSwitch):
     def use_hugepages(self, memory: HugepageMemory) -> None:
         """Run the EAL on hugepages with `memory.allowed_pci` probed (a testbed's PCI ports),
         instead of --no-huge --no-pci; call before `start`. The hugepages must be free on the
-        host and the devices bound to a DPDK driver (vsperf.testbed.dpdk does both)."""
+        host and the devices bound to a DPDK driver (vsperf.deploy.hugepages does both)."""
         self.hugepages = memory
 
     # --- override points of OvsVSwitch -------------------------------------------------------
@@ -136,12 +134,14 @@ class OvsDpdkVSwitch(OvsVSwitch):
     # --- VSwitch -----------------------------------------------------------------------------
 
     def check_prerequisites(self) -> None:
-        if not Path(self.conf.ovs_dpdk_vswitchd).is_file():
+        if not self.host.which(self.conf.ovs_dpdk_vswitchd):
+            where = "" if self.host.local else f"host {self.host.name}: "
             raise PrerequisiteError(
-                f"OVS-DPDK is missing ({self.conf.ovs_dpdk_vswitchd}): "
-                "apt-get install openvswitch-switch-dpdk"
+                f"{where}OVS-DPDK is missing ({self.conf.ovs_dpdk_vswitchd}): "
+                "apt-get install openvswitch-switch-dpdk" + ("" if self.host.local else " there")
             )
-        require_port_driver(self.conf.port_driver)
+        if self.host.local:  # the PMDs of this machine's DPDK (a testbed host's: found when it starts)
+            require_port_driver(self.conf.port_driver)
         check_veth_queues(self.conf.port_driver, self.queues, f"vswitch ovs-dpdk: LAB_PORT_QUEUES={self.queues}")
         super().check_prerequisites()
 
@@ -149,13 +149,13 @@ class OvsDpdkVSwitch(OvsVSwitch):
         if self._version is None:
             argv = [self.vswitchd_binary(), "--version"]
             try:
-                out = self.ctx.executor.run(argv, check=False, timeout_s=10).stdout
+                out = self.host.executor.run(argv, check=False, timeout_s=10).stdout
             except CommandError:  # binary missing: check_prerequisites says what to install
                 return "unknown"
             ovs, dpdk = parse_ovs_dpdk_version(out)
             if not ovs:
                 return "unknown"
-            self._version = f"{ovs} (DPDK {dpdk or dpdk_version(self.ctx.executor)})"
+            self._version = f"{ovs} (DPDK {dpdk or dpdk_version(self.host.executor)})"
         return self._version
 
     def details(self) -> dict[str, str]:
@@ -177,10 +177,10 @@ class OvsDpdkVSwitch(OvsVSwitch):
                 "dpdk_memory_mb": ",".join(map(str, self.hugepages.socket_mem_mb)) + " (per NUMA node)",
                 "pci_devices": ", ".join(self.hugepages.allowed_pci) or "none"}
 
-    def start(self, lab: SwitchHost) -> None:
+    def start(self, netns: str | None) -> None:
         # Recorded first: a killed run's leftover cleanup removes it after the daemon.
-        lab.track_dir(runtime_dir(self.file_prefix))
-        super().start(lab)
+        self.host.dpdk_file_prefix("o")
+        super().start(netns)
         self._wait_dpdk_initialized()
 
     def vswitchd_started(self) -> None:
@@ -243,8 +243,8 @@ class OvsDpdkVSwitch(OvsVSwitch):
         """The last DPDK errors of ovs-vswitchd's log, and what to change for the usual one."""
         # Read on the switch's host (a testbed's DUT host, or this machine).
         try:
-            tail = self.ctx.executor.run(["tail", "-n", "500", str(self.rundir / "ovs-vswitchd.log")],
-                                         check=False, timeout_s=10.0)
+            tail = self.host.executor.run(["tail", "-n", "500", str(self.rundir / "ovs-vswitchd.log")],
+                                          check=False, timeout_s=10.0)
         except CommandError:
             return ""
         lines = tail.stdout.splitlines()
@@ -263,13 +263,14 @@ class OvsDpdkVSwitch(OvsVSwitch):
                 continue
             # OVS names a dpdkvhostuser socket after its Interface, in its run directory.
             target = self.rundir / self.iface_name(port, index)
-            if self.ctx.executor.run(["test", "-e", str(target)], check=False, timeout_s=10.0).returncode != 0:
+            if self.host.executor.run(["test", "-e", str(target)], check=False, timeout_s=10.0).returncode != 0:
                 raise DeploymentError(f"ovs-dpdk: no vhost-user socket for {port.name} ({target})")
-            link = Path(port.socket_path)
+            link = PurePosixPath(port.socket_path)
             self._run(["ln", "-sfn", str(target), str(link)])
             self._links.append(link)
 
     def stop(self) -> None:
+        started = self._started
         self._log_rx_queue_packets()
         try:
             super().stop()
@@ -278,7 +279,7 @@ class OvsDpdkVSwitch(OvsVSwitch):
                 self._run_quietly(["rm", "-f", "--", *map(str, self._links)])
             self._links = []
             self._plan = None
-            if self._lab is not None:
+            if started:
                 # DPDK leaves config, fbarray files and sockets in its runtime directory on exit.
                 self._run_quietly(["rm", "-rf", "--", str(runtime_dir(self.file_prefix))])
 

@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, ParamSpec, TypeVar
 
 from vsperf import __version__
-from vsperf.context import RunContext
-from vsperf.deployment import GenPort
+from vsperf.deploy.base import GenPort
 from vsperf.errors import TrafficGenError
+from vsperf.host.host import Host
 from vsperf.search.measurer import (
     AddressTrialResult,
     DutAction,
@@ -55,8 +55,8 @@ class DummyTrafficGenerator(TrafficGenerator):
     ALIASES: ClassVar[tuple[str, ...]] = ("Dummy",)
     SIMULATED: ClassVar[bool] = True
 
-    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
-        super().__init__(settings, ctx)
+    def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
+        super().__init__(settings, host)
         self.model: DutModel = model_from_settings(settings["TRAFFICGEN_DUMMY_DUT"])
         # Counts trials so each draws its own capacity noise: the same seed and the same
         # sequence of trials give the same answers.

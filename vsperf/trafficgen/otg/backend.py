@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlparse
 
-from vsperf.context import RunContext
-from vsperf.deployment import GenPort
+from vsperf.deploy.base import GenPort
+from vsperf.deploy.streams import directions
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
-from vsperf.lab.streams import directions
+from vsperf.host.host import Host
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.base import TrafficGenerator, check_burst, check_rate_trial
@@ -94,9 +94,14 @@ class OtgTrafficGenerator(TrafficGenerator):
 
     NAME: ClassVar[str] = "otg"
     ALIASES: ClassVar[tuple[str, ...]] = ("Ixia", "IxNet")
+    PORT_LOCATIONS: ClassVar[bool] = True  # it sends a testbed cable's locations to its controller
 
-    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
-        super().__init__(settings, ctx)
+    @classmethod
+    def locations_problem(cls, settings: Mapping[str, Any], cabled: Sequence[str]) -> str:
+        return locations_conflict(configured_ports(settings), cabled)
+
+    def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
+        super().__init__(settings, host)
         self._api: Any = None
         self._ports: tuple[GenPort, ...] = ()
         self._locations: list[str] = []

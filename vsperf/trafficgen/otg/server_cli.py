@@ -16,6 +16,11 @@ import click
 
 from vsperf.errors import ConfigError, PrerequisiteError
 from vsperf.executor import CommandLog, LocalExecutor
+from vsperf.host.host import Host
+from vsperf.host.journal import Journal
+from vsperf.host.names import RunNames
+from vsperf.host.release import release
+from vsperf.host.workdir import new_run_id
 from vsperf.trafficgen.otg.client import load_snappi
 from vsperf.trafficgen.otg.server import OtgServer, check_listen_address
 from vsperf.trafficgen.otg.session import ServerOptions, ServerSession
@@ -88,13 +93,17 @@ def otg_server_command(listen: str, remote: bool, ports: tuple[str, ...], prefix
     load_snappi()
     check_host()
     work_dir = Path(tempfile.mkdtemp(prefix="vsperf-otg-"))
+    run_id = new_run_id()
+    # The engine runs through this machine as a host of its own: in a journal of the server's run,
+    # so that a vsperf run after a SIGKILL of the server stops an engine it left.
+    journal = Journal(run_id)
     try:
         executor = LocalExecutor(CommandLog(work_dir / "commands.log"))
         path: TxPath = next(p for p in PATHS if p == tx_path)
         options = ServerOptions(binary=locate_engine(executor, engine).path, work_dir=work_dir, ports=declared,
                                 netns_prefixes=tuple(prefixes), path=path, cpus=parse_cpus(cpus),
                                 residual_s=residual_s)
-        session = ServerSession(executor, options)
+        session = ServerSession(Host("local", executor, RunNames(run_id), journal), options)
         server = OtgServer(session, host, port_number, remote=remote)
         previous: Any = signal.signal(signal.SIGTERM, _stop)
         try:
@@ -107,4 +116,5 @@ def otg_server_command(listen: str, remote: bool, ports: tuple[str, ...], prefix
             signal.signal(signal.SIGTERM, previous)
             server.close()
     finally:
+        release(journal, {"local": LocalExecutor()})
         shutil.rmtree(work_dir, ignore_errors=True)

@@ -15,11 +15,11 @@ import os
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from vsperf.errors import TrafficGenError
-from vsperf.executor import Executor
+from vsperf.host.host import Host
 from vsperf.trafficgen.otg.translate import FlowDef, PortLocation, Unsupported, flow_defs, resolve_location
 from vsperf.trafficgen.vsgen.engine import Engine
 from vsperf.trafficgen.vsgen.protocol import Path as TxPath
@@ -60,8 +60,9 @@ _TICK_S = 0.5
 class ServerSession:
     """The state behind the OTG API: thread-safe, one configuration at a time."""
 
-    def __init__(self, executor: Executor, options: ServerOptions) -> None:
-        self.executor = executor
+    def __init__(self, host: Host, options: ServerOptions) -> None:
+        self.host = host
+        self.executor = host.executor
         self.options = options
         # Control calls (config, start, stop) are serialised by `_control`; `_lock` guards the
         # data the run thread updates, and is never held while waiting for that thread.
@@ -111,7 +112,7 @@ class ServerSession:
         if self._engine is not None and self._engine.alive and self._engine_ports == locations:
             return self._engine
         self._close_engine()
-        engine = Engine(self.executor, self.options.binary, self.options.work_dir)
+        engine = Engine(self.host, PurePosixPath(self.options.binary))
         engine.start()
         self._engine = engine
         try:

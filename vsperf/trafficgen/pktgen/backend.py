@@ -1,6 +1,6 @@
 """Pktgen-DPDK as a traffic generator, driven through its Lua socket.
 
-vsperf either starts pktgen itself on the lab's generator ports (one process per namespace
+vsperf either starts pktgen itself on the generator host's ports (one process per namespace
 of the ports, see vsperf.trafficgen.pktgen.process) or connects to one the user started
 (TRAFFICGEN_PKTGEN_HOST, TRAFFICGEN_PKTGEN_PORT; generator port i is pktgen port
 TRAFFICGEN_PKTGEN_PORT_MAP[i]). A trial configures each transmitting port (size, addresses,
@@ -9,12 +9,11 @@ UDP ports, range mode for multistream, `rate` = percent of the link speed pktgen
 pktgen until they have sent their count. The transmit time is the wall time of that request;
 if a port is still sending well after the planned time, it is stopped and the trial flagged
 as under-delivered. Counters (portStats: what each port sent and received) are read after
-the residual wait. pktgen counts every frame a port receives; the lab's namespaces carry no
-other traffic (IPv6 off, static neighbours).
+the residual wait. pktgen counts every frame a port receives: frames the ports' own stacks send
+are taken off (see `_stack_frames`).
 
-On a testbed vsperf starts pktgen on the generator host over SSH, on that host's cable ends
-(vsperf.trafficgen.pktgen.remote: journalled, its Lua socket on the host's loopback reached
-through the SSH connection); the transmit clock reads that host's interface counters.
+The generator host is this machine (the local lab, or a testbed's `local` host) or an SSH host:
+pktgen, its Lua connection and the transmit clock's counters run through that host the same way.
 
 Latency (TRAFFICGEN_PKTGEN_LATENCY) comes from pktgen's latency probes: one timestamped
 frame per probe interval on top of the test frames, so it is a sample; every result that
@@ -24,24 +23,20 @@ carries it is flagged `latency_sampled`.
 from __future__ import annotations
 
 import logging
-import os
-import shutil
 import socket
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
 
-from vsperf.context import RunContext
-from vsperf.deployment import GenPort
+from vsperf.deploy.base import GenPort
+from vsperf.deploy.streams import Direction, directions
 from vsperf.dpdk.eal import check_veth_queues, require_port_driver
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
-from vsperf.lab import netdev
-from vsperf.lab.streams import Direction, directions
+from vsperf.host.host import Host
 from vsperf.search.measurer import LatencyStats, TrialResult
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.base import (
-    HostProcesses,
     TrafficGenerator,
     burst_shares,
     check_burst,
@@ -50,9 +45,9 @@ from vsperf.trafficgen.base import (
 )
 from vsperf.trafficgen.pktgen import lua, replies
 from vsperf.trafficgen.pktgen.client import LuaClient
-from vsperf.trafficgen.pktgen.launch import Endpoint, Launched, launch_local, launch_on_host
+from vsperf.trafficgen.pktgen.counters import HostCounters
+from vsperf.trafficgen.pktgen.launch import Endpoint, Launched, check_binary, launch
 from vsperf.trafficgen.pktgen.process import PktgenProcess
-from vsperf.trafficgen.pktgen.remote import HostCounters, RemotePktgen
 from vsperf.trafficgen.pktgen.sending import send_and_wait, send_primed
 
 log = logging.getLogger(__name__)
@@ -60,7 +55,6 @@ log = logging.getLogger(__name__)
 FLAG_LATENCY_SAMPLED = "latency_sampled"
 SETTLE_TIMEOUT_S = 5.0  # how long counters may keep changing after the residual wait
 _CUT_SLACK = 0.2  # a rate trial is stopped this fraction after its planned time (+1 s)
-LUA_MARKER = b"Pktgen_Version"  # a string only pktgen's Lua library carries
 
 
 class PktgenTrafficGenerator(TrafficGenerator):
@@ -69,11 +63,11 @@ class PktgenTrafficGenerator(TrafficGenerator):
     NAME: ClassVar[str] = "pktgen"
     ALIASES: ClassVar[tuple[str, ...]] = ("Pktgen",)
 
-    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
-        super().__init__(settings, ctx)
-        self._processes: list[PktgenProcess | RemotePktgen] = []
-        self._host_processes: tuple[HostProcesses, str] | None = None  # on a testbed: (session, host)
+    def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
+        super().__init__(settings, host)
+        self._processes: list[PktgenProcess] = []
         self._clients: list[LuaClient] = []
+        self._counters: HostCounters | None = None
         self._endpoints: list[Endpoint] = []
         self._link_mbps: list[int] = []
         self._ports: tuple[GenPort, ...] = ()
@@ -82,54 +76,35 @@ class PktgenTrafficGenerator(TrafficGenerator):
     # --- prerequisites and life cycle ------------------------------------------------------
 
     @property
-    def _remote(self) -> bool:
+    def _external(self) -> bool:
+        """True for a pktgen the user started (TRAFFICGEN_PKTGEN_HOST): vsperf only connects."""
         return bool(str(self.settings["TRAFFICGEN_PKTGEN_HOST"]))
 
-    def use_host_processes(self, processes: HostProcesses, host: str) -> None:
-        self._host_processes = (processes, host)
-
     def check_prerequisites(self) -> None:
-        if self.settings["TESTBED"] and not self._remote:
-            return  # vsperf starts it on the testbed's generator host: the testbed's preflight checks that host
-        if self._remote:
-            host, port = str(self.settings["TRAFFICGEN_PKTGEN_HOST"]), int(self.settings["TRAFFICGEN_PKTGEN_PORT"])
+        if self._external:
+            address, port = str(self.settings["TRAFFICGEN_PKTGEN_HOST"]), int(self.settings["TRAFFICGEN_PKTGEN_PORT"])
             try:
-                socket.create_connection((host, port), timeout=5.0).close()
+                socket.create_connection((address, port), timeout=5.0).close()
             except OSError as exc:
                 raise PrerequisiteError(
-                    f"no pktgen Lua socket at {host}:{port} ({exc}): start pktgen with -G (or -g host:port) "
+                    f"no pktgen Lua socket at {address}:{port} ({exc}): start pktgen with -G (or -g host:port) "
                     "there, or leave TRAFFICGEN_PKTGEN_HOST empty to let vsperf start it"
                 ) from exc
             return
-        binary = self._binary()
-        try:
-            with open(binary, "rb") as fh:
-                has_lua = LUA_MARKER in fh.read()
-        except OSError as exc:
-            raise PrerequisiteError(f"cannot read the pktgen binary {binary}: {exc}") from exc
-        if not has_lua:
-            raise PrerequisiteError(
-                f"{binary} was built without Lua: rebuild Pktgen-DPDK with meson -Denable_lua=true "
-                "(see docs/trafficgens.rst)"
-            )
-        if os.geteuid() != 0:
-            raise PrerequisiteError("the pktgen generator needs root to start pktgen: run as root, "
+        host = self.host
+        check_binary(host, str(self.settings["TRAFFICGEN_PKTGEN_BINARY"]))
+        for program, package in (("python3", "python3"), ("taskset", "util-linux"), ("renice", "bsdutils")):
+            host.require(program, f"apt-get install {package}")  # the pty launcher; lowering its housekeeping
+        if host.executor.run(["id", "-u"], check=False, timeout_s=10).stdout.strip() != "0":
+            where = "" if host.local else f"host {host.name}: "
+            raise PrerequisiteError(f"{where}the pktgen generator needs root to start pktgen: run as root, "
                                     "or set TRAFFICGEN_PKTGEN_HOST to a pktgen you started")
-        require_port_driver(self.settings["TRAFFICGEN_PKTGEN_PORT_DRIVER"])
-        # pktgen opens one queue per port: frames the lab's veth steers to another queue would be lost
-        queues = int(self.settings["LAB_PORT_QUEUES"])
-        check_veth_queues(self.settings["TRAFFICGEN_PKTGEN_PORT_DRIVER"], queues,
-                          f"generator pktgen: LAB_PORT_QUEUES={queues}", "TRAFFICGEN_PKTGEN_PORT_DRIVER")
-
-    def _binary(self) -> str:
-        name = str(self.settings["TRAFFICGEN_PKTGEN_BINARY"])
-        path = shutil.which(name)
-        if path is None:
-            raise PrerequisiteError(
-                f"pktgen is missing ({name!r} not found): build Pktgen-DPDK >= 23.06 with Lua "
-                "(docs/trafficgens.rst) and set TRAFFICGEN_PKTGEN_BINARY to its path"
-            )
-        return path
+        if host.local:  # this machine's DPDK PMDs and veths (a testbed host's: found when pktgen starts)
+            require_port_driver(self.settings["TRAFFICGEN_PKTGEN_PORT_DRIVER"])
+            # pktgen opens one queue per port: frames the lab's veth steers to another queue would be lost
+            queues = int(self.settings["LAB_PORT_QUEUES"])
+            check_veth_queues(self.settings["TRAFFICGEN_PKTGEN_PORT_DRIVER"], queues,
+                              f"generator pktgen: LAB_PORT_QUEUES={queues}", "TRAFFICGEN_PKTGEN_PORT_DRIVER")
 
     def version(self) -> str:
         if self._version is None:
@@ -143,22 +118,19 @@ class PktgenTrafficGenerator(TrafficGenerator):
             raise TrafficGenError(f"pktgen needs two generator ports, the deployment gave {len(ports)}")
         self._ports = tuple(ports)
         try:
-            if self._remote:
-                self._connect_remote(len(ports))
+            if self._external:
+                self._connect_external(len(ports))
             else:
                 launched = Launched(self._processes, self._clients)  # filled as they start: stop() sees them
-                if self._host_processes is not None:  # a testbed's generator host, over SSH or `local`
-                    launch_on_host(self.settings, self.ctx, ports, self.ctx.executor, *self._host_processes,
-                                   into=launched)
-                else:  # the local lab
-                    launch_local(self.settings, self.ctx, ports, self._binary(), into=launched)
+                launch(self.settings, self.host, ports, into=launched)
                 self._endpoints = launched.endpoints
+                self._counters = HostCounters(self.host, [(p.netns, p.ifname) for p in ports])
             self._read_links()
         except BaseException:
             self.stop()
             raise
 
-    def _connect_remote(self, count: int) -> None:
+    def _connect_external(self, count: int) -> None:
         host, port = str(self.settings["TRAFFICGEN_PKTGEN_HOST"]), int(self.settings["TRAFFICGEN_PKTGEN_PORT"])
         port_map = [int(p) for p in self.settings["TRAFFICGEN_PKTGEN_PORT_MAP"]]
         if len(port_map) < count:
@@ -183,6 +155,9 @@ class PktgenTrafficGenerator(TrafficGenerator):
         log.info("pktgen ports %s, link speeds %s Mbit/s", self._endpoints, self._link_mbps)
 
     def stop(self) -> None:
+        if self._counters is not None:
+            self._counters.close()
+            self._counters = None
         for proc in self._processes:
             proc.stop()
         for client in self._clients:
@@ -254,6 +229,7 @@ class PktgenTrafficGenerator(TrafficGenerator):
             self._clients[ep.instance].call(lua.latency([ep.port], latency_on))
         rx_ports = sorted({d.rx_port for d in dirs})
         stack_before = self._kernel_tx(rx_ports)
+        counters = self._counters
         for client in self._clients:
             client.call(lua.clear_stats())
         # A rate trial may overrun its plan a little before it counts as under-delivered (it is
@@ -264,11 +240,11 @@ class PktgenTrafficGenerator(TrafficGenerator):
             limit_s = max(10.0, 3 * sum(counts) / 20_000 + 10.0)
         tx_ports = list(dict.fromkeys(d.tx_port for d in dirs))
         elapsed: dict[int, float] = {}
-        if primed:
+        if primed and counters is not None:
             interfaces = [(self._ports[p].netns, self._ports[p].ifname) for p in tx_ports]
             starts = [(self._clients[self._endpoints[p].instance], self._endpoints[p].port) for p in tx_ports]
             windows = send_primed(self._clients, senders, interfaces, starts, [targets[p] for p in tx_ports],
-                                  limit_s, SETTLE_TIMEOUT_S, counters=self._host_counters())
+                                  limit_s, SETTLE_TIMEOUT_S, counters=counters)
         else:
             elapsed = send_and_wait(self._clients, senders, limit_s, start_first=True)
             windows = [None] * len(tx_ports)
@@ -278,8 +254,7 @@ class PktgenTrafficGenerator(TrafficGenerator):
         stack_sent = {
             p: max(0, stack_after[p] - stack_before[p] - self._port_counters(stats, p).tx_frames) for p in stack_before
         }
-        if self._on_host:
-            stack_sent = self._foreign(rx_ports)
+        stack_sent.update(self._foreign([p for p in rx_ports if p not in stack_before]))
         if any(stack_sent.values()):
             log.debug("frames the hosts' own stacks sent to the receiving ports: %s", stack_sent)
         tx = rx = 0
@@ -308,37 +283,34 @@ class PktgenTrafficGenerator(TrafficGenerator):
         return stats[ep.instance][ep.port]
 
     def _kernel_tx(self, gen_ports: list[int]) -> dict[int, int]:
-        """Kernel transmit counters of the receiving ports' interfaces (pktgen vsperf started).
+        """Kernel transmit counters of the receiving ports in namespaces the run made (the local
+        lab's), when vsperf started pktgen.
 
         A packet socket also sees the frames its interface sends: when the namespace's own
         stack answers a test frame (ICMP port unreachable: nothing listens on the test's UDP
         port), pktgen's receiving port counts that answer as received. The interface's
         transmit counter minus what pktgen sent on it is exactly those frames; they are taken
-        off the received count. A pktgen the user started owns real ports: nothing to do.
+        off the received count. A host's own interfaces are the user's: see `_foreign`.
         """
-        if not self._processes:
+        if self._counters is None:
             return {}
-        if self._on_host:
-            return {}  # see _foreign
-        return {p: netdev.link_counters(self._ports[p].ifname, self._ports[p].netns).tx_packets for p in gen_ports}
-
-    @property
-    def _on_host(self) -> bool:
-        """True when vsperf started pktgen on a testbed's generator host (over SSH)."""
-        return any(isinstance(p, RemotePktgen) for p in self._processes)
-
-    def _host_counters(self) -> HostCounters | None:
-        """The generator host's counter reader when pktgen runs there (None: this machine's netlink)."""
-        return next((p.counters for p in self._processes if isinstance(p, RemotePktgen)), None)
+        ports = [p for p in gen_ports if self._ports[p].netns]
+        if not ports:
+            return {}
+        counts = self._counters.tx_packets()
+        return {p: counts[(self._ports[p].netns, self._ports[p].ifname)] for p in ports}
 
     def _foreign(self, gen_ports: list[int]) -> dict[int, int]:
-        """Frames of the receiving ports that were not test frames (ARP, IPv6), on a testbed.
+        """Frames of the receiving ports that were not test frames (ARP, IPv6), on a host's own
+        interfaces (a testbed's; an empty list: nothing to ask).
 
         The generator host's cable ends and the DUT host's switch are the user's, IPv6 on:
         their stacks send router solicitations, neighbour and MLD frames when a port or bridge
         comes up (measured here: a few per trial), and the switch floods them to the generator's
         ports, where pktgen counts them as received. pktgen classifies each received frame; the
         test's are IPv4."""
+        if not gen_ports or self._counters is None:
+            return {}
         counts = [replies.foreign_frames(c.call(lua.pkt_stats())) for c in self._clients]
         return {p: counts[self._endpoints[p].instance].get(self._endpoints[p].port, 0) for p in gen_ports}
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from vsperf.errors import TrafficGenError
-from vsperf.lab.netdev import in_netns
+from vsperf.executor import in_netns
 from vsperf.trafficgen.pktgen import lua
 from vsperf.trafficgen.pktgen.replies import parse_reply
 

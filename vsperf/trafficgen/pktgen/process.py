@@ -1,37 +1,50 @@
-"""A Pktgen-DPDK process vsperf starts on lab ports: command line, launch, readiness, stop.
+"""A Pktgen-DPDK process vsperf starts on the generator host: command line, launch, readiness, stop.
 
-One process per network namespace of the generator ports (the lab puts each generator port
-in a namespace of its own, and a DPDK veth driver opens its socket in the namespace of the
-process), each with the same EAL isolation as every vsperf DPDK process
-(vsperf.dpdk.eal.eal_memory_args: no hugepages, no PCI, a private --file-prefix carrying the
-run id). Stopped by PID; its DPDK runtime directory is removed after it exited.
+One process per network namespace of the generator ports (the local lab puts each generator
+port in a namespace of its own, and a DPDK veth driver opens its socket in the namespace of the
+process; a testbed's ports are its generator host's own interfaces: one pktgen owns them all),
+each with the same EAL isolation as every vsperf DPDK process (vsperf.dpdk.eal.eal_memory_args:
+no hugepages, no PCI, a private --file-prefix carrying the run id). It runs through the host
+(`vsperf.host.Host`: in the run's journal by PID and start time), under vsperf's pty launcher
+(`ptyexec`, standard library only, run with the host's python3: pktgen needs a terminal), which
+execs pktgen under the same PID. Its Lua socket listens on the host's loopback, reached through
+the host's executor (`open_tcp`: a socket in the port's namespace here, a channel of the SSH
+connection on a testbed host). Stopped by PID; its DPDK runtime directory is removed after it
+exited.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import re
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vsperf.dpdk.eal import PortDriver, eal_memory_args, remove_runtime_dir, runtime_dir, veth_vdev
-from vsperf.errors import TrafficGenError
-from vsperf.executor import Executor
-from vsperf.lab.process import ManagedProcess, spawn_process
-from vsperf.trafficgen.pktgen import lua
+from vsperf.dpdk.eal import PortDriver, eal_memory_args, runtime_dir, veth_vdev
+from vsperf.errors import DeploymentError, TrafficGenError
+from vsperf.host.host import Host
+from vsperf.host.process import HostProcess
+from vsperf.trafficgen.pktgen import lua, ptyexec
 from vsperf.trafficgen.pktgen.client import LuaClient
 
 log = logging.getLogger(__name__)
 
-PTYEXEC_MODULE = "vsperf.trafficgen.pktgen.ptyexec"
+_PTYEXEC = Path(ptyexec.__file__)
 _STOP_TIMEOUT_S = 5.0
 CONSOLE_NICE = 19
 TIMER_NICE = 10
+LOOPBACK = "127.0.0.1"
+# Lower pktgen's console and timer threads (see `PktgenProcess.start`): the console (thread $1)
+# to nice $2, the timer thread (another thread named pktgen) to the console's CPUs at nice $3. A
+# fixed script: the PID and the values are its arguments. Prints the threads it changed.
+CALM_SCRIPT = ('renice -n "$2" -p "$1" >/dev/null || exit 1; echo "$1"; '
+               'home=$(taskset -c -p "$1") || exit 1; home=${home##*: }; '
+               'for t in /proc/"$1"/task/*; do tid=${t##*/}; [ "$tid" = "$1" ] && continue; '
+               'read -r comm <"$t/comm" 2>/dev/null || continue; [ "$comm" = pktgen ] || continue; '
+               'taskset -c -p "$home" "$tid" >/dev/null && renice -n "$3" -p "$tid" >/dev/null && echo "$tid"; done')
 
 
 @dataclass(frozen=True)
@@ -47,7 +60,7 @@ class PktgenConfig:
     lua_port: int  # TCP port of pktgen's Lua socket
     core_map: str = ""  # pktgen -m; empty: lcore 1 handles every port
     extra_eal_args: tuple[str, ...] = ()
-    lua_address: str = "localhost"  # where the Lua socket listens (a testbed host: its loopback, 127.0.0.1)
+    lua_address: str = LOOPBACK  # where the Lua socket listens: the host's loopback (in the ports' namespace)
 
     def __post_init__(self) -> None:
         if not self.ifnames:
@@ -66,7 +79,7 @@ class PktgenConfig:
         return "1.0" if last == 0 else f"1.[0-{last}]"
 
 
-def pktgen_argv(cfg: PktgenConfig, launcher: Sequence[str] = (sys.executable, "-m", PTYEXEC_MODULE)) -> list[str]:
+def pktgen_argv(cfg: PktgenConfig, launcher: Sequence[str]) -> list[str]:
     """The full command line: pktgen under vsperf's pty launcher (`launcher`, see ptyexec), with
     the EAL arguments, one --vdev per interface, and pktgen's own: -P (promiscuous: frames for
     other MACs count too), -T off (no colours), -g (the Lua socket, on `cfg.lua_address`)."""
@@ -82,32 +95,38 @@ def pktgen_argv(cfg: PktgenConfig, launcher: Sequence[str] = (sys.executable, "-
 
 
 class PktgenProcess:
-    """One running pktgen (see module doc) and the Lua connection to it."""
+    """One running pktgen on `host` (see module doc) and the Lua connection to it."""
 
-    def __init__(
-        self, executor: Executor, cfg: PktgenConfig, *, netns: str | None, log_path: Path, label: str
-    ) -> None:
-        self.executor = executor
+    def __init__(self, host: Host, cfg: PktgenConfig, *, netns: str | None, label: str) -> None:
+        self.host = host
         self.cfg = cfg
         self.netns = netns
-        self.log_path = log_path
-        self.label = label
-        self.proc: ManagedProcess | None = None
-        self.client = LuaClient("127.0.0.1", cfg.lua_port, netns=netns, label=label)
+        self.label = label + ("" if host.local else f" on host {host.name}")
+        self.proc: HostProcess | None = None
+        self.client = LuaClient(LOOPBACK, cfg.lua_port, netns=netns, label=self.label,
+                                opener=lambda timeout_s: host.executor.open_tcp(cfg.lua_port, netns=netns,
+                                                                                 timeout_s=timeout_s))
 
     def start(self, ready_timeout_s: float) -> LuaClient:
         """Launch pktgen and connect to its Lua socket; TrafficGenError with its log if it cannot."""
-        self.proc = spawn_process(
-            self.executor, self.label, pktgen_argv(self.cfg), netns=self.netns, log_path=self.log_path
-        )
+        host = self.host
+        launcher = ["python3", str(host.stage_file(_PTYEXEC, _PTYEXEC.name))]
+        try:
+            self.proc = host.spawn(self.label, pktgen_argv(self.cfg, launcher), netns=self.netns,
+                                   log_path=host.log_path(f"{self.label.split(' on ')[0].replace(' ', '-')}.log"))
+        except DeploymentError as exc:
+            raise TrafficGenError(f"cannot start {self.label}: {exc}") from exc
         log.info("%s started (pid %d) on %s", self.label, self.proc.pid, ", ".join(self.cfg.ifnames))
         proc = self.proc
         wait_for_lua(self.client, self.label, ready_timeout_s, proc.returncode, lambda: proc.log_tail(4))
-        log.debug("%s: console and timer threads %s lowered", self.label, calm_housekeeping(self.proc.pid))
+        # Best effort: without renice/taskset there, pktgen runs as it is.
+        calmed = host.executor.run(["sh", "-c", CALM_SCRIPT, "sh", str(proc.pid), str(CONSOLE_NICE), str(TIMER_NICE)],
+                                   check=False, timeout_s=10)
+        log.debug("%s: console and timer threads %s lowered", self.label, calmed.stdout.split())
         return self.client
 
     def check_alive(self) -> None:
-        """TrafficGenError when pktgen has exited."""
+        """TrafficGenError when pktgen has exited (HostLostError when its host is gone)."""
         if self.proc is not None and not self.proc.alive():
             raise TrafficGenError(f"{self.label} (pid {self.proc.pid}) died: {self.proc.log_tail(4)}")
 
@@ -120,16 +139,11 @@ class PktgenProcess:
                 # Closing the connection is enough to end a request; quit() makes pktgen
                 # restore its terminal and exit by itself.
                 self.client.call(lua.quit_pktgen(), timeout_s=1.0)
-            if proc.wait(_STOP_TIMEOUT_S) is None:
-                proc.stop(timeout_s=_STOP_TIMEOUT_S)
+            proc.wait(_STOP_TIMEOUT_S)
         self.client.close()
         if proc is not None:
-            proc.stop(timeout_s=_STOP_TIMEOUT_S)  # no-op when it is gone; reaps the child
-        remove_runtime_dir(self.cfg.file_prefix)
-
-    @property
-    def runtime_dir(self) -> Path:
-        return runtime_dir(self.cfg.file_prefix)
+            self.host.stop_process(proc, timeout_s=_STOP_TIMEOUT_S)  # no-op when it is gone; forgotten
+        self.host.remove_dir(runtime_dir(self.cfg.file_prefix))
 
 
 def wait_for_lua(client: LuaClient, label: str, ready_timeout_s: float, returncode: Callable[[], int | None],
@@ -153,36 +167,6 @@ def wait_for_lua(client: LuaClient, label: str, ready_timeout_s: float, returnco
             time.sleep(0.3)
     with contextlib.suppress(TrafficGenError):
         client.call(lua.screen_off())
-
-
-def calm_housekeeping(pid: int, task_root: Path = Path("/proc")) -> list[int]:
-    """Lower pktgen's console and timer threads so that its port lcores get the CPUs.
-
-    Both spin: the console (the main thread, lcore 0) polls its terminal with a zero timeout,
-    the timer thread (also named "pktgen", started by the main thread with every CPU allowed)
-    loops between its once-a-second jobs. Measured on a 2-CPU machine: the timer thread ran on
-    the receiving port's CPU and halved it. The console goes to nice CONSOLE_NICE; the timer
-    thread is confined to the console's CPUs at nice TIMER_NICE: it still refreshes the
-    counters vsperf reads every second (vsperf waits for a refresh, see the backend). Returns
-    the thread ids it changed.
-    """
-    changed = []
-    try:
-        home = os.sched_getaffinity(pid)
-        os.setpriority(os.PRIO_PROCESS, pid, CONSOLE_NICE)
-        changed.append(pid)
-    except OSError:
-        return changed
-    for task in sorted((task_root / str(pid) / "task").glob("*")):
-        try:
-            tid = int(task.name)
-            if tid != pid and (task / "comm").read_text().strip() == "pktgen":
-                os.sched_setaffinity(tid, home)
-                os.setpriority(os.PRIO_PROCESS, tid, TIMER_NICE)
-                changed.append(tid)
-        except (OSError, ValueError):
-            continue  # the thread ended meanwhile
-    return changed
 
 
 def group_by_netns(netns_of_ports: Sequence[str | None]) -> list[tuple[str | None, list[int]]]:

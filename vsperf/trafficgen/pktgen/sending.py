@@ -56,12 +56,12 @@ def send_primed(
     rates: Sequence[float],
     limit_s: float,
     first_frame_timeout_s: float,
-    counters: Counters | None = None,
+    counters: Counters,
 ) -> list[Window | None]:
     """Start ports configured at one burst per lua.PRIME_PERIOD_S, raise each (`ports[i]`:
     its pktgen and port number, on interface `interfaces[i]`) to `rates[i]` once its first
     burst has left, wait until all are done; each one's transmit window from its interface's
-    counter (this machine's, or another host's through `counters`).
+    counter (read on the generator host through `counters`).
 
     Why: every pktgen.start rebuilds each mbuf of the port's pool before the first burst
     (50-700 ms measured here), and pktgen's pacing then owes every burst of that time and sends

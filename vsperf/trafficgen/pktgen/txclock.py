@@ -2,12 +2,11 @@
 
 pktgen's Lua API has no clock and no live transmit counter, and every `pktgen.start` first
 rebuilds every mbuf of the port's pool in the sending lcore (pktgen_setup_packets), which
-took 50-700 ms here: timing the start request would count that as transmit time. For the
-lab's ports the kernel counts every frame the veth sends, so a thread samples that counter
-(netlink, ~0.5 ms a read) while the trial runs: the first and the last change bound the
-transmission to within one sample period. On a testbed's generator host, the counters are
-read there on request (`HostCounters`, vsperf.trafficgen.pktgen.remote), each sample timed at the
-middle of its request.
+took 50-700 ms here: timing the start request would count that as transmit time. The kernel
+counts every frame an interface sends, so a thread samples that counter while the trial runs
+(read on the generator host on request: `vsperf.trafficgen.pktgen.counters.HostCounters`, each
+sample timed at the middle of its request): the first and the last change bound the
+transmission to within one sample period.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from vsperf.errors import TrafficGenError
-from vsperf.lab.netdev import LinkStatsReader
 
 SAMPLE_PERIOD_S = 0.002
 
@@ -71,23 +69,19 @@ def transmit_window(samples: Sequence[Sample], since_s: float | None = None) -> 
 
 
 class Counters(Protocol):
-    """Transmit counters of interfaces of another host, read together."""
+    """Transmit counters of interfaces of the generator host, read together."""
 
-    def tx_packets(self) -> dict[str, int]:
-        """Interface name -> frames it sent."""
+    def tx_packets(self) -> dict[tuple[str | None, str], int]:
+        """(namespace, interface) -> frames it sent."""
         ...
 
 
 class TxClock:
-    """Samples the transmit counters of some interfaces from `start()` to `stop()`: this
-    machine's (namespace, interface) through netlink, or, with `counters`, another host's.
+    """Samples the transmit counters of some (namespace, interface) from `start()` to `stop()`,
+    through `counters` (see the module docstring)."""
 
-    pyroute2's sockets belong to the thread that opened them: the sampling thread opens,
-    reads and closes them all.
-    """
-
-    def __init__(self, interfaces: Sequence[tuple[str | None, str]], period_s: float = SAMPLE_PERIOD_S,
-                 counters: Counters | None = None) -> None:
+    def __init__(self, interfaces: Sequence[tuple[str | None, str]], counters: Counters,
+                 period_s: float = SAMPLE_PERIOD_S) -> None:
         self.interfaces = list(interfaces)
         self.period_s = period_s
         self.counters = counters
@@ -100,13 +94,10 @@ class TxClock:
         self._thread = threading.Thread(target=self._run, name="pktgen-txclock", daemon=True)
 
     def _run(self) -> None:
-        readers: list[LinkStatsReader] = []
         try:
-            if self.counters is None:
-                readers = [LinkStatsReader(ifname, netns) for netns, ifname in self.interfaces]
             while True:
                 done = self._done.is_set()  # read before the sample: the last one follows stop()
-                for index, (sample, series) in enumerate(zip(self._sample(readers), self.samples, strict=True)):
+                for index, (sample, series) in enumerate(zip(self._sample(), self.samples, strict=True)):
                     series.append(sample)
                     if series[-1].tx_packets != series[0].tx_packets:
                         self._moved[index].set()
@@ -118,16 +109,12 @@ class TxClock:
             self._error = exc
         finally:
             self._ready.set()
-            for reader in readers:
-                reader.close()
 
-    def _sample(self, readers: Sequence[LinkStatsReader]) -> list[Sample]:
-        if self.counters is None:
-            return [Sample(time.monotonic(), reader.read().tx_packets) for reader in readers]
+    def _sample(self) -> list[Sample]:
         before = time.monotonic()
         counts = self.counters.tx_packets()
         at = (before + time.monotonic()) / 2  # the host read them during the request
-        return [Sample(at, counts[ifname]) for _, ifname in self.interfaces]
+        return [Sample(at, counts[interface]) for interface in self.interfaces]
 
     def start(self) -> None:
         """Start sampling; returns once every counter has been read once."""

@@ -1,5 +1,5 @@
-"""Traffic generator backend on netsniff-ng's trafgen, for the local lab's namespaced ports and a
-testbed's generator host (over SSH: `vsperf.trafficgen.trafgen.remote`).
+"""Traffic generator backend on netsniff-ng's trafgen, on the generator host's ports: the local
+lab's namespaced veths, or a testbed's generator host (this machine or SSH, the same way).
 
 One trafgen process per transmitting port, inside the port's namespace, sends an exact number
 of frames at a rate (`trafgen --dev IF --conf FILE -n COUNT -b RATEpps`); the aggregate rate
@@ -7,40 +7,35 @@ of a trial is split evenly over the transmitting ports. Frames sent are trafgen'
 (frames the kernel accepted from it); the transmit time is trafgen's own measurement, so the
 achieved rate is exact and under-delivery is flagged. Frames received are counted by a tc
 program at each receiving port (vsperf.trafficgen.trafgen.rxcount) that sees only this test's IPv4/UDP
-frames to 198.18.0.0/15 (and checks their VLAN tag), read after the residual wait.
+frames to 198.18.0.0/15 (and checks their VLAN tag), read after the residual wait, held by the
+receive agent of the port's namespace (vsperf.trafficgen.trafgen.agent_client).
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import shutil
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
-from vsperf.context import RunContext
-from vsperf.deployment import GenPort
+from vsperf.deploy.base import GenPort
+from vsperf.deploy.streams import Direction, directions
 from vsperf.errors import CommandError, DeploymentError, PrerequisiteError, TrafficGenError
-from vsperf.lab.cpus import sender_cpus
-from vsperf.lab.streams import Direction, directions
+from vsperf.host.host import Host
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.base import (
-    HostProcesses,
     TrafficGenerator,
     burst_shares,
     check_burst,
     check_rate_trial,
     rate_shares,
 )
-from vsperf.trafficgen.trafgen import bpf
+from vsperf.trafficgen.cpus import sender_cpus
+from vsperf.trafficgen.trafgen.agent_client import AgentClient, RxCounter
 from vsperf.trafficgen.trafgen.config import FCS_BYTES, packet_config, parse_version
-from vsperf.trafficgen.trafgen.remote import RemoteGenHost, RemoteRxCounter
-from vsperf.trafficgen.trafgen.rxcount import NO_VLAN, RxCounter, RxCounts
-from vsperf.trafficgen.trafgen.sender import LocalSenderHost, PortSender, SenderHost, run_senders
-from vsperf.trafficgen.vsgen.remote import host_cpus
+from vsperf.trafficgen.trafgen.rxcount import NO_VLAN, RxCounts
+from vsperf.trafficgen.trafgen.sender import PortSender, run_senders
 
 log = logging.getLogger(__name__)
 
@@ -50,45 +45,33 @@ FLAG_RX_WRONG_VLAN = "rx_wrong_vlan"  # frames arrived tagged with another VLAN 
 
 
 class TrafgenTrafficGenerator(TrafficGenerator):
-    """netsniff-ng trafgen on the local lab's veth ports, or on a testbed's generator host over
-    SSH (`vsperf.trafficgen.trafgen.remote`); rate- and count-controlled."""
+    """netsniff-ng trafgen on the generator host's ports; rate- and count-controlled."""
 
     NAME: ClassVar[str] = "trafgen"
+    # program -> Debian package, on the generator host; the receive agent runs with python3.
+    PROGRAMS: ClassVar[Mapping[str, str]] = {"trafgen": "netsniff-ng", "tc": "iproute2", "python3": "python3",
+                                             "taskset": "util-linux"}
 
-    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
-        super().__init__(settings, ctx)
+    def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
+        super().__init__(settings, host)
         self._ports: tuple[GenPort, ...] = ()
-        self._counters: dict[int, RxCounter | RemoteRxCounter] = {}
+        self._agents: dict[str | None, AgentClient] = {}  # one per namespace of the ports
+        self._counters: dict[int, RxCounter] = {}
         self._senders: dict[int, PortSender] = {}
         self._version: str | None = None
-        self._conf_dir: Path | None = None
-        self._host_processes: tuple[HostProcesses, str] | None = None  # on a testbed: (session, host)
-        self._host: SenderHost | None = None
-        self._remote: RemoteGenHost | None = None
-        self._host_cpus: list[int] = []  # the generator host's CPUs, when it is another host
-
-    def use_host_processes(self, processes: HostProcesses, host: str) -> None:
-        self._host_processes = (processes, host)
 
     def check_prerequisites(self) -> None:
-        if self.settings["TESTBED"]:
-            return  # it runs on the testbed's generator host: the testbed's preflight checks that host
-        if os.geteuid() != 0:
-            raise PrerequisiteError(
-                "the trafgen generator needs root: run as root, or use --trafficgen dummy"
-            )
-        if shutil.which(TRAFGEN) is None:
-            raise PrerequisiteError("trafgen is missing: apt-get install netsniff-ng")
-        try:
-            bpf.ArrayMap(1).close()
-        except OSError as exc:
-            raise PrerequisiteError(f"the kernel refuses BPF maps ({exc}); frames cannot be counted") from exc
+        where = "" if self.host.local else f"host {self.host.name}: "
+        if self.host.executor.run(["id", "-u"], check=False, timeout_s=10).stdout.strip() != "0":
+            raise PrerequisiteError(f"{where}the trafgen generator needs root: run as root, or use --trafficgen dummy")
+        for program, package in self.PROGRAMS.items():
+            self.host.require(program, f"apt-get install {package}")
 
     def version(self) -> str:
         if self._version is None:
             try:
                 # trafgen -v exits with 1 after printing its version.
-                proc = self.ctx.executor.run([TRAFGEN, "-v"], timeout_s=10, check=False)
+                proc = self.host.executor.run([TRAFGEN, "-v"], timeout_s=10, check=False)
             except CommandError as exc:
                 return f"unknown ({exc})"
             self._version = parse_version(proc.stdout + proc.stderr)
@@ -98,16 +81,13 @@ class TrafgenTrafficGenerator(TrafficGenerator):
         if len(ports) < 2:
             raise TrafficGenError(f"trafgen needs two generator ports, the deployment gave {len(ports)}")
         self._ports = tuple(ports)
-        self._conf_dir = self.ctx.work_dir / "trafgen"
-        self._conf_dir.mkdir(parents=True, exist_ok=True)
-        if self._host_processes is None:
-            self._host = LocalSenderHost(self.ctx.executor, self._conf_dir)
-            return
-        processes, host = self._host_processes
-        self._remote = RemoteGenHost(self.ctx.executor, processes, host, self.ctx.run_id, self._conf_dir)
-        self._remote.open()
-        self._host = self._remote
-        self._host_cpus = host_cpus(self.ctx.executor)
+        try:
+            for netns in dict.fromkeys(p.netns for p in ports):
+                agent = self._agents[netns] = AgentClient(self.host, netns)
+                agent.open()
+        except BaseException:
+            self.stop()
+            raise
 
     def stop(self) -> None:
         for sender in self._senders.values():
@@ -116,10 +96,9 @@ class TrafgenTrafficGenerator(TrafficGenerator):
         for counter in self._counters.values():
             counter.detach()
         self._counters.clear()
-        remote, self._remote = self._remote, None
-        if remote is not None:
-            remote.close()
-        self._host = None
+        for agent in self._agents.values():
+            agent.close()
+        self._agents.clear()
         self._ports = ()
 
     # --- trials ----------------------------------------------------------------------------
@@ -152,14 +131,13 @@ class TrafgenTrafficGenerator(TrafficGenerator):
             return int(pushed)
         return traffic.vlan.id if traffic.vlan.enabled else NO_VLAN
 
-    def _counter(self, port_index: int, expected_vlan: int) -> RxCounter | RemoteRxCounter:
+    def _counter(self, port_index: int, expected_vlan: int) -> RxCounter:
         counter = self._counters.get(port_index)
         if counter is None or counter.expected_vlan_id != expected_vlan:
             if counter is not None:
                 counter.detach()
             port = self._ports[port_index]
-            counter = (RxCounter(port.netns, port.ifname, expected_vlan) if self._remote is None
-                       else RemoteRxCounter(self._remote, port.ifname, expected_vlan))
+            counter = RxCounter(self._agents[port.netns], port.ifname, expected_vlan)
             try:
                 counter.attach()
             except DeploymentError as exc:
@@ -211,9 +189,8 @@ class TrafgenTrafficGenerator(TrafficGenerator):
     def _sender(self, port_index: int) -> PortSender:
         sender = self._senders.get(port_index)
         if sender is None:
-            assert self._conf_dir is not None and self._host is not None
-            sender = PortSender(self.ctx.executor, self._host, self._ports[port_index], port_index, self._conf_dir,
-                                self._cpu_for(port_index))
+            port = self._ports[port_index]
+            sender = PortSender(self.host, self._agents[port.netns], port, port_index, self._cpu_for(port_index))
             self._senders[port_index] = sender
         return sender
 
@@ -225,6 +202,5 @@ class TrafgenTrafficGenerator(TrafficGenerator):
         kernel bridge, which forwards in the sender's context and wants every CPU) when the
         switch runs on the generator's host. The CPUs are the generator host's.
         """
-        cpus = self._host_cpus if self._remote is not None else sorted(os.sched_getaffinity(0))
-        available = sender_cpus(self.settings, "TRAFGEN_CPUS", cpus, switch_on_host=self.switch_on_host)
+        available = sender_cpus(self.settings, "TRAFGEN_CPUS", self.host.cpus(), switch_on_host=self.switch_on_host)
         return available[port_index % len(available)] if available else None

@@ -15,12 +15,8 @@ Counters are cumulative; a trial reads them before and after and takes the diffe
 
 from __future__ import annotations
 
-import contextlib
-import os
 from dataclasses import astuple, dataclass
 
-from vsperf.errors import DeploymentError
-from vsperf.lab import netdev
 from vsperf.trafficgen.trafgen import bpf
 from vsperf.trafficgen.trafgen.bpf import (
     JEQ,
@@ -55,7 +51,6 @@ _TC_ACT_OK, _TC_ACT_SHOT = 0, 2
 # bpf.py refuses other architectures' syscall numbers except the LE ones listed).
 _ETH_P_IP_LE, _ETH_P_8021Q_LE = 0x0008, 0x0081
 _NET_198_18_LE, _MASK_15_LE = 0x000012C6, 0x0000FEFF
-_TC_INGRESS_PARENT = "ffff:fff2"
 
 
 class _Asm:
@@ -162,53 +157,3 @@ class RxCounts:
         if len(slots) != SLOTS:
             raise ValueError(f"expected {SLOTS} counter slots, got {len(slots)}")
         return cls(*slots)
-
-
-class RxCounter:
-    """The counting program attached at ingress of `ifname` in namespace `netns`."""
-
-    def __init__(self, netns: str | None, ifname: str, expected_vlan_id: int = NO_VLAN) -> None:
-        self.netns = netns
-        self.ifname = ifname
-        self.expected_vlan_id = expected_vlan_id
-        self._map: bpf.ArrayMap | None = None
-        self._prog_fd = -1
-
-    def attach(self) -> None:
-        """Load the program and attach it (a clsact qdisc is added to the interface)."""
-        try:
-            self._map = bpf.ArrayMap(SLOTS)
-            self._prog_fd = bpf.load_sched_cls(
-                counter_program(self._map.fd, self.expected_vlan_id), "vsperf_rx"
-            )
-            with netdev.ipr(self.netns) as ipr:
-                index = ipr.link_lookup(ifname=self.ifname)[0]
-                with contextlib.suppress(Exception):  # a clsact left by a previous attach
-                    ipr.tc("del", "clsact", index)
-                ipr.tc("add", "clsact", index)
-                ipr.tc(
-                    "add-filter", "bpf", index, ":1", fd=self._prog_fd, name="vsperf_rx",
-                    parent=_TC_INGRESS_PARENT, classid=1, direct_action=True,
-                )
-        except (OSError, IndexError, Exception) as exc:
-            self.detach()
-            raise DeploymentError(f"cannot attach the receive counter to {self.ifname}: {exc}") from exc
-
-    def read(self) -> RxCounts:
-        """Current cumulative counts."""
-        if self._map is None:
-            raise DeploymentError(f"receive counter on {self.ifname} is not attached")
-        return RxCounts.from_slots(self._map.values())
-
-    def detach(self) -> None:
-        """Remove the program (tolerates the interface being gone already)."""
-        if self._prog_fd >= 0:
-            with contextlib.suppress(Exception), netdev.ipr(self.netns) as ipr:
-                links = ipr.link_lookup(ifname=self.ifname)
-                if links:
-                    ipr.tc("del", "clsact", links[0])
-            os.close(self._prog_fd)
-            self._prog_fd = -1
-        if self._map is not None:
-            self._map.close()
-            self._map = None

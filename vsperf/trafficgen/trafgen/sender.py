@@ -18,18 +18,13 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Protocol
 
-import psutil
-
-from vsperf.deployment import GenPort
-from vsperf.errors import CommandError, TrafficGenError
-from vsperf.executor import Executor
-from vsperf.lab import netdev
-from vsperf.lab.process import spawn_process
+from vsperf.deploy.base import GenPort
+from vsperf.errors import CommandError, DeploymentError, TrafficGenError
+from vsperf.host.host import Host
+from vsperf.host.process import HostProcess
+from vsperf.trafficgen.trafgen.agent_client import AgentClient
 from vsperf.trafficgen.trafgen.config import parse_report
 
 TRAFGEN = "trafgen"
@@ -39,7 +34,11 @@ _UNREACHABLE_RATE = "1000000000pps"
 _PACER_BURST_S = 0.0005
 _PACER_MIN_BURST_FRAMES = 4
 _PACER_LIMIT_BYTES = 16 * 1024 * 1024  # larger than any socket buffer: the qdisc never drops
-_PIN_TIMEOUT_S = 1.0
+# trafgen forks its worker after it starts: wait for it (up to 1 s), then move it to the CPU.
+# A fixed script: the PID and the CPU are its arguments.
+PIN_SCRIPT = ('i=0; while [ $i -lt 100 ]; do k=$(cat /proc/$1/task/*/children 2>/dev/null); '
+              'if [ -n "$k" ]; then for c in $k; do taskset -a -p -c "$2" "$c" >/dev/null; done; exit 0; fi; '
+              'i=$((i+1)); sleep 0.01; done')
 _TRAFGEN_DEFAULT_MAX_FRAME_BYTES = 2048  # larger frames need --jumbo-support
 _DRAIN_IDLE_S = 0.05  # no frame left for this long after trafgen exited: nothing more will
 _FAST_POLL_S = 0.001
@@ -75,117 +74,18 @@ def pacer_argv(ifname: str, rate_fps: float, frame_bytes: int) -> list[str]:
             "burst", str(burst), "limit", str(_PACER_LIMIT_BYTES)]
 
 
-class SenderProcess(Protocol):
-    """A running trafgen, on this machine (`vsperf.lab.process.ManagedProcess`) or another host."""
-
-    pid: int
-    log_path: Path | None  # its output, on this machine
-
-    def returncode(self) -> int | None:
-        """Exit code once it has exited, else None."""
-        ...
-
-    def alive(self) -> bool:
-        """True while it runs."""
-        ...
-
-    def interrupt(self) -> None:
-        """SIGINT to its process group: trafgen stops and prints its statistics."""
-        ...
-
-    def stop(self, timeout_s: float = 5.0) -> None:
-        """Stop it (if it still runs) and forget it."""
-        ...
-
-
-class SenderHost(Protocol):
-    """Where the senders run: what differs between this machine and a testbed's generator host."""
-
-    def tx_frames(self, port: GenPort) -> int:
-        """Frames that left `port` so far (tx_packets + tx_dropped)."""
-        ...
-
-    def config(self, name: str, text: str) -> str:
-        """Store trafgen configuration `name` where trafgen runs; its path there."""
-        ...
-
-    def launch(self, label: str, argv: Sequence[str], netns: str | None, log_path: Path) -> SenderProcess:
-        """Start `argv` in the background, its output into the local file `log_path`."""
-        ...
-
-    def pin(self, proc: SenderProcess, cpu: int) -> None:
-        """Move trafgen's worker processes to `cpu`."""
-        ...
-
-    def paced(self, port: GenPort) -> None:
-        """`port` gets vsperf's pacer as its root qdisc next (called before it is set)."""
-        ...
-
-    def release(self, port: GenPort) -> None:
-        """Done with `port`'s counters."""
-        ...
-
-
-class LocalSenderHost:
-    """Senders on this machine (the local lab): counters over netlink, psutil for pinning."""
-
-    def __init__(self, executor: Executor, work_dir: Path) -> None:
-        self.executor = executor
-        self.work_dir = work_dir
-        self._stats: dict[tuple[str | None, str], netdev.LinkStatsReader] = {}
-
-    def tx_frames(self, port: GenPort) -> int:
-        key = (port.netns, port.ifname)
-        if key not in self._stats:
-            self._stats[key] = netdev.LinkStatsReader(port.ifname, port.netns)
-        counters = self._stats[key].read()
-        return counters.tx_packets + counters.tx_dropped
-
-    def config(self, name: str, text: str) -> str:
-        path = self.work_dir / name
-        path.write_text(text, encoding="utf-8")
-        return str(path)
-
-    def launch(self, label: str, argv: Sequence[str], netns: str | None, log_path: Path) -> SenderProcess:
-        return spawn_process(self.executor, label, argv, netns=netns, log_path=log_path)
-
-    def pin(self, proc: SenderProcess, cpu: int) -> None:
-        """trafgen pins its worker to CPU 0 (always, when rate-limited): spread ports over CPUs."""
-        deadline = time.monotonic() + _PIN_TIMEOUT_S
-        while time.monotonic() < deadline and proc.alive():
-            try:
-                children = psutil.Process(proc.pid).children()
-            except psutil.NoSuchProcess:
-                return
-            if children:
-                for child in children:
-                    with contextlib.suppress(psutil.Error, OSError, ValueError):
-                        child.cpu_affinity([cpu])
-                return
-            time.sleep(0.001)
-
-    def paced(self, port: GenPort) -> None:
-        """Nothing to do: the sender removes its pacer itself (on this machine it always can)."""
-
-    def release(self, port: GenPort) -> None:
-        reader = self._stats.pop((port.netns, port.ifname), None)
-        if reader is not None:
-            reader.close()
-
-
 class PortSender:
-    """trafgen on one port: pacing, launch, and the wire-side timing of what it sent."""
+    """trafgen on one port of the generator host: pacing, launch, and the wire-side timing of
+    what it sent (the port's transmit counter, read by the agent of its namespace)."""
 
-    def __init__(self, executor: Executor, host: SenderHost, port: GenPort, port_index: int, work_dir: Path,
-                 cpu: int | None) -> None:
-        self.executor = executor
+    def __init__(self, host: Host, agent: AgentClient, port: GenPort, port_index: int, cpu: int | None) -> None:
         self.host = host
+        self.agent = agent
         self.port = port
         self.port_index = port_index
-        self.work_dir = work_dir
         self.cpu = cpu
         self._paced_at: tuple[float, int] | None = None
-        self._proc: SenderProcess | None = None
+        self._proc: HostProcess | None = None
         self._frames = 0
         self._wire_before = 0
         self._last_count = 0
@@ -200,10 +100,10 @@ class PortSender:
         self._interrupted = False
 
     def _tc(self, argv: list[str], *, check: bool = True) -> None:
-        self.executor.run(argv, netns=self.port.netns, check=check, timeout_s=10)
+        self.host.executor.run(argv, netns=self.port.netns, check=check, timeout_s=10)
 
     def _wire(self) -> int:
-        return self.host.tx_frames(self.port)
+        return self.agent.tx_frames(self.port.ifname)
 
     def pace(self, rate_fps: float | None, frame_bytes: int) -> None:
         """Pace the port at `rate_fps` (None: no pacing, trafgen's fastest)."""
@@ -212,7 +112,7 @@ class PortSender:
             return
         try:
             if rate_fps:
-                self.host.paced(self.port)  # before: a testbed journals the pacer first
+                self.agent.paced(self.port.ifname)  # journaled before it exists
                 self._tc(pacer_argv(self.port.ifname, rate_fps, frame_bytes))
             else:
                 self._tc(["tc", "qdisc", "del", "dev", self.port.ifname, "root"], check=False)
@@ -223,10 +123,12 @@ class PortSender:
     def start(self, conf_text: str, frames: int, rate_fps: float | None, frame_bytes: int) -> None:
         """Launch trafgen for `frames` frames of `frame_bytes` (without FCS), paced by `pace`
         (which must be called first)."""
-        conf = self.host.config(f"port{self.port_index}.cfg", conf_text)
-        log_path = self.work_dir / f"port{self.port_index}.log"
-        log_path.unlink(missing_ok=True)
-        argv = [TRAFGEN, "--dev", self.port.ifname, "--conf", conf, "-n", str(frames), "-P", "1",
+        directory = self.host.work_dir("trafgen")
+        conf = directory / f"port{self.port_index}.cfg"
+        self.host.write_file(conf, conf_text)
+        log_path = directory / f"port{self.port_index}.log"
+        self.host.remove_files([log_path])
+        argv = [TRAFGEN, "--dev", self.port.ifname, "--conf", str(conf), "-n", str(frames), "-P", "1",
                 "--no-sock-mem", "--notouch-irq"]
         if rate_fps:
             argv += ["--qdisc-path", "-b", _UNREACHABLE_RATE]
@@ -242,11 +144,14 @@ class PortSender:
         self._wire_before = self._last_count = self._wire()
         self._last_poll = time.monotonic()
         try:
-            self._proc = self.host.launch(f"trafgen port{self.port_index}", argv, self.port.netns, log_path)
-        except CommandError as exc:
+            self._proc = self.host.spawn(f"trafgen port{self.port_index}", argv, netns=self.port.netns,
+                                         log_path=log_path)
+        except DeploymentError as exc:
             raise TrafficGenError(f"cannot start trafgen: {exc}") from exc
         if self.cpu is not None:
-            self.host.pin(self._proc, self.cpu)
+            # trafgen pins its worker to CPU 0 (always, when rate-limited): spread ports over CPUs.
+            self.host.executor.run(["sh", "-c", PIN_SCRIPT, "sh", str(self._proc.pid), str(self.cpu)], check=False,
+                                   timeout_s=10)
 
     def interrupt(self) -> None:
         """Stop sending now (the trial's time is up); what was sent so far is the result."""
@@ -300,8 +205,8 @@ class PortSender:
         proc = self._proc
         if proc is None or not self._done or self._exit_code is None:
             raise TrafficGenError(f"trafgen on {self.port.ifname}: result() before it finished")
-        proc.stop(timeout_s=2.0)  # it has exited: this forgets it (a remote host's journal entry)
-        text = proc.log_path.read_text(errors="replace") if proc.log_path and proc.log_path.exists() else ""
+        self.host.stop_process(proc, timeout_s=2.0)  # it has exited: this forgets it
+        text = proc.read_log()
         self._proc = None
         ok_codes = _INTERRUPTED_EXIT_CODES if self._interrupted else (0,)
         if self._exit_code not in ok_codes:
@@ -322,13 +227,12 @@ class PortSender:
     def stop(self) -> None:
         """Stop a running trafgen, remove the pacer, close the counter socket."""
         if self._proc is not None:
-            self._proc.stop(timeout_s=2.0)
+            self.host.stop_process(self._proc, timeout_s=2.0)
             self._proc = None
         if self._paced_at is not None:
             with contextlib.suppress(CommandError):
                 self._tc(["tc", "qdisc", "del", "dev", self.port.ifname, "root"], check=False)
             self._paced_at = None
-        self.host.release(self.port)
 
     def running(self) -> bool:
         """True while trafgen has not exited."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vsperf.deployment import GenPort
+from vsperf.deploy.base import GenPort
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.vsgen.frames import MAX_STREAMS, FrameSpec, Vary, build_frame
 from vsperf.trafficgen.vsgen.protocol import dir_command

@@ -16,20 +16,18 @@ sent are the engine's exact count, the achieved rate its own clock's. Received f
 from __future__ import annotations
 
 import logging
-import os
-import pathlib
 import re
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from pathlib import PurePosixPath
 from typing import Any, ClassVar
 
-from vsperf.context import RunContext
-from vsperf.deployment import GenPort
-from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
-from vsperf.lab.cpus import sender_cpus
-from vsperf.lab.streams import Direction, directions
+from vsperf.deploy.base import GenPort
+from vsperf.deploy.streams import Direction, directions
+from vsperf.errors import CommandError, ConfigError, PrerequisiteError, TrafficGenError
+from vsperf.executor import LocalExecutor
+from vsperf.host.host import Host
 from vsperf.search.measurer import (
     AddressTrialResult,
     DutAction,
@@ -39,13 +37,13 @@ from vsperf.search.measurer import (
 )
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.base import TrafficGenerator
+from vsperf.trafficgen.cpus import sender_cpus
 from vsperf.trafficgen.vsgen.addresses import FLOOD_DIR, LEARN_DIR, TEST_DIR, address_phases, range_base
-from vsperf.trafficgen.vsgen.build import EngineBinary, locate_engine
+from vsperf.trafficgen.vsgen.build import ENGINE_NAME, EngineBinary, locate_engine
 from vsperf.trafficgen.vsgen.engine import Engine
 from vsperf.trafficgen.vsgen.events import last_loss_after_drop_s, phase_trial, phases, reset_gap
 from vsperf.trafficgen.vsgen.frames import FrameSpec, build_frame, vary_of
 from vsperf.trafficgen.vsgen.protocol import Mode, Path, RunRequest, RunResult, Tick, dir_command, port_command
-from vsperf.trafficgen.vsgen.remote import builder, host_cpus, is_remote, stage_engine, unstage_engine
 from vsperf.trafficgen.vsgen.results import latency_stats, per_second_rows, second_row, sequence_flags, vlan_flags
 
 log = logging.getLogger(__name__)
@@ -93,8 +91,8 @@ class VsgenTrafficGenerator(TrafficGenerator):
 
     NAME: ClassVar[str] = "vsgen"
 
-    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
-        super().__init__(settings, ctx)
+    def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
+        super().__init__(settings, host)
         self._binary: EngineBinary | None = None
         self._engine: Engine | None = None
         self._ports: tuple[GenPort, ...] = ()
@@ -104,8 +102,6 @@ class VsgenTrafficGenerator(TrafficGenerator):
         self._last_tick: Tick | None = None
         self._notes_logged: set[str] = set()
         self._address_trials = 0  # each RFC 2889 address trial takes a fresh range of addresses
-        self._staged = False  # the engine was copied to the generator host (a testbed's)
-        self._host_cpus: list[int] | None = None  # CPUs of the generator host, when it is another one
         self.last_run: RunResult | None = None  # the engine's full answer to the last trial
         # Called with each per-second row while traffic runs (a live display can set it).
         self.on_second: Callable[[dict[str, float]], None] | None = None
@@ -113,22 +109,27 @@ class VsgenTrafficGenerator(TrafficGenerator):
     # --- lifecycle ----------------------------------------------------------------------------
 
     def check_prerequisites(self) -> None:
-        if not sys.platform.startswith("linux"):
-            raise PrerequisiteError("the vsgen generator needs Linux (XDP, network namespaces)")
-        if os.geteuid() != 0:
-            raise PrerequisiteError("the vsgen generator needs root: run as root, or use --trafficgen dummy")
-        release = os.uname().release
+        host = self.host
+        where = "" if host.local else f"host {host.name}: "
+        facts = host.executor.run(["sh", "-c", "uname -s; id -u; uname -r"], check=False, timeout_s=10).stdout.split()
+        system, uid, release = [*facts, "?", "?", "?"][:3]
+        if system != "Linux":
+            raise PrerequisiteError(f"{where}the vsgen generator needs Linux (XDP, network namespaces)")
+        if uid != "0":
+            raise PrerequisiteError(f"{where}the vsgen generator needs root: run as root, or use --trafficgen dummy")
         if kernel_version(release) < MIN_KERNEL:
             raise PrerequisiteError(
-                f"the vsgen generator needs Linux >= {MIN_KERNEL[0]}.{MIN_KERNEL[1]} (XDP live frames); "
+                f"{where}the vsgen generator needs Linux >= {MIN_KERNEL[0]}.{MIN_KERNEL[1]} (XDP live frames); "
                 f"this kernel is {release}"
             )
         path_setting(self.settings)
         self._locate()
 
     def _locate(self) -> EngineBinary:
+        """The engine, found or built on this machine (a testbed's generator host gets a copy)."""
         if self._binary is None:
-            self._binary = locate_engine(builder(self.ctx.executor), str(self.settings["VSGEN_ENGINE"]))
+            builder = LocalExecutor(self.host.executor.command_log)
+            self._binary = locate_engine(builder, str(self.settings["VSGEN_ENGINE"]))
         return self._binary
 
     def version(self) -> str:
@@ -137,7 +138,8 @@ class VsgenTrafficGenerator(TrafficGenerator):
             return f"vsgen {engine.hello.get('version', '?')} (kernel {engine.hello.get('kernel', '?')})"
         try:
             binary = self._locate()
-            proc = self.ctx.executor.run([str(binary.path), "--version"], timeout_s=10, check=False)
+            proc = LocalExecutor(self.host.executor.command_log).run([str(binary.path), "--version"],
+                                                                     timeout_s=10, check=False)
         except (PrerequisiteError, TrafficGenError) as exc:
             return f"unknown ({exc})"
         return proc.stdout.strip().replace("vsgen-engine", "vsgen") or "unknown"
@@ -147,12 +149,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
             raise TrafficGenError(f"vsgen needs two generator ports, the deployment gave {len(ports)}")
         self.stop()
         binary = self._locate()
-        engine_path = binary.path
-        if is_remote(self.ctx.executor):  # a testbed's generator host: the engine is copied there
-            engine_path = pathlib.Path(str(stage_engine(self.ctx.executor, binary.path, self.ctx.run_id)))
-            self._staged = True
-            self._host_cpus = host_cpus(self.ctx.executor)
-        engine = Engine(self.ctx.executor, engine_path, self.ctx.work_dir / "vsgen")
+        engine = Engine(self.host, self._stage(binary))
         engine.start()
         self._engine = engine
         try:
@@ -169,13 +166,24 @@ class VsgenTrafficGenerator(TrafficGenerator):
         engine, self._engine = self._engine, None
         if engine is not None:
             engine.close()
-        if self._staged:
-            self._staged = False
-            unstage_engine(self.ctx.executor, self.ctx.run_id)
         self._ports = ()
         self._defined.clear()
         self._tx_ports.clear()
         self._continuous = None
+
+    def _stage(self, binary: EngineBinary) -> PurePosixPath:
+        """The engine where its host runs it: this machine's build, or a copy in the run's
+        directory on a testbed's generator host, checked to run there (architecture, libbpf)
+        before any port is touched."""
+        path = self.host.stage_file(binary.path, ENGINE_NAME)
+        if not self.host.local:
+            try:
+                self.host.executor.run([str(path), "--version"], timeout_s=10)
+            except CommandError as exc:
+                raise PrerequisiteError(f"host {self.host.name}: cannot run the vsgen engine copied from this "
+                                        f"machine ({exc}); install libbpf1 there, or use a generator host of the "
+                                        f"same architecture and distribution") from exc
+        return path
 
     # --- trials -------------------------------------------------------------------------------
 
@@ -356,10 +364,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
         return tuple(range(len(commands)))
 
     def _request(self, mode: Mode, ids: tuple[int, ...], rate: float, frames: tuple[int, ...]) -> RunRequest:
-        available = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-        if self._host_cpus is not None:
-            available = self._host_cpus
-        cpus = transmit_cpus(self.settings, available, switch_on_host=self.switch_on_host)
+        cpus = transmit_cpus(self.settings, self.host.cpus(), switch_on_host=self.switch_on_host)
         threads = int(self.settings["VSGEN_TX_THREADS"])
         try:
             return RunRequest(

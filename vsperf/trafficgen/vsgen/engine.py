@@ -1,32 +1,29 @@
 """A running vsgen engine session: launch, commands, runs, shutdown.
 
-The engine reads commands from a FIFO in the run's work directory (on another host: from its
-standard input, carried by the SSH channel, see `vsperf.trafficgen.vsgen.remote`) and writes
-JSON events on its standard output, which a reader thread turns into a queue. It is started through the
-run's executor (so the command log has it) and stopped by its PID and start time; it also
-dies with vsperf (PR_SET_PDEATHSIG) and when the FIFO's writer goes away. Its XDP programs
-are held by bpf_links that the kernel releases with the process, whatever ends it.
+The engine reads commands from its standard input and writes JSON events on its standard output,
+which a reader thread turns into a queue: pipes to vsperf on this machine, the SSH channel on a
+testbed's generator host. It is started through its host (`vsperf.host.Host.spawn`: in the
+command log and the run's journal) and stopped by its PID and start time; it also exits when its
+input ends (vsperf gone, the connection lost), and dies with vsperf on this machine
+(PR_SET_PDEATHSIG). Its XDP programs are held by bpf_links that the kernel releases with the
+process, whatever ends it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import logging
-import os
 import queue
-import subprocess
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import IO, Any, cast
+from pathlib import PurePosixPath
+from typing import IO, Any
 
-from vsperf.errors import CommandError, PrerequisiteError, TrafficGenError
-from vsperf.executor import Executor
-from vsperf.lab.process import ManagedProcess, process_start_time
+from vsperf.errors import DeploymentError, PrerequisiteError, TrafficGenError
+from vsperf.host.host import Host
+from vsperf.host.process import HostProcess
 from vsperf.trafficgen.vsgen.protocol import RunRequest, RunResult, Tick, parse_event, parse_result, parse_tick
-from vsperf.trafficgen.vsgen.remote import LineWriter, is_remote
 
 log = logging.getLogger(__name__)
 
@@ -44,66 +41,32 @@ class EngineError(TrafficGenError):
 class Engine:
     """One engine process and its session (ports and directions stay defined until `close`)."""
 
-    def __init__(self, executor: Executor, binary: Path, work_dir: Path) -> None:
+    def __init__(self, host: Host, binary: PurePosixPath) -> None:
         self.hello: dict[str, Any] = {}  # the engine's hello event, once started
-        self.executor = executor
+        self.host = host
         self.binary = binary
-        self.work_dir = work_dir
-        self._proc: ManagedProcess | None = None
-        self._fifo: Path | None = None
-        self._ctl: IO[str] | None = None
+        self._proc: HostProcess | None = None
+        self._ctl: IO[bytes] | None = None
         self._events: queue.Queue[dict[str, Any]] = queue.Queue()
         self._reader: threading.Thread | None = None
-        self._stderr_path = work_dir / "vsgen-engine.log"
         self._running = False
 
     # --- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> dict[str, Any]:
-        """Launch the engine; return its hello event (version, run tag, kernel)."""
-        self.work_dir.mkdir(parents=True, exist_ok=True)
-        if is_remote(self.executor):
-            return self._start_remote()
-        fifo = self.work_dir / f"vsgen-{os.getpid()}-{id(self):x}.ctl"
-        fifo.unlink(missing_ok=True)
-        os.mkfifo(fifo, 0o600)
-        self._fifo = fifo
+        """Launch the engine on its host; return its hello event (version, run tag, kernel)."""
         try:
-            with self._stderr_path.open("ab") as err:
-                popen = self.executor.spawn(
-                    [str(self.binary), "--control", str(fifo)], stdout=subprocess.PIPE, stderr=err
-                )
-        except CommandError as exc:
+            proc = self.host.spawn("vsgen-engine", [str(self.binary)], pipes=True,
+                                   log_path=self.host.log_path("vsgen-engine.log"))
+        except DeploymentError as exc:
+            raise PrerequisiteError(f"cannot start the vsgen engine{self._where()}: {exc}") from exc
+        self._proc = proc
+        if proc.stdout is None or proc.stdin is None:
             self.close()
-            raise PrerequisiteError(f"cannot start the vsgen engine: {exc}") from exc
-        self._proc = ManagedProcess("vsgen-engine", popen.pid, process_start_time(popen.pid) or 0.0,
-                                    popen=popen, log_path=self._stderr_path)
-        assert popen.stdout is not None
-        self._reader = threading.Thread(target=self._read, args=(popen.stdout,), name="vsgen-reader", daemon=True)
-        self._reader.start()
-        try:
-            self._ctl = self._open_fifo(fifo)
-            self.hello = self._expect("hello", _START_TIMEOUT_S)
-        except BaseException:
-            self.close()
-            raise
-        return self.hello
-
-    def _start_remote(self) -> dict[str, Any]:
-        """Launch the engine on the executor's host, commands on its stdin (no FIFO there)."""
-        try:
-            with self._stderr_path.open("ab") as err:
-                proc = self.executor.spawn([str(self.binary)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                           stderr=err)
-        except CommandError as exc:
-            self.close()
-            raise PrerequisiteError(f"cannot start the vsgen engine on host {self.executor.host}: {exc}") from exc
-        # Start time 0: the PID is the other host's, never looked up or signalled here (see close).
-        self._proc = ManagedProcess("vsgen-engine", proc.pid, 0.0, popen=proc, log_path=self._stderr_path)
-        assert proc.stdout is not None and proc.stdin is not None
+            raise TrafficGenError("the vsgen engine started without its pipes")
+        self._ctl = proc.stdin
         self._reader = threading.Thread(target=self._read, args=(proc.stdout,), name="vsgen-reader", daemon=True)
         self._reader.start()
-        self._ctl = cast(IO[str], LineWriter(proc.stdin))
         try:
             self.hello = self._expect("hello", _START_TIMEOUT_S)
         except BaseException:
@@ -111,35 +74,15 @@ class Engine:
             raise
         return self.hello
 
-    def _open_fifo(self, fifo: Path) -> IO[str]:
-        """Open the command FIFO for writing once the engine opened it for reading."""
-        deadline = time.monotonic() + _START_TIMEOUT_S
-        while True:
-            try:
-                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-            except OSError as exc:
-                if exc.errno != errno.ENXIO:
-                    raise TrafficGenError(f"cannot open the vsgen control FIFO {fifo}: {exc}") from exc
-                self._check_alive()
-                if time.monotonic() > deadline:
-                    raise TrafficGenError("the vsgen engine did not open its control FIFO") from exc
-                time.sleep(0.005)
-                continue
-            os.set_blocking(fd, True)
-            return os.fdopen(fd, "w", buffering=1, encoding="ascii")
-
-    def _check_alive(self) -> None:
-        proc = self._proc
-        if proc is not None and proc.returncode() is not None:
-            raise EngineError(self._death_message())
+    def _where(self) -> str:
+        return "" if self.host.local else f" on host {self.host.name}"
 
     def _death_message(self) -> str:
         proc = self._proc
         # Its output ended: it is exiting; give it a moment so that its exit code is known.
         code = proc.wait(1.0) if proc else None
         tail = proc.log_tail(3) if proc else ""
-        where = f" on host {self.executor.host}" if is_remote(self.executor) else ""
-        return f"vsgen engine{where} exited ({code}): {tail or 'no message'}"
+        return f"vsgen engine{self._where()} exited ({code}): {tail or 'no message'}"
 
     def _read(self, stream: IO[bytes]) -> None:
         try:
@@ -157,30 +100,26 @@ class Engine:
 
     def close(self) -> None:
         """Quit the engine (it detaches its programs and closes its sockets), stop it if it
-        does not, and remove the FIFO. Safe to call twice and after a failed start."""
+        does not. Safe to call twice and after a failed start."""
         proc, self._proc = self._proc, None
         if self._ctl is not None:
-            with contextlib.suppress(OSError):
-                self._ctl.write("quit\n")
+            with contextlib.suppress(OSError, ValueError):
+                self._ctl.write(b"quit\n")
                 self._ctl.flush()
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, ValueError):
                 self._ctl.close()
             self._ctl = None
-        if proc is not None and proc.wait(_QUIT_TIMEOUT_S) is None:
-            log.warning("vsgen engine (pid %d) did not quit; stopping it", proc.pid)
-            if proc.popen is not None and is_remote(self.executor):
-                proc.popen.kill()  # by its PID on its host (`stop` below acts on this machine's PIDs)
-            proc.stop(timeout_s=_QUIT_TIMEOUT_S)
+        if proc is not None:
+            if proc.wait(_QUIT_TIMEOUT_S) is None and proc.alive():
+                log.warning("vsgen engine (pid %d%s) did not quit; stopping it", proc.pid, self._where())
+            self.host.stop_process(proc, timeout_s=_QUIT_TIMEOUT_S)  # by PID if it still runs; forgotten
         # The engine has exited, so its output ends: let the reader see that end before the
         # stream is closed (closing it under the reader would raise in the reader's thread).
         if self._reader is not None:
             self._reader.join(timeout=_QUIT_TIMEOUT_S)
             self._reader = None
-        if proc is not None and proc.popen is not None and proc.popen.stdout is not None:
-            proc.popen.stdout.close()
-        if self._fifo is not None:
-            self._fifo.unlink(missing_ok=True)
-            self._fifo = None
+        if proc is not None and proc.stdout is not None:
+            proc.stdout.close()
         self._running = False
 
     @property
@@ -189,7 +128,7 @@ class Engine:
 
     @property
     def alive(self) -> bool:
-        """True while the engine's process runs (it dies with the thread that started it)."""
+        """True while the engine's process runs."""
         return self._proc is not None and self._proc.returncode() is None
 
     # --- commands -----------------------------------------------------------------------------
@@ -198,9 +137,9 @@ class Engine:
         if self._ctl is None:
             raise TrafficGenError("the vsgen engine is not running")
         try:
-            self._ctl.write(line + "\n")
+            self._ctl.write(line.encode("ascii") + b"\n")
             self._ctl.flush()
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             raise EngineError(self._death_message()) from exc
 
     def _next(self, timeout_s: float) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 On some machines /dev/kvm exists but every KVM guest hangs (nested virtualisation without the
 features QEMU needs). The probe boots vsperf's image with KVM and no NICs on the guest's host
-(`vsperf.vnf.host.ProcessHost`: the local lab, or a testbed's DUT host through its executor);
+(`vsperf.host.Host`: this machine, or a testbed's DUT host through its executor);
 when its init reports within `PROBE_TIMEOUT_S`, KVM works. A host whose /dev/kvm is missing or
 cannot be opened (read there, through its executor) gets TCG without a probe. The answer is cached (per host kernel,
 QEMU binary and image; a testbed host's name too) next to the images on this machine, so only
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from vsperf.errors import CommandError, DeploymentError
 from vsperf.executor import Executor
-from vsperf.vnf.host import ProcessHost
+from vsperf.host.host import Host
 from vsperf.vnf.qemu.console import SerialConsole
 from vsperf.vnf.qemu.image import GuestImage, kernel_cmdline
 from vsperf.vnf.qemu.init_script import READY_MARKER
@@ -42,7 +42,8 @@ def kvm_openable(executor: Executor) -> bool:
         return False
 
 
-def probe_kvm(host: ProcessHost, kernel: Path, initrd: Path, console_log: Path, binary: str = QEMU_BINARY) -> bool:
+def probe_kvm(host: Host, kernel: PurePosixPath, initrd: PurePosixPath, console_log: Path,
+              binary: str = QEMU_BINARY) -> bool:
     """True when a KVM guest of `kernel`/`initrd` (paths on `host`) reaches its init's marker
     within PROBE_TIMEOUT_S on `host`; its console goes to `console_log` (this machine)."""
     if not kvm_openable(host.executor):
@@ -52,9 +53,9 @@ def probe_kvm(host: ProcessHost, kernel: Path, initrd: Path, console_log: Path, 
             "-display", "none", "-no-reboot", "-kernel", str(kernel), "-initrd", str(initrd),
             "-append", append, "-chardev", "stdio,id=serial0,signal=off", "-serial", "chardev:serial0"]
     # Recorded on its host like every guest: a killed run's probe is stopped later too.
-    proc, stdin, stdout = host.spawn_console("qemu kvm-probe", argv, log_path=host.log_path("kvm-probe.qemu.log"))
+    proc = host.spawn("qemu kvm-probe", argv, log_path=host.log_path("kvm-probe.qemu.log"), pipes=True)
     console = SerialConsole(console_log, "qemu kvm-probe")
-    console.attach(stdin, stdout)
+    console.attach(proc.stdin, proc.stdout)
     try:
         console.wait_for([READY_MARKER], timeout_s=PROBE_TIMEOUT_S, alive=proc.alive, what="probe marker")
         return True
@@ -66,16 +67,16 @@ def probe_kvm(host: ProcessHost, kernel: Path, initrd: Path, console_log: Path, 
         console_log.unlink(missing_ok=True)
 
 
-def _probe_key(host: ProcessHost, image: GuestImage, binary: str) -> str:
+def _probe_key(host: Host, image: GuestImage, binary: str) -> str:
     release = host.executor.run(["uname", "-r"], timeout_s=10).stdout.strip()
-    where = "" if host.executor.host == "local" else f"{host.executor.host}|"
+    where = "" if host.local else f"{host.name}|"
     return f"{where}{release}|{binary}|{image.key}"
 
 
-def choose_accel(setting: str, host: ProcessHost, image: GuestImage | None, kernel: Path, initrd: Path,
+def choose_accel(setting: str, host: Host, image: GuestImage | None, kernel: PurePosixPath, initrd: PurePosixPath,
                  cache_dir: Path, console_log: Path, binary: str = QEMU_BINARY) -> Accel:
     """GUEST_ACCEL resolved: "kvm"/"tcg" as given; "auto" probes KVM (cached) with `image`, whose
-    `kernel` and `initrd` are where `host` reads them (`ProcessHost.stage_file`)."""
+    `kernel` and `initrd` are where `host` reads them (`Host.stage_file`)."""
     if setting == "kvm":
         return "kvm"
     if setting == "tcg" or image is None:
@@ -89,7 +90,7 @@ def choose_accel(setting: str, host: ProcessHost, image: GuestImage | None, kern
     if isinstance(known, dict) and key in known:
         return "kvm" if known[key] else "tcg"
     works = probe_kvm(host, kernel, initrd, console_log, binary)
-    log.info("KVM probe guest on host %s %s: using %s", host.executor.host,
+    log.info("KVM probe guest on host %s %s: using %s", host.name,
              "booted" if works else "did not boot", "kvm" if works else "tcg")
     known = known if isinstance(known, dict) else {}
     known[key] = works

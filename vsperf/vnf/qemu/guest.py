@@ -7,7 +7,7 @@ Two kinds of guest:
   (GUEST_USERNAME, GUEST_PASSWORD, GUEST_PROMPT_LOGIN/PASSWORD, GUEST_PROMPT) and types the
   loopback's commands (`GuestScript`), as VSPERF did.
 
-QEMU runs on the VNF's host (`vsperf.vnf.host.ProcessHost`: the local lab, or a testbed's DUT
+QEMU runs on the VNF's host (`vsperf.host.Host`: this machine, or a testbed's DUT
 host over SSH) with its serial console on its stdio; vsperf copies the console into the results
 directory on this machine as it comes (`guest<N>-console.log`, numbered on when a run boots the
 same guest again), so it survives even a killed run; QEMU's own messages (stderr) go to a log
@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vsperf.errors import DeploymentError
-from vsperf.vnf.host import HostProcess, ProcessHost
+from vsperf.host.host import Host
+from vsperf.host.process import HostProcess
 from vsperf.vnf.qemu.console import SerialConsole
 from vsperf.vnf.qemu.init_script import FAILED_MARKER, READY_MARKER
 from vsperf.vnf.qemu.qemu import QemuConfig, qemu_argv
@@ -65,7 +66,7 @@ def console_log_path(results_dir: Path, index: int) -> Path:
 class QemuGuest:
     """A running QEMU process and its serial console."""
 
-    def __init__(self, host: ProcessHost, label: str, cfg: QemuConfig, *, netns: str | None,
+    def __init__(self, host: Host, label: str, cfg: QemuConfig, *, netns: str | None,
                  console_log: Path) -> None:
         self.host = host
         self.label = label
@@ -84,11 +85,11 @@ class QemuGuest:
         """Start QEMU on its host (recorded there by PID and start time, so a killed run's guest
         is stopped by the next run), its console attached."""
         self._started = time.monotonic()
-        self.proc, stdin, stdout = self.host.spawn_console(
+        self.proc = self.host.spawn(
             self.label, qemu_argv(self.cfg), netns=self.netns,
-            log_path=self.host.log_path(f"{self.label.replace(' ', '-')}.qemu.log"),
+            log_path=self.host.log_path(f"{self.label.replace(' ', '-')}.qemu.log"), pipes=True,
         )
-        self.console.attach(stdin, stdout)
+        self.console.attach(self.proc.stdin, self.proc.stdout)
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.alive()

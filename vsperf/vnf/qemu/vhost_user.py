@@ -8,10 +8,9 @@ memory is a shared memfd (no host hugepages); under TCG the NICs run without MSI
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import PurePosixPath
 from typing import ClassVar
 
-from vsperf.vnf.host import VnfHost
 from vsperf.vnf.qemu.qemu import NicConfig, guest_mac
 from vsperf.vnf.qemu.vnf import QemuVnf
 from vsperf.vnf.vhost import vhost_user_ports
@@ -26,8 +25,8 @@ class QemuVhostUserVnf(QemuVnf):
     PORT_KIND: ClassVar[PortKind] = "vhostuser"
     NIC_TYPE: ClassVar[str] = "vhost-user (virtio-net-pci)"
 
-    def create_ports(self, host: VnfHost, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
-        return vhost_user_ports(host, index)
+    def create_ports(self, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
+        return vhost_user_ports(self.host, index)
 
     def qemu_is_server(self) -> bool:
         """QEMU serves the sockets unless OVS does (VSWITCH_VHOSTUSER_SERVER_MODE)."""
@@ -45,6 +44,6 @@ class QemuVhostUserVnf(QemuVnf):
         info["vhost_user_server"] = "qemu" if self.qemu_is_server() else "switch"
         return info
 
-    def remove_ports(self, host: VnfHost) -> None:
+    def remove_ports(self) -> None:
         # QEMU as the server leaves its socket files behind.
-        host.remove_files([Path(port.socket_path) for port in self.ports])
+        self.host.remove_files([PurePosixPath(port.socket_path) for port in self.ports])

@@ -10,16 +10,18 @@ else QEMU copies frames itself (`vhost=off`); the report says which.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from vsperf.context import RunContext
-from vsperf.errors import PrerequisiteError
+from vsperf.errors import PrerequisiteError, VsperfError
 from vsperf.executor import Executor
-from vsperf.vnf.host import VnfHost
+from vsperf.host.host import Host
 from vsperf.vnf.qemu.qemu import NicConfig, guest_mac
 from vsperf.vnf.qemu.vnf import QemuVnf
 from vsperf.vswitch.base import PortKind, SwitchPort
+
+log = logging.getLogger(__name__)
 
 VHOST_NET = "/dev/vhost-net"
 DPDK_SWITCHES = ("ovs-dpdk", "ovsdpdkvhost")  # the name and VSPERF's alias
@@ -38,8 +40,8 @@ class QemuVirtioNetVnf(QemuVnf):
     PORT_KIND: ClassVar[PortKind] = "veth"  # a kernel interface in the switch namespace
     NIC_TYPE: ClassVar[str] = "virtio-net (tap)"
 
-    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
-        super().__init__(settings, ctx)
+    def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
+        super().__init__(settings, host)
         self._vhost_net = False  # the host's /dev/vhost-net (known once the ports exist)
 
     def check_prerequisites(self) -> None:
@@ -49,16 +51,16 @@ class QemuVirtioNetVnf(QemuVnf):
                                     "QemuDpdkVhostUser with ovs-dpdk, or QemuVirtioNet with ovs or linux-bridge")
         super().check_prerequisites()
 
-    def create_ports(self, host: VnfHost, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
-        names = host.vnf_names(index).switch_ifs
-        self._vhost_net = vhost_net_available(host.executor)
+    def create_ports(self, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
+        names = self.host.names.vnf(index).switch_ifs
+        self._vhost_net = vhost_net_available(self.host.executor)
         for name in names:
-            host.add_tap(name, mtu_bytes=mtu_bytes)
+            self.host.net.add_tap(name, self._switch_netns, mtu_bytes=mtu_bytes)
         return (SwitchPort(f"vnf{index}.0", "veth", "vnf", ifname=names[0], tap=True),
                 SwitchPort(f"vnf{index}.1", "veth", "vnf", ifname=names[1], tap=True))
 
     def qemu_netns(self) -> str | None:
-        return self._host.switch_netns if self._host is not None else None
+        return self._switch_netns
 
     def nic_configs(self) -> tuple[NicConfig, ...]:
         return tuple(
@@ -71,6 +73,9 @@ class QemuVirtioNetVnf(QemuVnf):
         info["vhost_net"] = "on" if self._vhost_net else f"off ({VHOST_NET} missing)"
         return info
 
-    def remove_ports(self, host: VnfHost) -> None:
+    def remove_ports(self) -> None:
         for port in self.ports:
-            host.remove_tap(port.ifname)
+            try:
+                self.host.net.del_link(port.ifname, self._switch_netns)
+            except VsperfError as exc:  # the journal keeps it: the teardown's release deletes it
+                log.warning("could not delete tap %s: %s", port.ifname, exc)

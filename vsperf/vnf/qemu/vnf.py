@@ -5,8 +5,8 @@ virtio_net.py: tap devices, ovs or linux-bridge). This class resolves the per-VM
 settings (vsperf.vnf.qemu.macros), the image (vsperf's own, vsperf.vnf.qemu.image, or the user's
 GUEST_IMAGE), the accelerator (vsperf.vnf.qemu.accel), and drives the guest (guest.py).
 
-The guest runs on the switch's host (`vsperf.vnf.host.VnfHost`): the local lab (`create`), or a
-testbed's DUT host (`create_on`, `vsperf.testbed.vnf_host.TestbedVnfHost`). The image is always
+The guest runs on the switch's host (`vsperf.host.Host`: this machine, or a testbed's DUT host).
+The image is always
 built (or found) on this machine; a testbed host gets a copy of it in the run's directory there
 (SFTP), which a user's image boots with -snapshot: neither the original nor the copy changes.
 """
@@ -16,22 +16,18 @@ from __future__ import annotations
 import logging
 import os
 import shlex
-import shutil
 from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
-from vsperf.context import RunContext
 from vsperf.errors import CommandError, ConfigError, DeploymentError, PrerequisiteError
 from vsperf.executor import Executor, LocalExecutor
-from vsperf.lab.cpus import online_cpu_count
-from vsperf.lab.env import LabEnv
-from vsperf.lab.names import TAG_PREFIX
+from vsperf.host.host import Host
+from vsperf.host.names import TAG_PREFIX
+from vsperf.host.workdir import work_dir_for
 from vsperf.vnf.base import Vnf
-from vsperf.vnf.host import VnfHost
-from vsperf.vnf.netns import LabVnfHost
 from vsperf.vnf.qemu.accel import choose_accel
 from vsperf.vnf.qemu.guest import GuestScript, LoginPrompts, QemuGuest, console_log_path
 from vsperf.vnf.qemu.image import GuestImage, ImageBuilder, kernel_cmdline
@@ -175,14 +171,15 @@ class QemuVnf(Vnf):
 
     NIC_TYPE: ClassVar[str] = ""  # for the report
 
-    def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
-        super().__init__(settings, ctx)
-        self._host: VnfHost | None = None
+    def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
+        super().__init__(settings, host)
+        self._created = False
+        self._switch_netns: str | None = None
         self._index = 0
         self._spec: GuestSpec | None = None
         self._ports: tuple[SwitchPort, ...] = ()
         self._image: GuestImage | None = None
-        self._boot_files: tuple[Path, ...] = ()  # the image's files where the host reads them
+        self._boot_files: tuple[PurePosixPath, ...] = ()  # the image's files where the host reads them
         self._accel: Accel = "tcg"
         self._guest: QemuGuest | None = None
         self._version: str | None = None
@@ -196,18 +193,18 @@ class QemuVnf(Vnf):
     # --- prerequisites, report ---------------------------------------------------------------
 
     def check_prerequisites(self) -> None:
-        if shutil.which(QEMU_BINARY) is None:
-            raise PrerequisiteError(f"{QEMU_BINARY} is missing: apt-get install qemu-system-x86")
+        self.host.require(QEMU_BINARY, "apt-get install qemu-system-x86")
         raw = self.settings["GUEST_LOOPBACK"]
         count = max(1, len(raw) if isinstance(raw, list | tuple) else 1)
         try:
             specs = [GuestSpec.from_settings(self.settings, i) for i in range(count)]
-            for spec in specs:  # the local lab: the guests run on this machine
-                spec.check_core_binding(os.cpu_count() or 1, "local")
+            if self.host.local:  # a testbed host's CPUs are checked when the guest is created there
+                for spec in specs:
+                    spec.check_core_binding(os.cpu_count() or 1, "local")
         except ConfigError as exc:
             raise PrerequisiteError(str(exc)) from exc
-        if any(not s.image for s in specs):
-            ImageBuilder(self.ctx.executor, self._cache_dir()).check_prerequisites()
+        if any(not s.image for s in specs):  # the image is built on this machine
+            ImageBuilder(self._controller(), self._cache_dir()).check_prerequisites()
         for spec in specs:
             if spec.image and not Path(spec.image).is_file():
                 raise PrerequisiteError(f"GUEST_IMAGE of VM {spec.index}: {spec.image} does not exist")
@@ -215,7 +212,7 @@ class QemuVnf(Vnf):
     def version(self) -> str:
         if self._version is None:
             try:
-                out = self.ctx.executor.run([QEMU_BINARY, "--version"], check=False, timeout_s=10).stdout
+                out = self.host.executor.run([QEMU_BINARY, "--version"], check=False, timeout_s=10).stdout
             except CommandError:
                 return "unknown"
             first = out.strip().splitlines()[0] if out.strip() else "unknown"
@@ -257,15 +254,12 @@ class QemuVnf(Vnf):
 
     # --- lifecycle ---------------------------------------------------------------------------
 
-    def create(self, lab: LabEnv, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
-        return self.create_on(LabVnfHost(lab), index, mtu_bytes)
-
-    def create_on(self, host: VnfHost, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
-        """`create` on `host` (the local lab's, or a testbed DUT host's)."""
-        self._host, self._index = host, index
+    def create(self, index: int, mtu_bytes: int, switch_netns: str | None) -> tuple[SwitchPort, SwitchPort]:
+        host = self.host
+        self._created, self._index, self._switch_netns = True, index, switch_netns
         spec = self._spec = GuestSpec.from_settings(self.settings, index)
         if spec.core_binding:  # QEMU's threads are pinned on `host`: its CPUs, not this machine's
-            spec.check_core_binding(online_cpu_count(host.executor), host.executor.host)
+            spec.check_core_binding(host.cpu_count(), host.name)
         if spec.image:
             self._boot_files = (host.stage_file(Path(spec.image), f"vm{index}-{Path(spec.image).name}"),)
         else:
@@ -275,14 +269,14 @@ class QemuVnf(Vnf):
                                 host.stage_file(image.initrd_path, f"{image.key}-{image.initrd_path.name}"))
         kernel, initrd = (self._boot_files * 2)[:2]
         self._accel = choose_accel(str(self.settings["GUEST_ACCEL"]), host, self._image, kernel, initrd,
-                                   self._cache_dir(), self.ctx.work_dir / f"kvm-probe{index}-console.log")
-        ports = self.create_ports(host, index, mtu_bytes)
+                                   self._cache_dir(), work_dir_for(host.run_id) / f"kvm-probe{index}-console.log")
+        ports = self.create_ports(index, mtu_bytes)
         self._ports = ports
         return ports
 
     @abstractmethod
-    def create_ports(self, host: VnfHost, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
-        """Create (or name) the two switch-side ports on `host`, recording what exists there."""
+    def create_ports(self, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
+        """Create (or name) the two switch-side ports on the host, recording what exists there."""
 
     @abstractmethod
     def nic_configs(self) -> tuple[NicConfig, ...]:
@@ -293,9 +287,10 @@ class QemuVnf(Vnf):
         return None
 
     def start(self) -> None:
-        host, spec = self._require()
-        self._console_log = console_log_path(self.ctx.results_dir, self._index)
-        name = f"{TAG_PREFIX}{self.ctx.run_id}-vm{self._index}"
+        spec = self._require()
+        host = self.host
+        self._console_log = console_log_path(host.results_dir or work_dir_for(host.run_id), self._index)
+        name = f"{TAG_PREFIX}{host.run_id}-vm{self._index}"
         if self._image is not None:
             append = kernel_cmdline(loopback=spec.loopback, fwd_mode=spec.fwd_mode, nics=spec.nics, cpus=spec.cpus,
                                     hugepages=spec.hugepages, testpmd_args=spec.testpmd_app_args())
@@ -323,11 +318,12 @@ class QemuVnf(Vnf):
         if self._guest is not None:
             self._guest.stop()
             self._guest = None
-        if self._host is not None:
-            self.remove_ports(self._host)
+        if self._created:
+            self.remove_ports()
+        self._created = False
         self._ports = ()
 
-    def remove_ports(self, host: VnfHost) -> None:
+    def remove_ports(self) -> None:
         """Remove what `create_ports` made (the guest has stopped)."""
 
     # --- helpers -----------------------------------------------------------------------------
@@ -337,13 +333,13 @@ class QemuVnf(Vnf):
 
     def _controller(self) -> Executor:
         """This machine's executor (the image is built here, whichever host runs the guest)."""
-        executor = self.ctx.executor
-        return executor if executor.host == "local" else LocalExecutor(executor.command_log)
+        executor = self.host.executor
+        return executor if self.host.local else LocalExecutor(executor.command_log)
 
-    def _require(self) -> tuple[VnfHost, GuestSpec]:
-        if self._host is None or self._spec is None:
+    def _require(self) -> GuestSpec:
+        if not self._created or self._spec is None:
             raise DeploymentError(f"{self.NAME}: start() called before create()")
-        return self._host, self._spec
+        return self._spec
 
 
 class QemuPciPassthroughVnf(QemuVnf):
@@ -357,7 +353,7 @@ class QemuPciPassthroughVnf(QemuVnf):
         raise PrerequisiteError("VNF QemuPciPassthrough needs a physical NIC to pass to the guest, which the "
                                 "local lab has none of; use --vnf QemuDpdkVhostUser or QemuVirtioNet")
 
-    def create_ports(self, host: VnfHost, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
+    def create_ports(self, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
         self.check_prerequisites()
         raise AssertionError("unreachable")
 

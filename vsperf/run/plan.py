@@ -1,0 +1,122 @@
+"""Turn the selected test cases into a validated plan before anything is created.
+
+Every user error (a test's Parameters of the wrong type, an unknown backend, a missing
+prerequisite) surfaces here, so a run either starts cleanly or leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vsperf.catalog import TestCase
+from vsperf.collectors.base import collector_names
+from vsperf.config import Settings, traffic_from_settings
+from vsperf.deploy.build import DeploymentSpec
+from vsperf.deploy.topology import check_frame_modification, parse_deployment
+from vsperf.registry import Registries
+from vsperf.search.dispatch import configure_traffic
+
+
+@dataclass(frozen=True)
+class PlannedTest:
+    """A test case with the settings it runs with and its backends resolved."""
+
+    test: TestCase
+    settings: Settings
+    trafficgen: str  # canonical registry names
+    vswitch: str
+    vnf: str
+    simulated: bool  # the generator simulates the DUT: nothing is deployed
+    traffic_only: bool  # --mode trafficgen: nothing is deployed, traffic only
+    port_locations: bool = False  # the generator drives hardware port locations (a testbed cable's)
+    loadgen: str | None = None  # load generator of a test with a Load
+    hold: str = ""  # --mode trafficgen-off ("off": deploy, hold, no traffic) / -pause ("pause": hold, then traffic)
+    test_params: str | None = None  # this run's element of a --test-params sweep (None: no sweep)
+
+    @property
+    def deployment(self) -> DeploymentSpec:
+        """What the test deploys (nothing when the DUT is simulated)."""
+        return DeploymentSpec(
+            name=self.test.deployment, vswitch=self.vswitch, vnf=self.vnf, settings=self.settings,
+            frame_modification=check_frame_modification(self.test.frame_modification), simulated=self.simulated,
+            traffic_only=self.traffic_only, locations=self.port_locations)
+
+    @property
+    def deploys(self) -> bool:
+        """True when the test deploys something on the run's hosts."""
+        return self.deployment.deploys is not None
+
+
+def plan_tests(
+    tests: Sequence[TestCase], settings: Settings, registries: Registries, *, traffic_only: bool = False,
+    hold: str = "", test_params: str | None = None,
+) -> list[PlannedTest]:
+    """Validate each test's settings and backend names; raise ConfigError on the first problem.
+
+    `hold` and `test_params` are recorded on every planned test (see PlannedTest).
+    """
+    planned = []
+    for test in tests:
+        test_settings = settings.merged(test.parameters, f"test case {test.name}")
+        gen = registries.trafficgens.get(test_settings["TRAFFICGEN"])
+        simulated = bool(getattr(gen.cls, "SIMULATED", False))
+        if not simulated and not traffic_only:  # the lab's plan's needs (a testbed's switch gets it too)
+            test_settings = _lab_parallel_streams(test, test_settings)
+        test_settings = _flow_mode(test, test_settings)
+        _check_configuration(test_settings, registries)
+        vswitch = registries.vswitches.resolve(test_settings["VSWITCH"])
+        vnf = str(test_settings["VNF"])
+        if vnf != "auto":
+            vnf = registries.vnfs.resolve(vnf)
+        loadgen = None
+        if test.load:
+            # --loadgen overrides every test; otherwise the test's own Load tool, else LOADGEN.
+            chosen = test_settings["LOADGEN"]
+            if test_settings.source("LOADGEN") != "--loadgen":
+                chosen = test.load.get("tool") or chosen
+            loadgen = registries.loadgens.resolve(str(chosen))
+        planned.append(
+            PlannedTest(
+                test=test, settings=test_settings, test_params=test_params,
+                trafficgen=gen.name, vswitch=vswitch, vnf=vnf, loadgen=loadgen,
+                simulated=simulated, traffic_only=traffic_only, hold=hold,
+                port_locations=bool(getattr(gen.cls, "PORT_LOCATIONS", False)),
+            )
+        )
+    return planned
+
+
+def _check_configuration(settings: Settings, registries: Registries) -> None:
+    """Build what the test will use, for every frame size: its traffic and its search (or
+    benchmark) configuration, and resolve its collectors; the first bad value raises its one-line
+    ConfigError now, with nothing deployed, rather than after the topology is up."""
+    for size in settings["TRAFFICGEN_PKT_SIZES"]:
+        configure_traffic(traffic_from_settings(settings, int(size)), settings)
+    for name in collector_names(settings["COLLECTOR"]):
+        registries.collectors.resolve(name)
+
+
+# ovs learns MAC addresses only with a NORMAL flow: what RFC 2889's address tests measure.
+_LEARNING_TRAFFIC = ("rfc2889_learning", "rfc2889_caching")
+
+
+def _flow_mode(test: TestCase, settings: Settings) -> Settings:
+    """VSWITCH_FLOW_MODE auto: normal for the RFC 2889 address tests, ports otherwise."""
+    if settings["VSWITCH_FLOW_MODE"] != "auto":
+        return settings
+    mode = "normal" if settings["TRAFFIC"]["traffic_type"] in _LEARNING_TRAFFIC else "ports"
+    return settings.merged({"VSWITCH_FLOW_MODE": mode}, f"VSWITCH_FLOW_MODE auto for test {test.name}")
+
+
+def _lab_parallel_streams(test: TestCase, settings: Settings) -> Settings:
+    """pvpvN on the local lab (or a testbed: its switch gets the lab's plan) needs N streams to
+    split between its VNFs: a lab setting, not the test's definition (VSPERF's pvpv tests send
+    one stream)."""
+    topology = parse_deployment(test.deployment)
+    traffic = settings["TRAFFIC"]
+    if topology.layout != "parallel" or traffic["multistream"] >= topology.vnfs:
+        return settings
+    extra = {"TRAFFIC": {"multistream": topology.vnfs, "stream_type": settings["LAB_PARALLEL_STREAM_TYPE"]}}
+    return settings.merged(extra, f"local lab: {test.deployment} needs {topology.vnfs} streams "
+                                  f"(LAB_PARALLEL_STREAM_TYPE)")

@@ -1,0 +1,126 @@
+"""The one check of a plan before anything is created: every answer is one line naming the
+problem and the fix (a UserError: exit 2), with nothing deployed.
+
+What the hosts can deploy is `vsperf.deploy.support`'s answer; what each component needs (its
+programs, the kernel features of its host) it checks itself (`check_prerequisites`) on a probe of
+the host it will run on: the switch, its VNFs and the load on the DUT host, the generator on the
+generator host. On a testbed those probes run their commands there, through the same SSH
+connections the run then uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from vsperf.collectors.base import CollectorTarget, collector_names
+from vsperf.deploy.build import check_vlan_push, resolve_vnf
+from vsperf.deploy.support import DUT_TOOLS, deployment_problem, lab_problem, state_root_problem
+from vsperf.deploy.topology import parse_deployment
+from vsperf.errors import ConfigError, PrerequisiteError, UserError
+from vsperf.executor import CommandLog, LocalExecutor
+from vsperf.host.host import Host
+from vsperf.host.hosts import RunHosts
+from vsperf.host.workdir import RunContext
+from vsperf.registry import Registries
+from vsperf.run.plan import PlannedTest
+from vsperf.testbed.file import load_testbed
+from vsperf.testbed.model import Testbed
+from vsperf.trafficgen.base import TrafficGenerator
+
+
+class TestbedUnsupportedError(UserError):
+    """The testbed is valid and reachable, but what the run asks of it is not supported."""
+
+    __test__ = False
+
+
+def _probe(host: Host) -> Host:
+    """A probe of `host`: its executor, nothing created."""
+    return Host.probe(host.executor, name=host.name)
+
+
+def _where(hosts: RunHosts | None) -> str:
+    return "" if hosts is None or hosts.is_lab else f"testbed {hosts.testbed.path}: "
+
+
+def open_hosts(plan: Sequence[PlannedTest], testbed_file: str, *, run_id: str,
+               command_log: CommandLog) -> RunHosts | None:
+    """The run's hosts (None when the plan deploys nothing): the testbed file's, connected and
+    its ports checked, or the local lab (this machine: Linux and root). The caller closes them."""
+    if not any(pt.deploys for pt in plan):
+        return None
+    if testbed_file:
+        testbed = load_testbed(Path(testbed_file))
+        # --mode trafficgen: the DUT's ports are the user's DUT's, neither checked nor touched
+        return RunHosts.open(testbed, run_id=run_id, command_log=command_log,
+                             check_dut_ports=not any(pt.traffic_only for pt in plan))
+    if why := lab_problem():
+        raise PrerequisiteError(why)
+    return RunHosts.open(Testbed.local(), run_id=run_id, command_log=command_log)
+
+
+def check_plan(plan: Sequence[PlannedTest], registries: Registries, hosts: RunHosts | None) -> None:
+    """Check everything `plan` needs on `hosts` (None: nothing is deployed)."""
+    if hosts is not None and (why := state_root_problem(hosts.journal.root)):
+        raise PrerequisiteError(why)
+    seen: set[tuple[object, ...]] = set()
+    try:
+        for pt in plan:
+            _check_test(pt, registries, hosts if pt.deploys else None, seen)
+    except PrerequisiteError as exc:
+        where = _where(hosts)
+        raise PrerequisiteError(f"{where}{exc}" if where and not str(exc).startswith(where) else str(exc)) from None
+
+
+def _check_test(pt: PlannedTest, registries: Registries, hosts: RunHosts | None, seen: set[tuple[object, ...]]) -> None:
+    generator: type[TrafficGenerator] = registries.trafficgens.get(pt.trafficgen).cls
+    spec = pt.deployment
+    key = ("deploy", spec.name, spec.vswitch, spec.vnf, spec.traffic_only, pt.trafficgen)
+    if hosts is not None and key not in seen:
+        seen.add(key)
+        _check_deployment(pt, generator, registries, hosts)
+    gen_host = _probe(hosts.trafficgen) if hosts is not None else Host.probe()
+    if ("gen", pt.trafficgen, gen_host.name) not in seen:
+        seen.add(("gen", pt.trafficgen, gen_host.name))
+        generator(pt.settings, gen_host).check_prerequisites()
+    if pt.loadgen and hosts is not None and ("load", pt.loadgen) not in seen:
+        seen.add(("load", pt.loadgen))
+        registries.loadgens.get(pt.loadgen).cls(pt.test.load, pt.settings, _probe(hosts.dut)).check_prerequisites()
+    probe_ctx = RunContext("check", Path("/nonexistent"), Path("/nonexistent"), LocalExecutor())
+    for name in collector_names(pt.settings["COLLECTOR"]):
+        if ("collector", name) in seen:
+            continue
+        seen.add(("collector", name))
+        collector = registries.collectors.get(name).cls
+        if hosts is not None and not hosts.is_lab and not collector.REMOTE:
+            raise UserError(f"collector {name} reads only this machine, not the testbed's hosts: "
+                            f"remove it from COLLECTOR for a --testbed run")
+        collector(pt.settings, probe_ctx, CollectorTarget()).check_prerequisites()
+
+
+def _check_deployment(pt: PlannedTest, generator: type[TrafficGenerator], registries: Registries,
+                      hosts: RunHosts) -> None:
+    spec = pt.deployment
+    vswitch_cls = registries.vswitches.get(spec.vswitch).cls
+    why = deployment_problem(spec, generator, hosts, supports_match=vswitch_cls.SUPPORTS_MATCH)
+    if why and not hosts.is_lab:
+        raise TestbedUnsupportedError(f"testbed {hosts.testbed.path}: hosts and ports checked, but test "
+                                      f"{pt.test.name}: {why}; run without --testbed, or with --trafficgen dummy")
+    if why:
+        raise PrerequisiteError(why)
+    if spec.traffic_only:
+        return
+    dut = _probe(hosts.dut)
+    for tool, package in DUT_TOOLS.items():
+        dut.require(tool, f"apt-get install {package}")
+    vswitch = vswitch_cls(spec.settings, dut)
+    vswitch.check_prerequisites()
+    if spec.vlan_id is not None:
+        check_vlan_push(vswitch)
+    if parse_deployment(spec.name).vnfs:
+        try:
+            vnf_cls = resolve_vnf(spec, registries, vswitch_cls)
+        except ConfigError as exc:
+            raise PrerequisiteError(str(exc)) from exc
+        vnf_cls(spec.settings, dut).check_prerequisites()
