@@ -57,6 +57,7 @@ def leftovers(run_id: str) -> list[str]:
     for path in (Path("/run/vsperf") / run_id, Path("/tmp") / f"vsperf-{run_id}"):
         if path.exists():
             found.append(str(path))
+    found += [f"run dir {p}" for p in Path("/tmp").glob(f"vsperf-{run_id}-*")]
     found += [f"dpdk runtime dir {p}" for p in Path("/var/run/dpdk").glob(f"{tag}*")]
     return found
 

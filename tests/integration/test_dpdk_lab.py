@@ -24,16 +24,17 @@ import pytest
 
 from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
-from vsperf.host.workdir import RunContext, new_run_id
 from vsperf.deploy.base import GenPort
+from vsperf.deploy.build import DeploymentSpec, build_deployment
+from vsperf.deploy.deployment import HostDeployment
 from vsperf.dpdk.eal import DPDK_RUNTIME_ROOT
 from vsperf.errors import DeploymentError
-from vsperf.executor import CommandLog, LocalExecutor
+from vsperf.executor import CommandLog
 from vsperf.host import netlink as netdev
-from vsperf.deploy.deployment import LabDeployment, build_deployment
-from vsperf.lab.process import pid_exists
+from vsperf.host.hosts import RunHosts, local_lab
+from vsperf.host.workdir import new_run_id
 from vsperf.traffic import Traffic
-from vsperf.trafficgen.trafgen.rxcount import RxCounter
+from vsperf.trafficgen.trafgen.agent_client import AgentClient, RxCounter
 
 OVS_DPDK = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
 FRAMES = 20000
@@ -59,12 +60,17 @@ needs_ovs_dpdk = pytest.mark.skipif(
 class Lab:
     """A deployed topology and what the test needs to check it."""
 
-    deployment: LabDeployment
-    ctx: RunContext
+    deployment: HostDeployment
+    hosts: RunHosts
+    work_dir: Path  # this test's files (trafgen configurations)
+
+    @property
+    def run_id(self) -> str:
+        return self.hosts.journal.run_id
 
     @property
     def tag(self) -> str:
-        return f"vsp{self.ctx.run_id}"
+        return f"vsp{self.run_id}"
 
 
 @pytest.fixture
@@ -74,15 +80,16 @@ def deploy(tmp_path: Path) -> Iterator[Any]:
 
     def _deploy(name: str, **overrides: Any) -> Lab:
         run_id = new_run_id()
-        work = tmp_path / "w"  # short: vhost-user socket paths are limited to 107 characters
-        work.mkdir()
-        ctx = RunContext(run_id, tmp_path, work, LocalExecutor(CommandLog(tmp_path / "commands.log")))
+        work = tmp_path / "w"
+        work.mkdir(exist_ok=True)
+        hosts = local_lab(run_id, CommandLog(tmp_path / "commands.log"), state_root=tmp_path / "state")
         settings = load_settings(env={}).merged(dict(overrides), "test") if overrides else load_settings(env={})
-        dep = build_deployment(
-            name, settings=settings, registries=build_registries(), ctx=ctx, traffic=Traffic(),
-            frame_modification=None, state_root=tmp_path / "state",
-        )
-        lab = Lab(dep, ctx)
+        registries = build_registries()
+        spec = DeploymentSpec(name=name, vswitch=registries.vswitches.resolve(str(settings["VSWITCH"])),
+                              vnf=str(settings["VNF"]), settings=settings)
+        dep = build_deployment(spec, registries, hosts, Traffic())
+        assert isinstance(dep, HostDeployment)
+        lab = Lab(dep, hosts, work)
         deployed.append(lab)
         dep.deploy()  # returns once every port forwards (vswitch.wait_ready)
         return lab
@@ -91,16 +98,17 @@ def deploy(tmp_path: Path) -> Iterator[Any]:
     for lab in deployed:
         pids = lab.deployment.dut_pids()
         lab.deployment.teardown()
+        lab.hosts.close()
         assert_nothing_left(lab, pids)
 
 
 def assert_nothing_left(lab: Lab, pids: dict[str, int]) -> None:
-    alive = {name: pid for name, pid in pids.items() if pid_exists(pid) and not _zombie(pid)}
+    alive = {name: pid for name, pid in pids.items() if Path(f"/proc/{pid}").exists() and not _zombie(pid)}
     assert alive == {}, f"processes left running: {alive}"
-    runtime_dirs = sorted(p.name for p in DPDK_RUNTIME_ROOT.glob(f"{lab.tag}*"))
+    runtime_dirs = sorted(p.name for p in Path(DPDK_RUNTIME_ROOT).glob(f"{lab.tag}*"))
     assert runtime_dirs == [], f"DPDK runtime directories left: {runtime_dirs}"
-    sockets = [str(p) for p in lab.ctx.work_dir.rglob("*") if p.is_socket() or p.is_symlink()]
-    assert sockets == [], f"sockets left: {sockets}"
+    run_dirs = [str(p) for p in Path("/tmp").glob(f"vsperf-{lab.run_id}-*")]
+    assert run_dirs == [], f"run directories (sockets, logs) left: {run_dirs}"
     namespaces = [ns for ns in netdev.list_netns() if ns.startswith(lab.tag)]
     assert namespaces == [], f"namespaces left: {namespaces}"
 
@@ -114,13 +122,15 @@ def _zombie(pid: int) -> bool:
 
 def send_and_count(lab: Lab, src: GenPort, dst: GenPort, frames: int = FRAMES) -> int:
     """Send `frames` 64-byte test frames from `src`; return how many test frames reached `dst`."""
-    cfg = lab.ctx.work_dir / f"{src.ifname}.cfg"
+    cfg = lab.work_dir / f"{src.ifname}.cfg"
     cfg.write_text(
         f"{{ eth(da={src.peer_mac}, sa={src.mac}), ipv4(sa={src.ipv4}, da={src.peer_ipv4}), "
         "udp(sp=3000, dp=3001), fill(0, 18) }\n",
         encoding="utf-8",
     )
-    counter = RxCounter(dst.netns, dst.ifname)
+    agent = AgentClient(lab.hosts.trafficgen, dst.netns)
+    agent.open()
+    counter = RxCounter(agent, dst.ifname)
     counter.attach()
     try:
         before = counter.read()
@@ -134,6 +144,7 @@ def send_and_count(lab: Lab, src: GenPort, dst: GenPort, frames: int = FRAMES) -
         return (counter.read() - before).test_frames()
     finally:
         counter.detach()
+        agent.close()
 
 
 def forwards_all(lab: Lab, src: GenPort, dst: GenPort, frames: int = FRAMES) -> bool:
@@ -164,7 +175,7 @@ def test_phy2phy_ovs_dpdk_forwards_every_frame(deploy: Any) -> None:
     assert info.version.startswith("3.") and "(DPDK " in info.version
     assert info.details["port_driver"] == "net_af_xdp"
     assert set(lab.deployment.dut_pids()) == {"ovs-vswitchd", "ovsdb-server"}
-    assert (DPDK_RUNTIME_ROOT / f"{lab.tag}o").is_dir()
+    assert (Path(DPDK_RUNTIME_ROOT) / f"{lab.tag}o").is_dir()
 
 
 @needs_ovs_dpdk
@@ -180,7 +191,7 @@ def test_pvp_ovs_dpdk_with_testpmd_vhost(deploy: Any, server_mode: bool) -> None
     assert set(pids) == {"ovs-vswitchd", "ovsdb-server", "testpmd vnf0"}
     vnf = lab.deployment.vnfs[0]
     assert vnf.counters(0).rx_packets >= FRAMES
-    assert (DPDK_RUNTIME_ROOT / f"{lab.tag}t0").is_dir()
+    assert (Path(DPDK_RUNTIME_ROOT) / f"{lab.tag}t0").is_dir()
 
 
 def test_none_forwards_with_testpmd(deploy: Any) -> None:
@@ -192,7 +203,7 @@ def test_none_forwards_with_testpmd(deploy: Any) -> None:
     assert set(lab.deployment.dut_pids()) == {"testpmd"}
     switch = lab.deployment.vswitch
     assert switch.counters(0).rx_packets >= FRAMES
-    assert (DPDK_RUNTIME_ROOT / f"{lab.tag}n").is_dir()
+    assert (Path(DPDK_RUNTIME_ROOT) / f"{lab.tag}n").is_dir()
 
 
 def test_none_reports_a_dead_testpmd(deploy: Any) -> None:
@@ -220,6 +231,6 @@ def test_pvvp_chains_two_testpmd_vnfs(deploy: Any) -> None:
     p0, p1 = lab.deployment.gen_ports
     assert forwards_all(lab, p0, p1, frames=5000)
     assert {"testpmd vnf0", "testpmd vnf1"} <= set(lab.deployment.dut_pids())
-    assert sorted(p.name for p in DPDK_RUNTIME_ROOT.glob(f"{lab.tag}*")) == [
+    assert sorted(p.name for p in Path(DPDK_RUNTIME_ROOT).glob(f"{lab.tag}*")) == [
         f"{lab.tag}o", f"{lab.tag}t0", f"{lab.tag}t1",
     ]

@@ -39,14 +39,14 @@ def test_restart_and_forget_leave_a_forwarding_switch(lab_run: LabRun, vswitch: 
     dep = lab_run.deployment("p2p", TRAFFIC, VSWITCH=vswitch)
     with dep:
         assert isinstance(dep, DutControl)
-        gen = generator(lab_run.ctx)
+        gen = generator(lab_run.hosts.trafficgen)
         try:
             gen.start(dep.gen_ports)
             before = gen.trial(TRAFFIC, 2000.0, 0.5)
             assert before.tx_frames == before.rx_frames == 1000
             pids = dep.dut_pids()
             # pidstat watches the switch across the restart, as in a phy2phy_reset phase
-            collector = PidstatCollector(lab_run.settings, lab_run.ctx,
+            collector = PidstatCollector(lab_run.settings, lab_run.ctx(),
                                          CollectorTarget(pids, current_pids=dep.dut_pids))
             with collector:
                 dep.restart()
@@ -64,7 +64,7 @@ def test_restart_and_forget_leave_a_forwarding_switch(lab_run: LabRun, vswitch: 
             assert again.tx_frames == again.rx_frames == 1000
         finally:
             gen.stop()
-    commands = (lab_run.ctx.work_dir / "commands.log").read_text()
+    commands = (lab_run.work_dir / "commands.log").read_text()
     assert ("fdb_flush" in commands) if vswitch == "linux-bridge" else ("fdb/flush" in commands)
 
 
@@ -72,17 +72,17 @@ def test_ovs_normal_flow_mode_learns_addresses(lab_run: LabRun) -> None:
     _skip("ovs")
     dep = lab_run.deployment("p2p", TRAFFIC, VSWITCH="ovs", VSWITCH_FLOW_MODE="normal")
     with dep:
-        gen = generator(lab_run.ctx)
+        gen = generator(lab_run.hosts.trafficgen)
         try:
             gen.start(dep.gen_ports)
             result = gen.trial(TRAFFIC, 2000.0, 0.5)
             assert result.tx_frames == result.rx_frames == 1000
             flows = dep.vswitch.dump_flows()  # type: ignore[attr-defined]
             assert "actions=NORMAL" in flows and "output:" not in flows
-            table = dep.vswitch.appctl("ovs-vswitchd", "fdb/show", dep.names.bridge(0))  # type: ignore[attr-defined]
+            table = dep.vswitch.appctl("ovs-vswitchd", "fdb/show", dep.dut.names.bridge(0))  # type: ignore[attr-defined]
             assert dep.gen_ports[0].mac in table and dep.gen_ports[1].mac in table
             dep.forget_addresses()
-            table = dep.vswitch.appctl("ovs-vswitchd", "fdb/show", dep.names.bridge(0))  # type: ignore[attr-defined]
+            table = dep.vswitch.appctl("ovs-vswitchd", "fdb/show", dep.dut.names.bridge(0))  # type: ignore[attr-defined]
             assert dep.gen_ports[0].mac not in table
         finally:
             gen.stop()

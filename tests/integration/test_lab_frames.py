@@ -20,7 +20,8 @@ from vsperf.deploy.base import GenPort
 from vsperf.errors import PrerequisiteError
 from vsperf.host import netlink as netdev
 from vsperf.traffic import Traffic
-from vsperf.vswitch.linux_bridge import kernel_config_option
+from vsperf.executor import LocalExecutor
+from vsperf.vswitch.linux_bridge import host_kernel_config_option
 from vsperf.vswitch.ovs import OvsVSwitch
 
 pytestmark = [pytest.mark.root]
@@ -87,7 +88,7 @@ def test_pvpv2_splits_streams_between_the_vnfs(lab_run: LabRun) -> None:
         # on each of its two ports.
         for vnf in dep.vnfs:
             for port in vnf.ports:
-                sent = netdev.link_counters(port.ifname, dep.names.switch_netns).tx_packets
+                sent = netdev.link_counters(port.ifname, dep.dut.names.switch_netns).tx_packets
                 assert sent == pytest.approx(result.tx_frames / 4, abs=2), (port.ifname, sent)
 
 
@@ -109,7 +110,7 @@ def test_mod_vlan_frames_arrive_tagged(lab_run: LabRun) -> None:
         assert result.rx_frames == 0 and "rx_untagged_frames" in result.flags
 
 
-@pytest.mark.skipif(kernel_config_option("CONFIG_BRIDGE_VLAN_FILTERING") is not False,
+@pytest.mark.skipif(host_kernel_config_option(LocalExecutor(), "CONFIG_BRIDGE_VLAN_FILTERING") is not False,
                     reason="this kernel can tag in a bridge")
 def test_mod_vlan_on_linux_bridge_without_vlan_filtering(lab_run: LabRun) -> None:
     with pytest.raises(PrerequisiteError, match="CONFIG_BRIDGE_VLAN_FILTERING"):
@@ -134,7 +135,7 @@ def test_1000_pre_installed_flows(lab_run: LabRun) -> None:
 
 
 def test_work_dir_is_short_enough_for_sockets(lab_run: LabRun) -> None:
-    assert len(str(Path(lab_run.ctx.work_dir) / "ovs" / "ovs-vswitchd.ctl")) < 100
+    assert len(str(lab_run.hosts.dut.names.run_dir("ovs") / "ovs-vswitchd.ctl")) < 100
 
 
 def test_burst_sends_exactly_the_frames_asked(lab_run: LabRun) -> None:
@@ -154,8 +155,8 @@ def test_clean_starts_and_stops_the_switch_only(lab_run: LabRun, vswitch: str) -
     dep = lab_run.deployment("clean", VSWITCH=vswitch)
     with dep:
         assert dep.gen_ports == ()
-        assert netdev.netns_exists(dep.names.switch_netns)
-        assert not netdev.netns_exists(dep.names.gen_netns(0))
+        assert netdev.netns_exists(dep.dut.names.switch_netns)
+        assert not netdev.netns_exists(dep.dut.names.gen_netns(0))
         if vswitch == "ovs":
             assert set(dep.dut_pids()) == {"ovs-vswitchd", "ovsdb-server"}
         dep.check_alive()

@@ -1,7 +1,7 @@
 """A test's load (stress-ng) on the local lab, when vsperf is killed with SIGKILL during it (root).
 
 stress-ng runs in a session of its own, so a SIGKILL of vsperf leaves it running. It is in the
-run's state file (/run/vsperf/RUNID/state.json) from the moment it starts: the next run that
+run's journal (/run/vsperf/RUNID/journal.json) from the moment it starts: the next run that
 deploys the lab stops it (and its workers) by PID and start time, and nothing of either run
 is left."""
 
@@ -18,9 +18,10 @@ import pytest
 from cli_helpers import command, environment, leftovers, small_load_conf, vsperf
 from conftest import lab_skip_reason
 
-from vsperf.lab.process import is_same_process, stop_pid
-from vsperf.lab.release import release_all
-from vsperf.lab.state import DEFAULT_STATE_ROOT, RunState
+from vsperf.executor import LocalExecutor
+from vsperf.host.journal import DEFAULT_STATE_ROOT, JOURNAL_FILE, Journal
+from vsperf.host.proc import local_stat, same_local_process
+from vsperf.host.release import release
 
 pytestmark = pytest.mark.root
 
@@ -44,9 +45,8 @@ def _started_pid(out: Path) -> int:
 
 
 def _recorded_pids(run_id: str) -> list[int]:
-    state = DEFAULT_STATE_ROOT / run_id / "state.json"
-    data = json.loads(state.read_text())
-    return [r["pid"] for r in data["resources"] if r["kind"] == "process" and r["name"] == "stress-ng"]
+    data = json.loads((DEFAULT_STATE_ROOT / run_id / JOURNAL_FILE).read_text())
+    return [e["pid"] for e in data["entries"] if e["kind"] == "process" and e["name"] == "stress-ng"]
 
 
 def test_the_next_run_stops_the_load_of_a_sigkilled_run(tmp_path: Path) -> None:
@@ -56,20 +56,21 @@ def test_the_next_run_stops_the_load_of_a_sigkilled_run(tmp_path: Path) -> None:
                 str(small_load_conf(tmp_path, "vIl_cpu_load")), "--results-dir", str(killed), "--test-params", PARAMS),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True, env=environment(), cwd=tmp_path,
     )
-    pid, start, run_id = 0, 0.0, ""
+    pid, start, run_id = 0, 0, ""
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None and not pid:
             pid = _started_pid(killed)
             time.sleep(0.1)
         assert pid, f"no load started (vsperf exit {proc.poll()})"
-        start = psutil.Process(pid).create_time()
+        stat = local_stat(pid)
+        start = stat.start_ticks if stat else 0
         run_id = json.loads((killed / "results.json").read_text())["run_id"]
-        assert _recorded_pids(run_id) == [pid]  # in the state file while it runs
+        assert _recorded_pids(run_id) == [pid]  # in the journal while it runs
         proc.kill()  # SIGKILL of vsperf alone: no teardown at all
         proc.wait(timeout=30)
         time.sleep(0.5)
-        assert is_same_process(pid, start)  # its own session: still running
+        assert same_local_process(pid, start)  # its own session: still running
         workers = [c.pid for c in psutil.Process(pid).children(recursive=True)]
         assert workers, "stress-ng has its workers"
 
@@ -79,7 +80,7 @@ def test_the_next_run_stops_the_load_of_a_sigkilled_run(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr[-2000:]
         overall = (nxt / "overall.log").read_text()
         assert f"removed leftover of a killed run: run {run_id}: process stress-ng (pid {pid})" in overall
-        assert not is_same_process(pid, start)
+        assert not same_local_process(pid, start)
         assert not any(psutil.pid_exists(w) and psutil.Process(w).name().startswith("stress-ng") for w in workers)
         assert leftovers(run_id) == []
         assert leftovers(json.loads((nxt / "results.json").read_text())["run_id"]) == []
@@ -87,10 +88,7 @@ def test_the_next_run_stops_the_load_of_a_sigkilled_run(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=30)
-        # Only when the test failed before the next run cleaned up: the load by PID, the run's lab
-        # by its own state file.
-        if pid and start:
-            stop_pid(pid, start, timeout_s=2.0)
-        state = DEFAULT_STATE_ROOT / run_id / "state.json"
-        if run_id and state.exists():
-            release_all(RunState.load(state))
+        # Only when the test failed before the next run cleaned up: the run's lab by its own journal.
+        journal = DEFAULT_STATE_ROOT / run_id / JOURNAL_FILE
+        if run_id and journal.exists():
+            release(Journal.load(journal), {"local": LocalExecutor()})

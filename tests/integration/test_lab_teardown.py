@@ -1,5 +1,5 @@
 """Nothing is left behind: after an exception mid-trial, after the switch dies mid-trial, and
-after vsperf itself is killed with SIGKILL (then `cleanup_leftovers` removes what it left).
+after vsperf itself is killed with SIGKILL (then the next run's sweep removes what it left).
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from conftest import LabRun, lab_leftovers
 
-from vsperf.host.workdir import new_run_id
 from vsperf.errors import DeploymentError
 from vsperf.executor import LocalExecutor
-from vsperf.lab.leftovers import cleanup_leftovers
-from vsperf.lab.state import DEFAULT_STATE_ROOT
+from vsperf.host.hosts import sweep_leftovers
+from vsperf.host.journal import DEFAULT_STATE_ROOT
+from vsperf.host.workdir import new_run_id
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.trafgen import sender as sender_module
@@ -75,22 +75,22 @@ def test_sigkilled_run_is_cleaned_up(lab_root: None, tmp_path: Path) -> None:
         import sys, time
         from pathlib import Path
         from vsperf.config.loader import load_settings
-        from vsperf.host.workdir import RunContext
-        from vsperf.executor import LocalExecutor
-        from vsperf.deploy.deployment import build_deployment
+        from vsperf.executor import CommandLog
+        from vsperf.deploy.build import DeploymentSpec, build_deployment
         from vsperf.backends import build_registries
+        from vsperf.host.hosts import local_lab
+        from vsperf.host.workdir import create_work_dir
         from vsperf.traffic import Traffic
         from vsperf.trafficgen.trafgen.backend import TrafgenTrafficGenerator
 
-        work = Path("{work}")
-        work.mkdir()
-        ctx = RunContext("{run_id}", work, work, LocalExecutor())
+        work = create_work_dir("{run_id}")
+        hosts = local_lab("{run_id}", CommandLog(None))
         settings = dict(load_settings(env={{}}))
         settings["VSWITCH"] = "ovs"
-        dep = build_deployment("pvp", settings=settings, registries=build_registries(), ctx=ctx,
-                               traffic=Traffic(), frame_modification=None)
+        spec = DeploymentSpec(name="pvp", vswitch="ovs", vnf="auto", settings=settings)
+        dep = build_deployment(spec, build_registries(), hosts, Traffic())
         dep.deploy()
-        gen = TrafgenTrafficGenerator(settings, ctx)
+        gen = TrafgenTrafficGenerator(settings, hosts.trafficgen)
         gen.start(dep.gen_ports)
         print("READY", flush=True)
         gen.trial(Traffic(), 2000, 60)
@@ -107,7 +107,7 @@ def test_sigkilled_run_is_cleaned_up(lab_root: None, tmp_path: Path) -> None:
         left_before = lab_leftovers(run_id, work)
         assert any(item.startswith("netns") for item in left_before)
         assert any("ovs-vswitchd" in item for item in left_before)
-        removed = cleanup_leftovers(LocalExecutor())
+        removed = sweep_leftovers(DEFAULT_STATE_ROOT, {"local": LocalExecutor()})
         mine = [r for r in removed if r.startswith(f"run {run_id}:")]
         assert any("ovs-vswitchd" in r for r in mine) and any("netns" in r for r in mine), removed
         assert lab_leftovers(run_id, work) == []

@@ -76,13 +76,13 @@ def _run(bed: Bed, tmp_path: Path, test: str, vswitch: str, params: str = "") ->
 def _assert_vnfs_built_on_host_a(bed: Bed, log: str, run_id: str, count: int) -> None:
     """Each VNF's namespace, its veths into it and its loopback bridge were made on host A over SSH."""
     for i in range(count):
-        vnf = f"vst{run_id}v{i}"
+        vnf = f"vsp{run_id}v{i}"
         assert re.search(rf"\[{bed.dut}\] ssh .* 'timeout -k 2 \d+ ip netns add {vnf}'", log)
         for side in (0, 1):
             assert re.search(rf"\[{bed.dut}\] ssh .* ip link add {vnf}s{side} mtu \d+ type veth peer name "
                              rf"{vnf}i{side} mtu \d+ netns {vnf}", log)
         assert re.search(rf"\[{bed.dut}\] ssh .* ip netns exec {vnf} ip link add name {vnf}b type bridge", log)
-    assert not re.search(rf"ip netns add vst{run_id}v{count}\b", log)  # no more VNFs than that
+    assert not re.search(rf"ip netns add vsp{run_id}v{count}\b", log)  # no more VNFs than that
     assert not re.search(r"^\S+ \S+ (ip|sysctl|ovs-\w+) ", log, re.M)  # nothing of the DUT's ran here
 
 
@@ -97,7 +97,7 @@ def test_pvvp_tput_two_netns_vnfs_in_a_chain_on_the_dut_host(bed: Bed, tmp_path:
     assert sum(t["rx_frames"] for t in test["results"][0]["trials"]) > 0
     vnfs = sorted((c["details"]["index"], c["details"]["namespace"]) for c in test["components"] if c["role"] == "vnf")
     run_id = str(data["run_id"])
-    assert vnfs == [("0", f"vst{run_id}v0"), ("1", f"vst{run_id}v1")]
+    assert vnfs == [("0", f"vsp{run_id}v0"), ("1", f"vsp{run_id}v1")]
     _assert_vnfs_built_on_host_a(bed, log, run_id, 2)
     if vswitch == "linux-bridge":  # the chain as three two-port bridges: phy0-v0, v0-v1, v1-phy1
         assert len(re.findall(rf"\[{bed.dut}\] ssh .* ip link add name vsperf{run_id}b\d type bridge", log)) == 3

@@ -52,12 +52,12 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
 def pids_of_testpmd(run_id: str) -> list[int]:
     """PIDs of run `run_id`'s testpmd processes (their DPDK file prefix carries the run id)."""
     return [p.pid for p in psutil.process_iter(["cmdline"])
-            if any(arg.startswith(f"--file-prefix=vsperf-{run_id}-") for arg in p.info["cmdline"] or [])]
+            if any(arg.startswith(f"--file-prefix=vsp{run_id}") for arg in p.info["cmdline"] or [])]
 
 
 def leftovers_of(run_id: str) -> list[str]:
     """Run `run_id`'s DPDK runtime directories and work directories (vhost-user sockets, logs)."""
-    return sorted(str(p) for p in [*DPDK_RUNTIME_ROOT.glob(f"vsperf-{run_id}-*"), *Path("/tmp").glob(
+    return sorted(str(p) for p in [*Path(DPDK_RUNTIME_ROOT).glob(f"vsp{run_id}*"), *Path("/tmp").glob(
         f"vsperf-{run_id}-*")])
 
 
@@ -73,7 +73,7 @@ def killed_testpmds_at_exit() -> Iterator[list[str]]:
             for pid in pids_of_testpmd(run_id):
                 with contextlib.suppress(psutil.NoSuchProcess):
                     psutil.Process(pid).kill()
-            for path in DPDK_RUNTIME_ROOT.glob(f"vsperf-{run_id}-*"):
+            for path in Path(DPDK_RUNTIME_ROOT).glob(f"vsp{run_id}*"):
                 shutil.rmtree(path, ignore_errors=True)
 
 
@@ -97,7 +97,7 @@ def _check_forwarded_by_testpmd(bed: Bed, data: dict[str, Any], log: str, vnf_na
     run_id = str(data["run_id"])
     # testpmd was started on host A over SSH, with the run's file prefix, and stopped there by PID
     started = re.findall(rf"^\S+ \S+ \[{bed.dut}\] \[background\] ssh .*dpdk-testpmd .*"
-                         rf"--file-prefix=vsperf-{run_id}-\w+", log, re.M)
+                         rf"--file-prefix=vsp{run_id}\w+", log, re.M)
     assert len(started) == 1, log
     # none on the controller: every line of DPDK's programs names the host
     assert [line for line in log.splitlines() if "dpdk-" in line and not re.match(r"\S+ \S+ \[", line)] == []
@@ -130,8 +130,8 @@ def test_pvp_netns_vnf_with_the_testpmd_loopback_on_the_dut_host(bed: Bed, tmp_p
         # its links were seen up through DPDK's telemetry, on host A
         assert re.search(rf"\[{bed.dut}\] ssh .* dpdk-telemetry.py -f vsperf-{run_id}-v0", log)
         # inside the VNF's namespace on host A, on AF_PACKET ports of the VNF's ends of its veths
-        assert re.search(rf"\[{bed.dut}\] \[background\] ssh .* ip netns exec vst{run_id}v0 sh -c .* dpdk-testpmd "
-                         rf".*--vdev net_af_packet0,iface=vst{run_id}v0i0", log)
+        assert re.search(rf"\[{bed.dut}\] \[background\] ssh .* ip netns exec vsp{run_id}v0 sh -c .* dpdk-testpmd "
+                         rf".*--vdev net_af_packet0,iface=vsp{run_id}v0i0", log)
         assert pids_of_testpmd(run_id) == [] and leftovers_of(run_id) == []
         assert_nothing_left(bed, run_id, before, links_before)
 
@@ -167,11 +167,11 @@ def test_vsperf_killed_mid_trial_leaves_testpmd_that_the_next_run_stops(bed: Bed
         # /tmp and /var/run/dpdk/vsperf-RUNID-* of every killed run on its own hosts, i.e. here too.)
         pids = pids_of_testpmd(run_id)
         assert len(pids) == 1
-        assert vnf_namespaces(run_id) == [f"vst{run_id}v0"]
+        assert vnf_namespaces(run_id) == [f"vsp{run_id}v0"]
         nxt = bed.next_run(tmp_path)
         assert nxt.returncode == 0, nxt.stderr
-        assert re.search(rf"restored after a killed run: host {bed.dut}: testpmd vnf0 \(pid {pids[0]}\) stopped",
-                         nxt.stderr), nxt.stderr
+        assert re.search(rf"removed leftover of a killed run: run {run_id}: host {bed.dut}: process testpmd vnf0 "
+                         rf"\(pid {pids[0]}\) stopped", nxt.stderr), nxt.stderr
         assert not psutil.pid_exists(pids[0]) or psutil.Process(pids[0]).status() == psutil.STATUS_ZOMBIE
         assert pids_of_testpmd(run_id) == [] and leftovers_of(run_id) == []
         assert_nothing_left(bed, run_id, before, links_before)
@@ -198,9 +198,9 @@ def test_vswitch_none_testpmd_forwards_between_the_duts_cabled_ports(bed: Bed, t
         log = (results / "commands.log").read_text()
         a0, a1 = (a for a, _b in bed.cables)
         # in pairs: (a0, a1), or (a0, the VNF's port 0) and (a1, its port 1)
-        ports = [a0, f"vst{run_id}v0s0", a1, f"vst{run_id}v0s1"] if test == "pvp_tput" else [a0, a1]
+        ports = [a0, f"vsp{run_id}v0s0", a1, f"vsp{run_id}v0s1"] if test == "pvp_tput" else [a0, a1]
         vdevs = " ".join(f"--vdev net_af_\\w+{i},iface={port}" for i, port in enumerate(ports))
-        assert re.search(rf"^\S+ \S+ \[{bed.dut}\] \[background\] ssh .*dpdk-testpmd .*--file-prefix=vsperf-{run_id}-n "
+        assert re.search(rf"^\S+ \S+ \[{bed.dut}\] \[background\] ssh .*dpdk-testpmd .*--file-prefix=vsp{run_id}n "
                          rf".*{vdevs} ", log, re.M), log
         assert [line for line in log.splitlines() if "dpdk-" in line and not re.match(r"\S+ \S+ \[", line)] == []
         assert pids_of_testpmd(run_id) == [] and leftovers_of(run_id) == []

@@ -19,17 +19,16 @@ import pytest
 from cli_helpers import small_load_conf
 from testbed_bed import Bed, assert_nothing_left, open_bed, running, skip_missing_switch
 
+from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
-from vsperf.host.workdir import RunContext, new_run_id
 from vsperf.deploy.base import GenPort
+from vsperf.deploy.build import DeploymentSpec, build_deployment
 from vsperf.executor import CommandLog
-from vsperf.lab.state import DEFAULT_STATE_ROOT
-from vsperf.testbed.deploy import TestbedDeployment
+from vsperf.host.hosts import RunHosts
+from vsperf.host.workdir import new_run_id
 from vsperf.testbed.file import load_testbed
-from vsperf.testbed.session import TestbedSession
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.vsgen.backend import VsgenTrafficGenerator
-from vsperf.vswitch.ovs import OvsVSwitch
 
 pytestmark = pytest.mark.root
 
@@ -112,7 +111,8 @@ def test_vsperf_killed_during_its_load_the_next_run_stops_it(bed: Bed, tmp_path:
     assert _is_stress_ng(pid)  # still running on host A (its SSH channel's end does not stop it)
     nxt = bed.next_run(tmp_path)
     assert nxt.returncode == 0, nxt.stderr
-    assert f"restored after a killed run: host {bed.dut}: stress-ng (pid {pid}) stopped" in nxt.stderr
+    assert (f"removed leftover of a killed run: run {run_id}: host {bed.dut}: process stress-ng (pid {pid}) "
+            "stopped") in nxt.stderr
     assert not _is_stress_ng(pid)
     assert_nothing_left(bed, str(run_id), before, links_before)
 
@@ -137,12 +137,10 @@ def test_without_the_push_vsgen_flags_untagged_frames(bed: Bed, tmp_path: Path) 
     before, links_before = bed.states(), bed.links()
     run_id, settings, traffic = new_run_id(), load_settings(env={}).merged({"VSWITCH": "ovs"}, "test"), Traffic()
     command_log = CommandLog(tmp_path / "commands.log")
-    with TestbedSession.open(load_testbed(bed.testbed_file()), run_id=run_id, state_root=DEFAULT_STATE_ROOT,
-                             command_log=command_log) as session:
-        ctx = RunContext(run_id, tmp_path, tmp_path, session.dut)
-        with TestbedDeployment("p2p", session, run_id=run_id, traffic=traffic,
-                               vswitch=OvsVSwitch(settings, ctx)) as dep, \
-                VsgenTrafficGenerator(settings, replace(ctx, executor=session.trafficgen)) as gen:
+    spec = DeploymentSpec(name="p2p", vswitch="ovs", vnf="auto", settings=settings)
+    with RunHosts.open(load_testbed(bed.testbed_file()), run_id=run_id, command_log=command_log) as hosts:
+        with build_deployment(spec, build_registries(), hosts, traffic) as dep, \
+                VsgenTrafficGenerator(settings, hosts.trafficgen) as gen:
             gen.start([replace(p, rx_vlan_id=123) for p in dep.gen_ports if isinstance(p, GenPort)])
             result = gen.trial(traffic, 2000.0, 1.0)
     assert result.rx_frames > 0 and "rx_untagged_frames" in result.flags

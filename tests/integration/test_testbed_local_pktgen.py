@@ -20,7 +20,7 @@ from test_pktgen_lab import pktgen_binary
 from test_testbed_pktgen import PARAMS, pktgens_of, skip_without_pktgen
 from testbed_bed import Bed, open_bed, running
 
-from vsperf.lab.state import DEFAULT_STATE_ROOT
+from vsperf.host.journal import DEFAULT_STATE_ROOT, JOURNAL_FILE
 
 pytestmark = pytest.mark.root
 
@@ -87,11 +87,11 @@ def test_pktgen_on_a_local_generator_host(bed: Bed, tmp_path: Path) -> None:
     trials = test["results"][0]["trials"]
     assert trials and all(0 < t["rx_frames"] <= t["tx_frames"] for t in trials)  # through host A's bridge
     run_id = str(data["run_id"])
-    started = [line for line in (results / "commands.log").read_text().splitlines() if "--file-prefix=vsperf-" in line]
+    started = [line for line in (results / "commands.log").read_text().splitlines() if f"--file-prefix=vsp{run_id}pg" in line]
     assert len(started) == 1 and "ssh" not in started[0]  # on this machine
-    assert f"python3 /tmp/vsperf-{run_id}-pktgen/ptyexec.py" in started[0]  # the testbed's launcher, not the lab's
-    assert pktgens_of(run_id) == {} and not Path(f"/tmp/vsperf-{run_id}-pktgen").exists()
-    assert not (DEFAULT_STATE_ROOT / f"testbed-{run_id}.json").exists()
+    assert "python3 " in started[0] and "/vsperf/trafficgen/pktgen/ptyexec.py" in started[0]  # this machine's copy
+    assert pktgens_of(run_id) == {} and list(Path("/tmp").glob(f"vsperf-{run_id}-*")) == []
+    assert not (DEFAULT_STATE_ROOT / run_id / JOURNAL_FILE).exists()
     assert local_states(bed) == before
 
 
@@ -110,12 +110,12 @@ def test_vsperf_killed_mid_trial_next_run_stops_local_pktgen(bed: Bed, tmp_path:
     run_id = next(iter(started.values()))
     try:
         assert pktgens_of(run_id), "pktgen did not outlive vsperf: nothing left for the next run to stop"
-        assert (DEFAULT_STATE_ROOT / f"testbed-{run_id}.json").exists()  # recorded in the run's journal
+        assert (DEFAULT_STATE_ROOT / run_id / JOURNAL_FILE).exists()  # recorded in the run's journal
         nxt = bed.next_run(tmp_path, local_testbed(bed))
         assert nxt.returncode == 0, nxt.stderr
-        assert "restored after a killed run" in nxt.stderr and "pktgen 0" in nxt.stderr, nxt.stderr
+        assert "removed leftover of a killed run" in nxt.stderr and "pktgen 0" in nxt.stderr, nxt.stderr
         assert pktgens_of(run_id) == {}
-        assert not Path(f"/tmp/vsperf-{run_id}-pktgen").exists()
+        assert list(Path("/tmp").glob(f"vsperf-{run_id}-*")) == []
         assert local_states(bed) == before
     finally:  # a failed test leaves no pktgen of its own behind
         for pid in pktgens_of(run_id):

@@ -23,16 +23,15 @@ import pytest
 from testbed_bed import Bed, assert_nothing_left, open_bed, running
 
 from vsperf.config.loader import load_settings
+from vsperf.executor import CommandLog
+from vsperf.host.hosts import RunHosts
 from vsperf.host.workdir import new_run_id
-from vsperf.executor import CommandLog, LocalExecutor
-from vsperf.lab.state import DEFAULT_STATE_ROOT
 from vsperf.testbed.file import load_testbed
-from vsperf.testbed.session import TestbedSession
-from vsperf.testbed.vnf_host import TestbedVnfHost
 from vsperf.vnf.qemu.accel import KVM_OPEN_SCRIPT, PROBE_FILE, PROBE_TIMEOUT_S, choose_accel
 from vsperf.vnf.qemu.image import ImageBuilder
 from vsperf.vnf.qemu.qemu import QEMU_BINARY
-from vsperf.vswitch.linux_bridge import kernel_config_option
+from vsperf.executor import LocalExecutor
+from vsperf.vswitch.linux_bridge import host_kernel_config_option
 
 pytestmark = pytest.mark.root
 
@@ -123,19 +122,16 @@ def test_the_kvm_probe_runs_over_ssh_on_the_dut_host_and_is_asked_once(bed: Bed,
                          metapackage=str(settings["GUEST_KERNEL_PACKAGE"])).get()
     cache, log_path = tmp_path / "cache", tmp_path / "commands.log"
     run_id = new_run_id()
-    with TestbedSession.open(load_testbed(bed.testbed_file()), run_id=run_id, state_root=DEFAULT_STATE_ROOT,
-                             command_log=CommandLog(log_path)) as session:
-        host = TestbedVnfHost(session, bed.dut, run_id)
-        try:
-            kernel = host.stage_file(image.kernel_path, "vmlinuz")
-            initrd = host.stage_file(image.initrd_path, "initrd.gz")
-            started = time.monotonic()
-            first = choose_accel("auto", host, image, kernel, initrd, cache, tmp_path / "probe-console.log")
-            probe_s = time.monotonic() - started
-            again = choose_accel("auto", host, image, kernel, initrd, cache, tmp_path / "probe-console.log")
-            assert session.journal.processes == []  # the probe guest was stopped and forgotten
-        finally:
-            host.remove_dirs()
+    with RunHosts.open(load_testbed(bed.testbed_file()), run_id=run_id, command_log=CommandLog(log_path)) as hosts:
+        host = hosts.dut
+        kernel = host.stage_file(image.kernel_path, "vmlinuz")
+        initrd = host.stage_file(image.initrd_path, "initrd.gz")
+        started = time.monotonic()
+        first = choose_accel("auto", host, image, kernel, initrd, cache, tmp_path / "probe-console.log")
+        probe_s = time.monotonic() - started
+        again = choose_accel("auto", host, image, kernel, initrd, cache, tmp_path / "probe-console.log")
+        # the probe guest was stopped and forgotten
+        assert [e for e in hosts.journal if e.kind == "process"] == []
     assert first == again and first in ("kvm", "tcg")
     assert probe_s < PROBE_TIMEOUT_S + 15, probe_s
     commands = log_path.read_text()
@@ -158,7 +154,7 @@ def test_linux_bridge_vlan_push_checks_host_as_kernel(bed: Bed, tmp_path: Path) 
     _out, err = proc.communicate(timeout=600)
     data: dict[str, Any] = json.loads((results / "results.json").read_text())
     test = data["tests"][0]
-    if kernel_config_option("CONFIG_BRIDGE_VLAN_FILTERING") is False:
+    if host_kernel_config_option(LocalExecutor(), "CONFIG_BRIDGE_VLAN_FILTERING") is False:
         assert proc.returncode == 1 and test["status"] == "failed", err
         assert test["error"] == (f"linux-bridge cannot push VLAN tags on the kernel of host {bed.dut} "
                                  "(CONFIG_BRIDGE_VLAN_FILTERING is off): use --vswitch ovs for Frame Modification vlan")

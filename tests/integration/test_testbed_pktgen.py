@@ -24,7 +24,7 @@ import pytest
 from test_pktgen_lab import pktgen_binary
 from testbed_bed import Bed, assert_nothing_left, open_bed, running
 
-from vsperf.trafficgen.pktgen.remote import COUNTERS_SCRIPT
+from vsperf.trafficgen.pktgen.counters import COUNTERS_SCRIPT
 
 pytestmark = pytest.mark.root
 
@@ -59,7 +59,7 @@ def pktgens_of(run_id: str | None = None) -> dict[int, str]:
     prefix vsperf-RUNID-pktgenN; the shared process table)."""
     found: dict[int, str] = {}
     for proc in psutil.process_iter(["cmdline"]):
-        match = re.search(r"--file-prefix=vsperf-(\w+)-pktgen\d", " ".join(proc.info["cmdline"] or []))
+        match = re.search(r"--file-prefix=vsp([0-9a-f]{6})pg\d", " ".join(proc.info["cmdline"] or []))
         if match and (run_id is None or match.group(1) == run_id):
             found[proc.pid] = match.group(1)
     return found
@@ -75,8 +75,8 @@ def counter_loops(bed: Bed) -> list[int]:
 def assert_no_pktgen_left(bed: Bed, run_id: str) -> None:
     assert pktgens_of(run_id) == {}
     assert counter_loops(bed) == []
-    assert list(Path("/var/run/dpdk").glob(f"vsperf-{run_id}-*")) == []
-    assert not Path(f"/tmp/vsperf-{run_id}-pktgen").exists()
+    assert list(Path("/var/run/dpdk").glob(f"vsp{run_id}*")) == []
+    assert list(Path("/tmp").glob(f"vsperf-{run_id}-*")) == []
 
 
 def test_pktgen_on_the_generator_host(bed: Bed, tmp_path: Path) -> None:
@@ -96,16 +96,16 @@ def test_pktgen_on_the_generator_host(bed: Bed, tmp_path: Path) -> None:
     assert gen["name"] == "pktgen" and "DPDK" in gen["version"]
     run_id = str(data["run_id"])
     log = (results / "commands.log").read_text()
-    started = [line for line in log.splitlines() if "--file-prefix=vsperf-" in line]
+    started = [line for line in log.splitlines() if f"--file-prefix=vsp{run_id}pg" in line]
     assert len(started) == 1 and f"[{bed.gen}] [background] ssh " in started[0]  # on host B, none here
-    assert f"python3 /tmp/vsperf-{run_id}-pktgen/ptyexec.py" in started[0]
-    assert f"--file-prefix=vsperf-{run_id}-pktgen0" in started[0]
+    assert f"python3 /tmp/vsperf-{run_id}-files/ptyexec.py" in started[0]
+    assert f"--file-prefix=vsp{run_id}pg0" in started[0]
     for _, b_if in bed.cables:
         assert f"iface={b_if}" in started[0]
     assert "-g 127.0.0.1:22022" in started[0]  # the Lua socket on B's loopback only, reached over SSH:
-    assert re.search(rf"\[{bed.gen}\] \[Lua socket\] ssh .* -N -L 22022:127.0.0.1:22022 root@", log)
+    assert re.search(rf"\[{bed.gen}\] \[forward\] ssh .* -N -L 22022:127.0.0.1:22022 root@", log)
     assert f"[{bed.gen}] [background] ssh " in next(line for line in log.splitlines() if "while read -r" in line)
-    assert re.search(rf"\[{bed.gen}\] scp .*ptyexec.py .*:/tmp/vsperf-{run_id}-pktgen/ptyexec.py", log)
+    assert re.search(rf"\[{bed.gen}\] scp .*ptyexec.py .*:/tmp/vsperf-{run_id}-files/ptyexec.py", log)
     assert_nothing_left(bed, run_id, before, links_before)
     assert_no_pktgen_left(bed, run_id)
 
@@ -130,7 +130,7 @@ def test_vsperf_killed_mid_trial_next_run_stops_remote_pktgen(bed: Bed, tmp_path
     nxt = bed.next_run(tmp_path)
     assert nxt.returncode == 0, nxt.stderr
     print(nxt.stderr)  # shown with -s: what a user sees
-    assert "restored after a killed run" in nxt.stderr and "pktgen 0" in nxt.stderr, nxt.stderr
+    assert "removed leftover of a killed run" in nxt.stderr and "pktgen 0" in nxt.stderr, nxt.stderr
     assert_no_pktgen_left(bed, run_id)
     assert_nothing_left(bed, run_id, before, links_before)
 

@@ -26,7 +26,7 @@ import psutil
 import pytest
 from testbed_bed import Bed, assert_nothing_left, open_bed, running, skip_missing_switch
 
-from vsperf.lab.state import DEFAULT_STATE_ROOT
+from vsperf.host.journal import DEFAULT_STATE_ROOT, JOURNAL_FILE
 
 pytestmark = pytest.mark.root
 
@@ -85,7 +85,7 @@ def test_pvp_tput_with_a_qemu_guest_on_the_dut_host(bed: Bed, tmp_path: Path, vs
     assert len(started) == 1 and "stdio,id=serial0" in started[0] and f"vsp{run_id}-vm0" in started[0]
     if vnf == "qemu-virtio-net":
         for k in (0, 1):
-            assert re.search(rf"\[{bed.dut}\] ssh .* ip tuntap add dev vst{run_id}v0s{k} mode tap", log)
+            assert re.search(rf"\[{bed.dut}\] ssh .* ip tuntap add dev vsp{run_id}v0s{k} mode tap", log)
     else:
         assert f"/tmp/vsperf-{run_id}-vhost/v0p0.sock" in started[0]
     consoles = sorted(p.name for p in results.glob("guest*-console*.log"))
@@ -110,16 +110,15 @@ def test_the_next_run_stops_the_guest_of_a_sigkilled_run(bed: Bed, tmp_path: Pat
                 break
             time.sleep(0.2)
         assert proc.poll() is None, proc.communicate()[1][-3000:]
-        run_id = re.sub(r"^testbed-|\.json$", "", next(p.name for p in DEFAULT_STATE_ROOT.glob("testbed-*.json")
-                                                        if bed.dut in p.read_text()))
+        run_id = next(p.parent.name for p in DEFAULT_STATE_ROOT.glob(f"*/{JOURNAL_FILE}") if bed.dut in p.read_text())
         time.sleep(1.0)  # traffic flows through the guest
         proc.kill()  # SIGKILL: no teardown at all
     pids = guests_of(run_id)
     assert len(pids) == 1, "the guest on host A outlives the killed vsperf"
-    assert {f"vst{run_id}v0s0", f"vst{run_id}v0s1"} <= bed.links()["a"]
+    assert {f"vsp{run_id}v0s0", f"vsp{run_id}v0s1"} <= bed.links()["a"]
     nxt = bed.next_run(tmp_path)
     assert nxt.returncode == 0, nxt.stderr
-    assert "restored after a killed run" in nxt.stderr and "qemu vm0" in nxt.stderr
+    assert "removed leftover of a killed run" in nxt.stderr and "qemu vm0" in nxt.stderr
     assert not any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in pids)
     assert guests_of(run_id) == [] and run_dirs(run_id) == []
     assert_nothing_left(bed, run_id, before, links_before)

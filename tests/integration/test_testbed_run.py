@@ -118,14 +118,13 @@ def test_pvp_tput_netns_vnf_on_the_dut_host(bed: Bed, tmp_path: Path, vswitch: s
     vnf = next(c for c in test["components"] if c["role"] == "vnf")
     run_id = str(data["run_id"])
     assert vnf["name"] == "netns" and vnf["details"]["host"] == bed.dut
-    assert vnf["details"]["namespace"] == f"vst{run_id}v0" and vnf["details"]["loopback"] == "linux_bridge"
+    assert vnf["details"]["namespace"] == f"vsp{run_id}v0" and vnf["details"]["loopback"] == "linux_bridge"
     log = (results / "commands.log").read_text()
     # the VNF was built on host A, over SSH: its namespace, its veths into it, its loopback bridge
-    assert re.search(rf"\[{bed.dut}\] ssh .* 'timeout -k 2 \d+ ip netns add vst{run_id}v0'", log)
-    assert re.search(rf"\[{bed.dut}\] ssh .* ip link add vst{run_id}v0s0 mtu \d+ type veth peer name "
-                     rf"vst{run_id}v0i0 mtu \d+ netns vst{run_id}v0", log)
-    assert re.search(rf"\[{bed.dut}\] ssh .* ip netns exec vst{run_id}v0 ip link add name vst{run_id}v0b type bridge",
-                     log)
+    assert re.search(rf"\[{bed.dut}\] ssh .* 'timeout -k 2 \d+ ip netns add vsp{run_id}v0'", log)
+    assert re.search(rf"\[{bed.dut}\] ssh .* ip link add vsp{run_id}v0s0 mtu \d+ type veth peer name "
+                     rf"vsp{run_id}v0i0 mtu \d+ netns vsp{run_id}v0", log)
+    assert re.search(rf"\[{bed.dut}\] ssh .* ip -n vsp{run_id}v0 link add name vsp{run_id}v0b type bridge", log)
     assert not re.search(r"^\S+ \S+ (ip|sysctl|ovs-\w+) ", log, re.M)  # nothing of the DUT's ran on the controller
     assert_nothing_left(bed, run_id, before, links_before)
 
@@ -168,7 +167,7 @@ def test_dut_host_lost_mid_trial_exit_1_results_kept_next_run_cleans(bed: Bed, t
     # the next run (here with the simulated generator: no deployment) restores host A first
     nxt = bed.next_run(tmp_path)
     assert nxt.returncode == 0, nxt.stderr
-    assert "restored after a killed run" in nxt.stderr
+    assert "removed leftover of a killed run" in nxt.stderr
     assert_nothing_left(bed, str(data["run_id"]), before, links_before)
 
 
@@ -193,8 +192,8 @@ def test_vsperf_killed_mid_trial_its_engine_ends_and_the_next_run_cleans_both_ho
     assert Path(f"/tmp/vsperf-{run_id}-vsgen").exists()  # the copy stays until the next run
     assert any(name.startswith("vsperf") for name in links_in(bed.ns["a"]) - links_before["a"])
     if test == "pvp_tput":  # the VNF's namespace and its veths into host A stay, in the journal
-        assert vnf_namespaces(run_id) == [f"vst{run_id}v0"]
-        assert {f"vst{run_id}v0s0", f"vst{run_id}v0s1"} <= links_in(bed.ns["a"])
+        assert vnf_namespaces(run_id) == [f"vsp{run_id}v0"]
+        assert {f"vsp{run_id}v0s0", f"vsp{run_id}v0s1"} <= links_in(bed.ns["a"])
     nxt = bed.next_run(tmp_path)
     assert nxt.returncode == 0, nxt.stderr
     assert_nothing_left(bed, run_id, before, links_before)

@@ -24,11 +24,12 @@ from cabled_hosts import cable_states, cabled_hosts, state_in
 from sshd_hosts import SshdServer, run_sshd, sshd_skip_reason
 
 from vsperf.executor import CommandLog
+from vsperf.host.hosts import RunHosts
+from vsperf.host.journal import leftover_journals
+from vsperf.host.ports import PortError, PortState, read_port
 from vsperf.remote.connection import HostLostError, SshHost
 from vsperf.remote.ssh import SshExecutor
-from vsperf.testbed import TestbedSession, load_testbed
-from vsperf.testbed.journal import leftover_journals
-from vsperf.host.ports import PortError, PortState, read_port
+from vsperf.testbed.file import load_testbed
 
 pytestmark = pytest.mark.root
 
@@ -97,17 +98,17 @@ def test_ports_used_over_ssh_are_restored_exactly(bed: Bed, tmp_path: Path) -> N
     before = all_states()
     log = tmp_path / "commands.log"
     testbed = load_testbed(bed.write(bed.yaml()))
-    with TestbedSession.open(testbed, run_id="t9a", state_root=tmp_path, command_log=CommandLog(log)) as session:
-        for (host, state) in session.ports():
-            session.use_port(host, state.interface, mtu_bytes=2000)
+    with RunHosts.open(testbed, run_id="t9a", state_root=tmp_path, command_log=CommandLog(log)) as hosts:
+        for host, interface in list(hosts.checked):
+            hosts.use_port(hosts.hosts[host], interface, mtu_bytes=2000)
         now = all_states()
         assert all(s.admin_up and s.mtu_bytes == 2000 for s in now.values())
         # what a test might leave: an extra address, the original one gone
-        session.dut.run(["ip", "addr", "add", "198.18.102.1/30", "dev", CABLES[1][0]])
-        session.dut.run(["ip", "addr", "del", "198.18.101.1/30", "dev", CABLES[0][0]])
-        assert list(tmp_path.glob("testbed-t9a.json"))  # the journal exists while ports are changed
+        hosts.dut.executor.run(["ip", "addr", "add", "198.18.102.1/30", "dev", CABLES[1][0]])
+        hosts.dut.executor.run(["ip", "addr", "del", "198.18.101.1/30", "dev", CABLES[0][0]])
+        assert (tmp_path / "t9a" / "journal.json").exists()  # the journal exists while ports are changed
     assert all_states() == before
-    assert not list(tmp_path.glob("testbed-*.json"))
+    assert not list(tmp_path.glob("*/journal.json"))
     lines = log.read_text().splitlines()
     assert lines and all(" [hosta] ssh " in line or " [hostb] ssh " in line for line in lines)
     assert any("[hostb]" in line for line in lines) and any("[hosta]" in line for line in lines)
@@ -120,48 +121,49 @@ def test_a_killed_run_is_restored_by_the_next(bed: Bed, tmp_path: Path) -> None:
         import os, signal
         from pathlib import Path
         from vsperf.executor import CommandLog
-        from vsperf.testbed import TestbedSession, load_testbed
-        s = TestbedSession.open(load_testbed(Path({str(path)!r})), run_id="t9k", state_root=Path({str(tmp_path)!r}),
-                                command_log=CommandLog(None))
-        for host, state in list(s.ports()):
-            s.use_port(host, state.interface, mtu_bytes=1800)
+        from vsperf.host.hosts import RunHosts
+        from vsperf.testbed.file import load_testbed
+        s = RunHosts.open(load_testbed(Path({str(path)!r})), run_id="t9k", state_root=Path({str(tmp_path)!r}),
+                          command_log=CommandLog(None))
+        for host, interface in list(s.checked):
+            s.use_port(s.hosts[host], interface, mtu_bytes=1800)
         os.kill(os.getpid(), signal.SIGKILL)
         """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     assert state_in(NS["a"], CABLES[1][0]).mtu_bytes == 1800  # left changed by the killed run
-    assert len(leftover_journals(tmp_path)) == 1
-    with TestbedSession.open(load_testbed(path), run_id="t9n", state_root=tmp_path, command_log=CommandLog(None)):
+    assert len(leftover_journals(tmp_path)[0]) == 1
+    with RunHosts.open(load_testbed(path), run_id="t9n", state_root=tmp_path, command_log=CommandLog(None)):
         assert all_states() == before  # restored while opening, before this run uses anything
-    assert leftover_journals(tmp_path) == []
+    assert leftover_journals(tmp_path) == ([], [])
 
 
 def test_a_dut_host_lost_mid_run_is_restored_by_the_next_run(bed: Bed, tmp_path: Path,
                                                                caplog: pytest.LogCaptureFixture) -> None:
     before = all_states()
     testbed = load_testbed(bed.write(bed.yaml(), "lost.yaml"))
-    session = TestbedSession.open(testbed, run_id="t9l", state_root=tmp_path, command_log=CommandLog(None))
+    hosts = RunHosts.open(testbed, run_id="t9l", state_root=tmp_path, command_log=CommandLog(None))
     try:
-        for host, state in list(session.ports()):
-            session.use_port(host, state.interface, mtu_bytes=1700)
+        for host, interface in list(hosts.checked):
+            hosts.use_port(hosts.hosts[host], interface, mtu_bytes=1700)
         bed.servers["a"].kill()  # the DUT host drops off the network mid-run
         with pytest.raises(HostLostError, match=r"lost the SSH connection to host hosta \(root@198\.18\.100\.2:2222\)"):
-            session.dut.run(["ip", "link", "show"])
-        session.close()  # restores what it can (host B), logs host A, keeps A's entries
+            hosts.dut.executor.run(["ip", "link", "show"])
+        hosts.close()  # restores what it can (host B), logs host A, keeps A's entries
     finally:
         run_sshd(bed.servers["a"])
     assert "host hosta" in caplog.text and "not restored" in caplog.text
     assert all(s.mtu_bytes == 1500 for name, s in all_states().items() if name.startswith(f"{TAG}b"))
     assert all(s.mtu_bytes == 1700 for name, s in all_states().items() if name.startswith(f"{TAG}a"))
     # vsperf's own process still runs, so the journal is not a leftover yet; a new vsperf finds it
-    journal = next(tmp_path.glob("testbed-t9l.json"))
+    journal = tmp_path / "t9l" / "journal.json"
     data = json.loads(journal.read_text())
-    assert {p["host"] for p in data["ports"]} == {"hosta"}
-    data["owner_pid"], data["owner_start_time"] = 1, 0.0  # as seen by the next vsperf process
+    assert {e["host"] for e in data["entries"] if e["kind"] == "port"} == {"hosta"}
+    data["owner_pid"], data["owner_start_ticks"] = 1, 0  # as seen by the next vsperf process
     journal.write_text(json.dumps(data))
-    with TestbedSession.open(testbed, run_id="t9m", state_root=tmp_path, command_log=CommandLog(None)):
+    with RunHosts.open(testbed, run_id="t9m", state_root=tmp_path, command_log=CommandLog(None)):
         pass
-    assert all_states() == before and not list(tmp_path.glob("testbed-*.json"))
+    assert all_states() == before and not list(tmp_path.glob("*/journal.json"))
 
 
 def test_bad_ports_are_refused_before_anything_changes(bed: Bed, tmp_path: Path) -> None:
@@ -176,12 +178,12 @@ def test_bad_ports_are_refused_before_anything_changes(bed: Bed, tmp_path: Path)
             ex.run(["ip", "link", "set", CABLES[1][0], "master", f"{TAG}br"])
             testbed = load_testbed(bed.write(bed.yaml(), "br.yaml"))
             with pytest.raises(PortError, match=rf"host hosta: interface {CABLES[1][0]} is attached to {TAG}br"):
-                TestbedSession.open(testbed, run_id="t9b", state_root=tmp_path, command_log=CommandLog(None))
+                RunHosts.open(testbed, run_id="t9b", state_root=tmp_path, command_log=CommandLog(None))
         finally:
             ex.run(["ip", "link", "del", f"{TAG}br"])
     finally:
         ex.close()
-    assert all_states() == before and not list(tmp_path.glob("testbed-*.json"))
+    assert all_states() == before and not list(tmp_path.glob("*/journal.json"))
 
 
 def _vsperf(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

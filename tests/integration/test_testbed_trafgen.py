@@ -163,7 +163,7 @@ def _killed_then_next_run(bed: Bed, tmp_path: Path, senders: dict[int, str], age
     assert qdiscs_of_b(bed) == qdiscs_before
     assert Path(f"/tmp/vsperf-{run_id}-trafgen").exists()
     nxt = _next_run(bed, tmp_path)
-    assert "restored after a killed run" in nxt and "trafgen port0" in nxt, nxt
+    assert "removed leftover of a killed run" in nxt and "trafgen port0" in nxt, nxt
     assert trafgens_of(bed, run_id) == {}
     assert not Path(f"/tmp/vsperf-{run_id}-trafgen").exists()
     assert_nothing_left(bed, run_id, before, links_before)

@@ -31,7 +31,7 @@ def test_learned_addresses_are_not_flooded(lab_run: LabRun, vswitch: str) -> Non
     _skip(vswitch)
     dep = lab_run.deployment("p2p", TRAFFIC, VSWITCH=vswitch, VSWITCH_FLOW_MODE="normal")
     with dep:
-        gen = generator(lab_run.ctx)
+        gen = generator(lab_run.hosts.trafficgen)
         try:
             gen.start(dep.gen_ports)
             for _ in range(2):  # the second trial uses fresh addresses after the flush
@@ -50,10 +50,10 @@ def test_addresses_a_bridge_port_does_not_learn_are_flooded(lab_run: LabRun) -> 
     _skip("linux-bridge")
     dep = lab_run.deployment("p2p", TRAFFIC, VSWITCH="linux-bridge")
     with dep:
-        port = dep.names.phy_if(1)
-        subprocess.run(["ip", "netns", "exec", dep.names.switch_netns, "ip", "link", "set", "dev", port, "type",
+        port = dep.dut.names.phy_if(1)
+        subprocess.run(["ip", "netns", "exec", dep.dut.names.switch_netns, "ip", "link", "set", "dev", port, "type",
                         "bridge_slave", "learning", "off"], check=True)
-        gen = generator(lab_run.ctx)
+        gen = generator(lab_run.hosts.trafficgen)
         try:
             gen.start(dep.gen_ports)
             result = gen.address_trial(TRAFFIC, 500, 20000.0, 20000.0, dep.forget_addresses)
@@ -67,7 +67,7 @@ def test_ovs_mac_table_overflows_into_flooding(lab_run: LabRun) -> None:
     _skip("ovs")
     dep = lab_run.deployment("p2p", TRAFFIC, VSWITCH="ovs", VSWITCH_FLOW_MODE="normal")
     with dep:
-        gen = generator(lab_run.ctx)
+        gen = generator(lab_run.hosts.trafficgen)
         try:
             gen.start(dep.gen_ports)
             result = gen.address_trial(TRAFFIC, 10000, 20000.0, 20000.0, dep.forget_addresses)

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 from conftest import LabRun
-from test_vsgen_wire import Net, fresh_net, generator, make_ctx, running, sane_latency, sh
+from test_vsgen_wire import Net, fresh_net, generator, make_host, release_host, running, sane_latency, sh
 
-from vsperf.host.workdir import RunContext
 from vsperf.deploy.base import GenPort
+from vsperf.host.host import Host
 from vsperf.deploy.streams import directions
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.vsgen.backend import frame_spec
@@ -42,7 +42,7 @@ class Dut:
     f0: str  # bridge port towards generator port 0
     f1: str  # bridge port towards generator port 1
     ports: tuple[GenPort, GenPort]
-    ctx: RunContext
+    host: Host
 
 
 @pytest.fixture
@@ -62,7 +62,9 @@ def dut(net: Net, tmp_path: Path) -> Iterator[Dut]:
         sh("ethtool", "-K", port, "gro", "on", ns=f)
     sh("ip", "link", "set", f"vsg{r}br", "up", ns=f)
     ports = (net.port(a, f"vsg{r}0", "198.18.0.1"), net.port(b, f"vsg{r}1", "198.18.1.1"))
-    yield Dut(net, f, f"vsg{r}f0", f"vsg{r}f1", ports, make_ctx(tmp_path))
+    host = make_host(tmp_path)
+    yield Dut(net, f, f"vsg{r}f0", f"vsg{r}f1", ports, host)
+    release_host(host)
 
 
 def nft(ns: str, ruleset: str) -> None:
@@ -82,7 +84,7 @@ def test_every_100th_frame_dropped_is_measured_exactly(dut: Dut) -> None:
             ip daddr 198.18.0.0/15 numgen inc mod 100 == 0 counter drop
         }
     }""")
-    with running(dut.ctx, VSGEN_STREAM_DETAIL=10) as gen:
+    with running(dut.host, VSGEN_STREAM_DETAIL=10) as gen:
         gen.start(dut.ports)
         traffic = Traffic(bidir=False, multistream=10, stream_type="L3")
         gen.trial(traffic, 10_000.0, 0.1)  # the first run also probes the XDP path
@@ -106,7 +108,7 @@ def test_duplicated_frames_are_detected_and_counted_once(dut: Dut) -> None:
             ip daddr 198.18.0.0/15 numgen inc mod 50 == 0 counter dup to "{dut.f1}"
         }}
     }}""")
-    with running(dut.ctx) as gen:
+    with running(dut.host) as gen:
         gen.start(dut.ports)
         result = gen.trial(Traffic(bidir=False), 20_000.0, 0.5)
         assert result.tx_frames == result.rx_frames == 10_000  # each frame counted once
@@ -127,7 +129,7 @@ def test_reordered_frames_are_detected(dut: Dut) -> None:
          "match", "u8", "0x01", "0x01", "at", "37", "flowid", "1:20"),
     ):
         sh(*argv, ns=dut.fwd)
-    with running(dut.ctx, TRAFFICGEN_RESIDUAL_WAIT_S=0.5) as gen:
+    with running(dut.host, TRAFFICGEN_RESIDUAL_WAIT_S=0.5) as gen:
         gen.start(dut.ports)
         result = gen.trial(Traffic(bidir=False), 10_000.0, 0.4)
         assert result.tx_frames == result.rx_frames == 4000
@@ -172,7 +174,7 @@ def test_frames_on_the_wire_are_the_reference_frames(dut: Dut) -> None:
     capture = Capture(dut.fwd, dut.f1, 300)
     capture.start()
     assert capture.ready.wait(5)
-    with running(dut.ctx) as gen:
+    with running(dut.host) as gen:
         gen.start(dut.ports)
         gen.trial(traffic, 5000.0, 0.1)
         assert gen._engine is not None and gen.last_run is not None
@@ -196,7 +198,7 @@ def test_the_local_lab_p2p(lab_run: LabRun, vswitch: str) -> None:
         pytest.skip("Open vSwitch missing: apt-get install openvswitch-switch")
     traffic = Traffic(bidir=True, multistream=10, stream_type="L4")
     with lab_run.deployment("p2p", traffic, VSWITCH=vswitch) as dep:
-        gen = generator(lab_run.ctx, **{k: v for k, v in lab_run.settings.items() if k.startswith("VSWITCH")})
+        gen = generator(lab_run.hosts.trafficgen, **{k: v for k, v in lab_run.settings.items() if k.startswith("VSWITCH")})
         try:
             gen.start(dep.gen_ports)
             result = gen.trial(traffic, 4000.0, 1.0)

@@ -32,7 +32,7 @@ def test_reset_gap_is_real_and_positive(lab_run: LabRun, vswitch: str) -> None:
     traffic = Traffic(bidir=True)
     dep = lab_run.deployment("p2p", traffic, VSWITCH=vswitch)
     with dep:
-        gen = generator(lab_run.ctx)
+        gen = generator(lab_run.hosts.trafficgen)
         try:
             gen.start(dep.gen_ports)
             # OVS-DPDK's restart (a new EAL) takes ~1 s here and nearly 2 s under CI's load: a longer
@@ -63,7 +63,7 @@ def test_recovery_after_an_overload(lab_run: LabRun, vswitch: str) -> None:
     traffic = Traffic(bidir=False)
     dep = lab_run.deployment("p2p", traffic, VSWITCH=vswitch)
     with dep:
-        gen = generator(lab_run.ctx)
+        gen = generator(lab_run.hosts.trafficgen)
         try:
             gen.start(dep.gen_ports)
             result = gen.recovery_trial(traffic, 2_000_000.0, 1.0, 300_000.0, 1.0)

@@ -37,7 +37,7 @@ def pair(net: Net, tmp_path: Path) -> Iterator[Pair]:
 
 @pytest.mark.parametrize("path", ["xdp", "afxdp", "packet"])
 def test_two_threads_send_exact_counts_without_loss(pair: Pair, path: str) -> None:
-    with running(pair.ctx, VSGEN_TX_THREADS=2, VSGEN_CPUS=[0, 1], VSGEN_PATH=path) as gen:
+    with running(pair.host, VSGEN_TX_THREADS=2, VSGEN_CPUS=[0, 1], VSGEN_PATH=path) as gen:
         gen.start(pair.ports)
         result = gen.trial(Traffic(bidir=False, multistream=STREAMS), 100_000.0, 1.0)
         # A paced trial ends at its planned end: on a loaded machine the threads may not get the
@@ -65,7 +65,7 @@ def test_two_threads_send_exact_counts_without_loss(pair: Pair, path: str) -> No
 
 def test_an_odd_burst_over_two_threads_both_ways(pair: Pair) -> None:
     """A count that does not divide: the threads' shares add up to it exactly, in each direction."""
-    with running(pair.ctx, VSGEN_TX_THREADS=2, VSGEN_CPUS=[0, 1]) as gen:
+    with running(pair.host, VSGEN_TX_THREADS=2, VSGEN_CPUS=[0, 1]) as gen:
         gen.start(pair.ports)
         result = gen.burst(Traffic(bidir=True, multistream=STREAMS - 1), 200_003)
         assert result.tx_frames == 200_003
@@ -79,7 +79,7 @@ def test_an_odd_burst_over_two_threads_both_ways(pair: Pair) -> None:
 
 def test_afxdp_needs_a_queue_per_thread(pair: Pair) -> None:
     """Three AF_XDP threads on two queues: one clear error, and the engine is still usable."""
-    with running(pair.ctx, VSGEN_TX_THREADS=3, VSGEN_PATH="afxdp") as gen:
+    with running(pair.host, VSGEN_TX_THREADS=3, VSGEN_PATH="afxdp") as gen:
         gen.start(pair.ports)
         with pytest.raises(TrafficGenError, match="as many queues as transmit threads"):
             gen.burst(Traffic(bidir=False, multistream=STREAMS), 1000)
@@ -89,7 +89,7 @@ def test_afxdp_needs_a_queue_per_thread(pair: Pair) -> None:
 
 def test_one_stream_is_one_thread(pair: Pair) -> None:
     """Threads never share a stream: with one stream the second thread has nothing to send."""
-    with running(pair.ctx, VSGEN_TX_THREADS=2) as gen:
+    with running(pair.host, VSGEN_TX_THREADS=2) as gen:
         gen.start(pair.ports)
         result = gen.trial(Traffic(bidir=False), 50_000.0, 0.5)
         assert (result.tx_frames, result.rx_frames) == (25_000, 25_000)

@@ -25,11 +25,15 @@ import psutil
 import pytest
 
 from vsperf.config import load_settings
-from vsperf.host.workdir import RunContext
 from vsperf.deploy.base import GenPort
 from vsperf.errors import TrafficGenError
 from vsperf.executor import CommandLog, LocalExecutor
 from vsperf.host import netlink as netdev
+from vsperf.host.host import Host
+from vsperf.host.journal import Journal
+from vsperf.host.names import RunNames
+from vsperf.host.release import release
+from vsperf.host.workdir import new_run_id
 from vsperf.traffic import Traffic, Vlan
 from vsperf.trafficgen.vsgen.backend import MIN_KERNEL, VsgenTrafficGenerator, kernel_version
 from vsperf.trafficgen.vsgen.build import PACKAGED_BINARY, locate_engine, missing_build_tools
@@ -94,16 +98,28 @@ class Net:
 class Pair:
     net: Net
     ports: tuple[GenPort, GenPort]
-    ctx: RunContext
+    host: Host
 
 
-def engine_processes(marker: str) -> list[int]:
-    return [p.pid for p in psutil.process_iter(["cmdline", "status"])
-            if marker in " ".join(p.info["cmdline"] or []) and p.info["status"] != psutil.STATUS_ZOMBIE]
+def engine_processes() -> list[int]:
+    """vsgen engines this test process started (they are its children) that still run."""
+    return [p.pid for p in psutil.Process().children(recursive=True)
+            if "vsgen" in p.name() and p.status() != psutil.STATUS_ZOMBIE]
 
 
-def make_ctx(tmp_path: Path) -> RunContext:
-    return RunContext("vsgtest", tmp_path, tmp_path, LocalExecutor(CommandLog(tmp_path / "commands.log")))
+def make_host(tmp_path: Path) -> Host:
+    """This machine as the generator's host, with a journal of its own under `tmp_path`."""
+    run_id = new_run_id()
+    return Host("local", LocalExecutor(CommandLog(tmp_path / "commands.log")), RunNames(run_id),
+                Journal(run_id, root=tmp_path / "state"))
+
+
+def release_host(host: Host) -> list[str]:
+    """Release what `host`'s journal still lists; the journal's entries before that."""
+    left = [e.describe() for e in host.journal or []]
+    if host.journal is not None:
+        release(host.journal, {"local": host.executor})
+    return left
 
 
 def fresh_net() -> Iterator[Net]:
@@ -129,10 +145,12 @@ def wire_pair(net: Net, tmp_path: Path, *, mtu: int = 1500, queues: int = 1) -> 
     a, b = net.ns("a"), net.ns("b")
     net.veth(f"vsg{net.rid}0", a, f"vsg{net.rid}1", b, mtu=mtu, queues=queues)
     ports = (net.port(a, f"vsg{net.rid}0", "198.18.0.1"), net.port(b, f"vsg{net.rid}1", "198.18.1.1"))
-    yield Pair(net, ports, make_ctx(tmp_path))
-    assert engine_processes(str(tmp_path)) == [], "an engine process was left behind"
+    host = make_host(tmp_path)
+    yield Pair(net, ports, host)
+    assert engine_processes() == [], "an engine process was left behind"
     assert not has_xdp(a, ports[0].ifname) and not has_xdp(b, ports[1].ifname), "an XDP program was left"
-    assert list(tmp_path.glob("vsgen/*.ctl")) == [], "the control FIFO was left"
+    left = release_host(host)
+    assert [e for e in left if "process" in e] == [], "the engine is still in the journal"
 
 
 @pytest.fixture
@@ -140,18 +158,18 @@ def pair(net: Net, tmp_path: Path) -> Iterator[Pair]:
     yield from wire_pair(net, tmp_path, mtu=9000)
 
 
-def generator(ctx: RunContext, **settings: Any) -> VsgenTrafficGenerator:
-    """A generator with the shipped defaults (conf/) and `settings` on top."""
+def generator(host: Host, **settings: Any) -> VsgenTrafficGenerator:
+    """A generator on `host` with the shipped defaults (conf/) and `settings` on top."""
     values = load_settings(env={}).merged({"TRAFFICGEN_RESIDUAL_WAIT_S": 0.2, **settings}, "test")
-    gen = VsgenTrafficGenerator(values, ctx)
+    gen = VsgenTrafficGenerator(values, host)
     gen.check_prerequisites()
     return gen
 
 
 @contextlib.contextmanager
-def running(ctx: RunContext, **settings: Any) -> Iterator[VsgenTrafficGenerator]:
+def running(host: Host, **settings: Any) -> Iterator[VsgenTrafficGenerator]:
     """A generator that is stopped at the end, whatever happens."""
-    gen = generator(ctx, **settings)
+    gen = generator(host, **settings)
     try:
         yield gen
     finally:
@@ -167,7 +185,7 @@ def sane_latency(result: Any) -> None:
 
 
 def test_a_burst_arrives_frame_for_frame_both_ways(pair: Pair) -> None:
-    with running(pair.ctx) as gen:
+    with running(pair.host) as gen:
         gen.start(pair.ports)
         result = gen.burst(Traffic(bidir=True), 200_001)
         assert (result.tx_frames, result.rx_frames) == (200_001, 200_001)
@@ -179,7 +197,7 @@ def test_a_burst_arrives_frame_for_frame_both_ways(pair: Pair) -> None:
 
 
 def test_a_rate_trial_is_exact_in_count_and_within_half_a_percent_in_rate(pair: Pair) -> None:
-    with running(pair.ctx) as gen:
+    with running(pair.host) as gen:
         gen.start(pair.ports)
         result = gen.trial(Traffic(bidir=False), 400_000.0, 2.0)
         assert result.tx_frames == 800_000 and result.rx_frames == 800_000
@@ -194,7 +212,7 @@ def test_a_rate_trial_is_exact_in_count_and_within_half_a_percent_in_rate(pair: 
 
 
 def test_a_rate_it_cannot_reach_ends_on_time_and_is_flagged(pair: Pair) -> None:
-    with running(pair.ctx) as gen:
+    with running(pair.host) as gen:
         gen.start(pair.ports)
         started = time.monotonic()
         result = gen.trial(Traffic(bidir=False), 50e6, 0.5)
@@ -208,7 +226,7 @@ def test_a_rate_it_cannot_reach_ends_on_time_and_is_flagged(pair: Pair) -> None:
 @pytest.mark.parametrize(("size", "path"), [(64, "xdp-live"), (1518, "xdp-live"), (9018, "af_packet")])
 def test_every_frame_size_with_a_vlan_tag(pair: Pair, size: int, path: str) -> None:
     traffic = Traffic(frame_size_bytes=size, bidir=False, vlan=Vlan(enabled=True, id=100))
-    with running(pair.ctx) as gen:
+    with running(pair.host) as gen:
         gen.start(pair.ports)
         result = gen.trial(traffic, 20_000.0, 0.5)
         assert result.tx_frames == result.rx_frames == 10_000
@@ -217,7 +235,7 @@ def test_every_frame_size_with_a_vlan_tag(pair: Pair, size: int, path: str) -> N
 
 
 def test_the_packet_path_when_asked(pair: Pair) -> None:
-    with running(pair.ctx, VSGEN_PATH="packet", VSGEN_STREAM_DETAIL=100) as gen:
+    with running(pair.host, VSGEN_PATH="packet", VSGEN_STREAM_DETAIL=100) as gen:
         gen.start(pair.ports)
         result = gen.trial(Traffic(bidir=True, multistream=100, stream_type="L4"), 100_000.0, 1.0)
         assert result.tx_frames == result.rx_frames == 100_000
@@ -228,7 +246,7 @@ def test_the_packet_path_when_asked(pair: Pair) -> None:
 
 def test_a_million_flows(pair: Pair) -> None:
     traffic = Traffic(bidir=False, multistream=1_000_000, stream_type="L2")
-    with running(pair.ctx) as gen:
+    with running(pair.host) as gen:
         gen.start(pair.ports)
         result = gen.trial(traffic, 500_000.0, 4.0)  # every flow twice
         assert gen.last_run is not None
@@ -238,7 +256,7 @@ def test_a_million_flows(pair: Pair) -> None:
 
 
 def test_continuous_until_stopped(pair: Pair) -> None:
-    with running(pair.ctx) as gen:
+    with running(pair.host) as gen:
         gen.start(pair.ports)
         gen.start_continuous(Traffic(bidir=True), 200_000.0)
         time.sleep(2.3)
@@ -250,7 +268,7 @@ def test_continuous_until_stopped(pair: Pair) -> None:
 
 
 def test_stopping_the_generator_mid_run_ends_the_engine_at_once(pair: Pair) -> None:
-    gen = generator(pair.ctx)
+    gen = generator(pair.host)
     gen.start(pair.ports)
     gen.start_continuous(Traffic(bidir=True), 100_000.0)
     time.sleep(0.3)
@@ -260,7 +278,7 @@ def test_stopping_the_generator_mid_run_ends_the_engine_at_once(pair: Pair) -> N
 
 
 def test_bad_input_ends_in_one_line_errors(pair: Pair) -> None:
-    gen = generator(pair.ctx)
+    gen = generator(pair.host)
     bad_if = (pair.ports[0], GenPort(pair.ports[1].netns, "nosuch0", "02:00:00:00:00:09", "198.18.1.1"))
     with pytest.raises(TrafficGenError, match="unknown interface nosuch0") as info:
         gen.start(bad_if)
@@ -280,7 +298,7 @@ def test_bad_input_ends_in_one_line_errors(pair: Pair) -> None:
 def test_the_engine_refuses_to_run_without_root(tmp_path: Path) -> None:
     if vsgen_skip_reason():
         pytest.skip(str(vsgen_skip_reason()))
-    engine = locate_engine(make_ctx(tmp_path).executor).path
+    engine = locate_engine(LocalExecutor()).path
     proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(engine)],
                           capture_output=True, text=True, timeout=10)
     assert proc.returncode == 2
@@ -288,7 +306,7 @@ def test_the_engine_refuses_to_run_without_root(tmp_path: Path) -> None:
 
 
 def test_a_killed_engine_leaves_no_xdp_program(pair: Pair) -> None:
-    gen = generator(pair.ctx)
+    gen = generator(pair.host)
     gen.start(pair.ports)
     assert has_xdp(pair.ports[0].netns or "", pair.ports[0].ifname)
     pid = gen._engine.pid if gen._engine else None

@@ -33,7 +33,7 @@ import pytest
 from cabled_hosts import cable_states, cabled_hosts, ip, links_in
 from sshd_hosts import SshdServer, sshd_skip_reason
 
-from vsperf.lab.state import DEFAULT_STATE_ROOT
+from vsperf.host.journal import DEFAULT_STATE_ROOT, JOURNAL_FILE
 from vsperf.host.ports import PortState
 from vsperf.trafficgen.vsgen.build import ENGINE_NAME
 
@@ -174,27 +174,28 @@ def open_bed(base: Path, tag_prefix: str, octet: int) -> Iterator[Bed]:
 
 
 def _remove_leftovers(bed: Bed) -> None:
-    for journal in DEFAULT_STATE_ROOT.glob("testbed-*.json"):
+    for journal in DEFAULT_STATE_ROOT.glob(f"*/{JOURNAL_FILE}"):
         text = journal.read_text()
         if f'"{bed.dut}"' in text or f'"{bed.gen}"' in text:
-            run_id = journal.stem.removeprefix("testbed-")
+            run_id = journal.parent.name
             recorded = json.loads(text)
             for pid in daemons_of(run_id) + engines_of(run_id) + _journaled_pids(recorded):
                 with contextlib.suppress(psutil.NoSuchProcess):
                     psutil.Process(pid).kill()
-            for netns in recorded.get("namespaces", []):
-                subprocess.run(["ip", "netns", "del", netns["name"]], capture_output=True)
-            for root in (Path("/tmp"), Path("/var/run/dpdk")):
-                for leftover in root.glob(f"vsperf-{run_id}-*"):
+            for entry in recorded.get("entries", []):
+                if entry["kind"] == "netns":
+                    subprocess.run(["ip", "netns", "del", entry["name"]], capture_output=True)
+            for root, pattern in ((Path("/tmp"), f"vsperf-{run_id}-*"), (Path("/var/run/dpdk"), f"vsp{run_id}*")):
+                for leftover in root.glob(pattern):
                     shutil.rmtree(leftover, ignore_errors=True)
-            journal.unlink()
+            shutil.rmtree(journal.parent, ignore_errors=True)
 
 
 def _journaled_pids(recorded: dict[str, Any]) -> list[int]:
     """PIDs of the processes a journal names that are still those processes (same start ticks:
     the hosts share this machine's process table)."""
     pids = []
-    for entry in recorded.get("processes", []):
+    for entry in (e for e in recorded.get("entries", []) if e["kind"] == "process"):
         with contextlib.suppress(OSError, IndexError, ValueError):
             stat = Path(f"/proc/{entry['pid']}/stat").read_text()
             if int(stat.rsplit(")", 1)[1].split()[19]) == int(entry["start_ticks"]):
@@ -236,7 +237,7 @@ def vnf_namespaces(run_id: str) -> list[str]:
     """The namespaces of run `run_id`'s VNFs on the DUT host (`ip netns` names: the hosts share
     this machine's /run/netns)."""
     out = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True, check=True).stdout
-    return [ns["name"] for ns in json.loads(out or "[]") if ns["name"].startswith(f"vst{run_id}")]
+    return [ns["name"] for ns in json.loads(out or "[]") if ns["name"].startswith(f"vsp{run_id}v")]
 
 
 def assert_nothing_left(bed: Bed, run_id: str, before: dict[str, PortState],
@@ -248,7 +249,7 @@ def assert_nothing_left(bed: Bed, run_id: str, before: dict[str, PortState],
     assert not Path(f"/tmp/vsperf-{run_id}-vsgen").exists() and not Path(f"/tmp/vsperf-{run_id}-ovs").exists()
     assert engines_of(run_id) == [] and daemons_of(run_id) == []
     assert vnf_namespaces(run_id) == []
-    assert not (DEFAULT_STATE_ROOT / f"testbed-{run_id}.json").exists()
+    assert not (DEFAULT_STATE_ROOT / run_id / JOURNAL_FILE).exists()
 
 
 @contextlib.contextmanager

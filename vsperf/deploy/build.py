@@ -72,7 +72,7 @@ def check_vlan_push(vswitch: VSwitch) -> None:
 
 def gen_ports(spec: DeploymentSpec, hosts: RunHosts) -> GenPorts:
     """The generator ports of `spec` on `hosts`: veth pairs on the local lab, the cables of a testbed."""
-    wire = spec.traffic_only
+    wire = spec.traffic_only or parse_deployment(spec.name).layout == "wire"
     if hosts.is_lab:
         return VethPorts(hosts, wire=wire, queues=int(spec.settings["LAB_PORT_QUEUES"]))
     return CabledPorts(hosts, wire=wire, locations=spec.locations)
@@ -85,7 +85,7 @@ def build_deployment(spec: DeploymentSpec, registries: Registries, hosts: RunHos
         return NoDeployment(spec.name) if spec.traffic_only else SimulatedDeployment(spec.name)
     ports = gen_ports(spec, hosts)
     dut = hosts.dut
-    if spec.traffic_only:
+    if spec.traffic_only or parse_deployment(spec.name).layout == "wire":
         return HostDeployment(parse_deployment("wire"), ports=ports, dut=dut, traffic=traffic, vswitch=None,
                               release=hosts.release, label_hosts=not hosts.is_lab)
     topology = parse_deployment(spec.name)

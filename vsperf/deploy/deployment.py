@@ -88,7 +88,11 @@ class HostDeployment(Deployment):
 
     def _deploy(self) -> None:
         mtu = mtu_for(self.traffic)
-        phy = self.ports.create(self.traffic, mtu, self.vlan_id)
+        if self.topology.has_traffic_ports:
+            phy = self.ports.create(self.traffic, mtu, self.vlan_id)
+        else:  # "clean": the switch alone
+            phy = []
+            self.ports.switch_only()
         vswitch = self.vswitch
         if vswitch is None:
             return

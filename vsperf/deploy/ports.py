@@ -64,6 +64,9 @@ class GenPorts(ABC):
         """Make or prepare the ports (`self.ports` set); the switch ports phy0 and phy1 (none
         for a wire)."""
 
+    def switch_only(self) -> None:  # noqa: B027 - nothing to prepare by default
+        """Prepare what the switch needs when the deployment has no generator ports ("clean")."""
+
     @abstractmethod
     def components(self) -> list[ComponentInfo]:
         """The ports as the report names them."""
@@ -108,7 +111,7 @@ class VethPorts(GenPorts):
                                 mtu_bytes=mtu_bytes, queues=self.queues)
             self._address(list(pair), traffic, vlan_id)
             return []
-        net.add_netns(names.switch_netns)
+        self.switch_only()
         ends: list[LinkEnd] = []
         for i in (0, 1):
             net.add_netns(names.gen_netns(i))
@@ -117,6 +120,10 @@ class VethPorts(GenPorts):
             ends.append(gen_end)
         self._address(ends, traffic, vlan_id)
         return [SwitchPort(f"phy{i}", "veth", "phy", ifname=names.phy_if(i), tunable=True) for i in (0, 1)]
+
+    def switch_only(self) -> None:
+        """The switch's namespace (the run makes everything on the local lab)."""
+        self.hosts.dut.net.add_netns(self.hosts.dut.names.switch_netns)
 
     def _address(self, ends: list[LinkEnd], traffic: Traffic, vlan_id: int | None) -> None:
         ips = (traffic.l3.srcip, traffic.l3.dstip)

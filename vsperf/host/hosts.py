@@ -47,12 +47,16 @@ class RunHosts:
     hosts: dict[str, Host]
     journal: Journal
     checked: dict[tuple[str, str], PortState] = field(default_factory=dict)  # (host, ifname) -> state
+    swept: bool = False  # what killed runs left on these hosts has been put back
 
     @classmethod
     def open(cls, testbed: Testbed, *, run_id: str, command_log: CommandLog,
-             state_root: Path = DEFAULT_STATE_ROOT, check_dut_ports: bool = True) -> RunHosts:
-        """Connect to every host, put back what killed runs left, check every cabled port (with
-        `check_dut_ports` False only the generator's: --mode trafficgen, the DUT is the user's)."""
+             state_root: Path = DEFAULT_STATE_ROOT, check_dut_ports: bool = True,
+             results_dir: Path | None = None) -> RunHosts:
+        """Connect to every host, check every cabled port (with `check_dut_ports` False only the
+        generator's: --mode trafficgen, the DUT is the user's). A testbed's hosts are first put
+        back as killed runs left them (a port must be checked as it really is); the local lab's
+        when the run starts (`sweep`), after the checks: an error then still is its one line."""
         names = RunNames(run_id)
         journal = Journal(run_id, root=state_root)
         executors: dict[str, Executor] = {}
@@ -63,14 +67,14 @@ class RunHosts:
             else:
                 executors[host.name] = ssh = SshExecutor(host.ssh, command_log)
                 remote.append(ssh)
-        run = cls(testbed, {n: Host(n, ex, names, journal) for n, ex in executors.items()}, journal)
+        run = cls(testbed, {n: Host(n, ex, names, journal, results_dir) for n, ex in executors.items()}, journal)
         try:
             # The hosts' handshakes at once; the first failing host, in file order, is the error.
             with ThreadPoolExecutor(max_workers=max(len(remote), 1)) as pool:
                 for connecting in [pool.submit(ssh.connect) for ssh in remote]:
                     connecting.result()
-            for what in sweep_leftovers(state_root, executors):
-                log.warning("removed leftover of a killed run: %s", what)
+            if testbed.cables:
+                run.sweep()
             for cable in testbed.cables:
                 run._check(cable, dut_port=check_dut_ports)
         except BaseException:
@@ -124,6 +128,13 @@ class RunHosts:
                 log.warning("host %s: qdiscs of %s not checked: %s", gen.name, end.interface, exc)
             if port.interface is not None and (dut.name, port.interface) in self.checked:
                 check_cable(dut.name, self.checked[(dut.name, port.interface)], gen.name, gen_state)
+
+    def sweep(self) -> None:
+        """Put back what killed runs left on these hosts (once), each thing done logged."""
+        if not self.swept:
+            self.swept = True
+            for what in sweep_leftovers(self.journal.root, {h.name: h.executor for h in self}):
+                log.warning("removed leftover of a killed run: %s", what)
 
     def use_port(self, host: Host, interface: str, *, mtu_bytes: int | None = None) -> None:
         """Record the cabled port's state (put back at release), then bring it up with `mtu_bytes`."""

@@ -80,20 +80,22 @@ class Network:
     def add_veth(self, a: str, a_ns: str | None, b: str, b_ns: str | None, *, mtu_bytes: int,
                  queues: int = 1) -> tuple[LinkEnd, LinkEnd]:
         """Create veth pair `a` (in `a_ns`) <-> `b` (in `b_ns`), both up with `mtu_bytes` and
-        `queues` rx and tx queues each (the kernel's default is one). One record covers the pair:
-        deleting either end deletes both."""
+        `queues` rx and tx queues each (the kernel's default is one). The pair is made in `b`'s
+        namespace and `a` moved into its own at once (a namespace is named, never "the root one":
+        an SSH host may itself live in a namespace). One record covers the pair: deleting either
+        end deletes both."""
         counts = ["numtxqueues", str(queues), "numrxqueues", str(queues)] if queues > 1 else []
         mtu = ["mtu", str(mtu_bytes)]
-        peer_ns = ["netns", b_ns] if b_ns and b_ns != a_ns else (["netns", "1"] if a_ns and not b_ns else [])
-        entry = self.record_link(a, a_ns)
+        peer_ns = ["netns", a_ns] if a_ns and a_ns != b_ns else []
+        entry = self.record_link(b, b_ns)
         try:
-            self._run(_ip(a_ns, "link", "add", a, *mtu, *counts, "type", "veth", "peer", "name", b, *mtu, *counts,
+            self._run(_ip(b_ns, "link", "add", b, *mtu, *counts, "type", "veth", "peer", "name", a, *mtu, *counts,
                           *peer_ns))
         except DeploymentError as exc:
             self.host.forget(entry)
             raise DeploymentError(f"cannot create veth {a} <-> {b}: {exc}") from exc
-        self._run(_ip(a_ns, "link", "set", "dev", a, "up"))
         self._run(_ip(b_ns, "link", "set", "dev", b, "up"))
+        self._run(_ip(a_ns, "link", "set", "dev", a, "up"))
         return LinkEnd(a, a_ns, self.mac(a, a_ns)), LinkEnd(b, b_ns, self.mac(b, b_ns))
 
     def add_bridge(self, name: str, netns: str | None, members: tuple[str, ...] = (), *,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from vsperf.collectors.base import CollectorTarget, collector_names
-from vsperf.deploy.build import check_vlan_push, resolve_vnf
+from vsperf.deploy.build import resolve_vnf
 from vsperf.deploy.support import DUT_TOOLS, deployment_problem, lab_problem, state_root_problem
 from vsperf.deploy.topology import parse_deployment
 from vsperf.errors import ConfigError, PrerequisiteError, UserError
@@ -44,8 +44,8 @@ def _where(hosts: RunHosts | None) -> str:
     return "" if hosts is None or hosts.is_lab else f"testbed {hosts.testbed.path}: "
 
 
-def open_hosts(plan: Sequence[PlannedTest], testbed_file: str, *, run_id: str,
-               command_log: CommandLog) -> RunHosts | None:
+def open_hosts(plan: Sequence[PlannedTest], testbed_file: str, *, run_id: str, command_log: CommandLog,
+               results_dir: Path | None = None) -> RunHosts | None:
     """The run's hosts (None when the plan deploys nothing): the testbed file's, connected and
     its ports checked, or the local lab (this machine: Linux and root). The caller closes them."""
     if not any(pt.deploys for pt in plan):
@@ -53,11 +53,11 @@ def open_hosts(plan: Sequence[PlannedTest], testbed_file: str, *, run_id: str,
     if testbed_file:
         testbed = load_testbed(Path(testbed_file))
         # --mode trafficgen: the DUT's ports are the user's DUT's, neither checked nor touched
-        return RunHosts.open(testbed, run_id=run_id, command_log=command_log,
+        return RunHosts.open(testbed, run_id=run_id, command_log=command_log, results_dir=results_dir,
                              check_dut_ports=not any(pt.traffic_only for pt in plan))
     if why := lab_problem():
         raise PrerequisiteError(why)
-    return RunHosts.open(Testbed.local(), run_id=run_id, command_log=command_log)
+    return RunHosts.open(Testbed.local(), run_id=run_id, command_log=command_log, results_dir=results_dir)
 
 
 def check_plan(plan: Sequence[PlannedTest], registries: Registries, hosts: RunHosts | None) -> None:
@@ -114,10 +114,7 @@ def _check_deployment(pt: PlannedTest, generator: type[TrafficGenerator], regist
     dut = _probe(hosts.dut)
     for tool, package in DUT_TOOLS.items():
         dut.require(tool, f"apt-get install {package}")
-    vswitch = vswitch_cls(spec.settings, dut)
-    vswitch.check_prerequisites()
-    if spec.vlan_id is not None:
-        check_vlan_push(vswitch)
+    vswitch_cls(spec.settings, dut).check_prerequisites()  # (a VLAN push is checked when it deploys)
     if parse_deployment(spec.name).vnfs:
         try:
             vnf_cls = resolve_vnf(spec, registries, vswitch_cls)

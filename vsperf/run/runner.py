@@ -112,6 +112,8 @@ class Runner:
         summary = RunSummary(self.results_dir, [])
         try:
             log.info("vsperf run %s: results in %s", self.run_id, self.results_dir)
+            if self.hosts is not None:
+                self.hosts.sweep()
             writer = ResultsWriter(
                 self.results_dir,
                 run_id=self.run_id,

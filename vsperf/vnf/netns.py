@@ -64,6 +64,7 @@ class NetnsVnf(Vnf):
     def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
         super().__init__(settings, host)
         self._names: VnfNames | None = None
+        self._switch_netns: str | None = None
         self._built = False  # create began: stop has something to remove
         self._index = 0
         self._ports: tuple[SwitchPort, ...] = ()
@@ -97,7 +98,7 @@ class NetnsVnf(Vnf):
         return self._ports
 
     def create(self, index: int, mtu_bytes: int, switch_netns: str | None) -> tuple[SwitchPort, SwitchPort]:
-        self._index, self._mtu = index, mtu_bytes
+        self._index, self._mtu, self._switch_netns = index, mtu_bytes, switch_netns
         self._loopback = loopback_for(self.settings, index)
         names = self._names = self.host.names.vnf(index)
         self._built = True
@@ -144,8 +145,8 @@ class NetnsVnf(Vnf):
         try:
             # The veths first: deleting a pair is synchronous, while a namespace's interfaces go
             # with it in the kernel's own time (its switch ends would linger a moment).
-            for inner in names.inner_ifs:
-                net.del_link(inner, names.netns)
+            for outer in names.switch_ifs:
+                net.del_link(outer, self._switch_netns)
             net.forget_link(names.bridge, names.netns)
             net.del_netns(names.netns)
         except VsperfError as exc:  # the journal keeps it: the teardown's release deletes it
