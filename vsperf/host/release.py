@@ -112,7 +112,8 @@ def _undo(entry: Entry, executor: Executor) -> str | None:
         if qdisc not in ADDED_QDISCS:
             return None
         what = remove_added_qdisc(executor, entry.name, "root" if qdisc == "root" else "clsact", entry.netns)
-        return f"{entry.describe()}: {what}" if what else None
+        where = "" if entry.host == "local" else f"host {entry.host}: "
+        return f"{where}{entry.name}: {what}" if what else None  # what names the qdisc already
     if kind == "netns":
         return f"{entry.describe()} deleted" if delete_netns(executor, entry.name) else None
     if kind == "link":
