@@ -170,6 +170,9 @@ class FakeMachine(Executor):
         """PCI devices and drivers are the sysfs tree's; other files (kernel settings) `files`."""
         return self.sysfs is not None and path.startswith("/sys/bus/")
 
+    def _sysctl(self, argv: list[str]) -> Result:
+        return 0, "", ""
+
     def _kill(self, argv: list[str]) -> Result:
         self._signal(int(argv[-1]), signal.SIGKILL)
         return 0, "", ""
@@ -223,7 +226,8 @@ class FakeMachine(Executor):
             return self._link_del(args[3], ns)
         if args[:3] == ["link", "set", "dev"] or args[:2] in (["addr", "add"], ["addr", "del"], ["neigh", "replace"]):
             name = args[args.index("dev") + 1]
-            return (0, "", "") if self.links.get(name, "?") == ns else (1, "", f'Cannot find device "{name}"')
+            there = name == "lo" or self.links.get(name, "?") == ns  # every namespace has its loopback
+            return (0, "", "") if there else (1, "", f'Cannot find device "{name}"')
         if as_json and args[:3] == ["link", "show", "dev"]:
             name = args[3]
             if self.links.get(name, "?") != ns:
@@ -288,6 +292,7 @@ class FakeMachine(Executor):
 _COMMANDS: dict[str, Callable[[FakeMachine, list[str]], Result | None]] = {
     "cat": FakeMachine._cat, "sh": FakeMachine._sh, "kill": FakeMachine._kill, "test": FakeMachine._test,
     "readlink": FakeMachine._readlink, "ls": FakeMachine._ls, "mkdir": FakeMachine._mkdir, "rm": FakeMachine._rm,
+    "sysctl": FakeMachine._sysctl,
 }
 
 
