@@ -18,11 +18,11 @@ from vsperf.deploy.hugepages import set_knob
 from vsperf.errors import UserError
 from vsperf.executor import CommandLog, LocalExecutor
 from vsperf.host import hosts as hosts_module
+from vsperf.host.hosts import RunHosts, local_lab, sweep_leftovers
 from vsperf.host.journal import Entry, Journal, Owner
 from vsperf.host.names import run_dirs_removal
 from vsperf.host.ports import PortError, PortState
 from vsperf.host.proc import own_start_ticks
-from vsperf.host.hosts import RunHosts, local_lab, sweep_leftovers
 from vsperf.remote.connection import HostUnreachableError, SshHost
 from vsperf.testbed.model import Cable, DutPort, GenPortSpec, Testbed, TestbedHost
 
@@ -31,6 +31,7 @@ GEN_SSH = SshHost("gen", "198.18.0.3")
 PORT = PortState("ens1f0", admin_up=False, carrier=False, mtu_bytes=1500, addresses=(), xdp_attached=False,
                  master=None)
 NOQUEUE = [{"kind": "noqueue", "handle": "0:", "root": True}]
+Bed = tuple[FakeMachine, RemoteMachine, RemoteMachine]  # this machine, the DUT host, the generator host
 
 
 @pytest.fixture(autouse=True)
@@ -76,7 +77,7 @@ def _open(testbed: Testbed, tmp_path: Path, **kwargs: Any) -> RunHosts:
 
 
 @pytest.fixture
-def bed(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeMachine, RemoteMachine, RemoteMachine]]:
+def bed(monkeypatch: pytest.MonkeyPatch) -> Iterator[Bed]:
     """This machine, a DUT host and a generator host, each with two good ports."""
     local, dut, gen = FakeMachine("local"), RemoteMachine("dut"), RemoteMachine("gen")
     for ifname in ("ens1f0", "ens1f1"):
@@ -235,7 +236,7 @@ def test_a_killed_runs_kernel_setting_is_put_back_by_the_next_run(tmp_path: Path
 
 
 def test_open_connects_every_host_and_checks_every_cabled_port(
-        tmp_path: Path, bed: tuple[FakeMachine, RemoteMachine, RemoteMachine]) -> None:
+        tmp_path: Path, bed: Bed) -> None:
     _local, dut, gen = bed
     hosts = _open(_cabled(("ens1f0", "ens2f0"), ("ens1f1", "ens2f1")), tmp_path)
     assert (dut.connects, gen.connects) == (1, 1)
@@ -259,7 +260,7 @@ def test_open_connects_every_host_and_checks_every_cabled_port(
                                           "no link; check the cable and the testbed file"),
 ])
 def test_a_port_vsperf_must_not_use_is_refused_before_anything_is_made(
-        tmp_path: Path, bed: tuple[FakeMachine, RemoteMachine, RemoteMachine], host: str, ifname: str,
+        tmp_path: Path, bed: Bed, host: str, ifname: str,
         state: dict[str, Any], message: str) -> None:
     _local, dut, gen = bed
     _port(dut if host == "dut" else gen, ifname, **state)
@@ -271,7 +272,7 @@ def test_a_port_vsperf_must_not_use_is_refused_before_anything_is_made(
 
 
 def test_a_missing_port_names_the_interfaces_there(tmp_path: Path,
-                                                   bed: tuple[FakeMachine, RemoteMachine, RemoteMachine]) -> None:
+                                                   bed: Bed) -> None:
     _local, dut, _gen = bed
     dut.answers[("ip", "-j", "link", "show")] = json.dumps([{"ifname": "lo"}, {"ifname": "ens1f0"},
                                                             {"ifname": "ens1f1"}])
@@ -281,7 +282,7 @@ def test_a_missing_port_names_the_interfaces_there(tmp_path: Path,
 
 
 def test_the_users_dut_ports_are_not_checked_in_trafficgen_mode(
-        tmp_path: Path, bed: tuple[FakeMachine, RemoteMachine, RemoteMachine]) -> None:
+        tmp_path: Path, bed: Bed) -> None:
     _local, dut, _gen = bed
     _port(dut, "ens1f0", master="ovsbr0")  # the user's switch has it
     hosts = _open(_cabled(("ens1f0", "ens2f0")), tmp_path, check_dut_ports=False)
@@ -289,7 +290,7 @@ def test_the_users_dut_ports_are_not_checked_in_trafficgen_mode(
 
 
 def test_a_generator_host_without_tc_is_only_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture,
-                                                       bed: tuple[FakeMachine, RemoteMachine, RemoteMachine]) -> None:
+                                                       bed: Bed) -> None:
     _local, _dut, gen = bed
     gen.failing[("tc",)] = "tc: not found"
     hosts = _open(_cabled(("ens1f0", "ens2f0")), tmp_path)
@@ -314,7 +315,7 @@ def test_a_dpdk_port_must_be_bindable_and_not_in_use(tmp_path: Path, monkeypatch
     assert sorted(hosts.checked) == [("gen", "ens2f0")]  # the DPDK port has no kernel state to keep
     no_vfio = RemoteMachine("dut", sysfs=KernelTree(tmp_path / "tree2", drivers=("ixgbe",)))
     install(monkeypatch, None, no_vfio, gen)
-    with pytest.raises(PortError, match="^host dut: driver vfio-pci is not loaded; run modprobe vfio-pci there$"):
+    with pytest.raises(PortError, match=r"^host dut: driver vfio-pci is not loaded; run modprobe vfio-pci there$"):
         _open(testbed, tmp_path)
 
 
@@ -326,7 +327,7 @@ def test_an_unreachable_host_stops_the_open_and_closes_the_others(tmp_path: Path
 
     dut, gen = RemoteMachine("dut"), Unreachable("gen")
     install(monkeypatch, None, dut, gen)
-    with pytest.raises(UserError, match="^host gen .*No route to host$"):
+    with pytest.raises(UserError, match=r"^host gen .*No route to host$"):
         _open(_cabled(), tmp_path)
     assert dut.closes == 1 and dut.ran("ip") == []
 
@@ -335,7 +336,7 @@ def test_an_unreachable_host_stops_the_open_and_closes_the_others(tmp_path: Path
 
 
 def test_use_port_records_the_state_then_brings_the_port_up(tmp_path: Path,
-                                                            bed: tuple[FakeMachine, RemoteMachine, RemoteMachine]) -> None:
+                                                            bed: Bed) -> None:
     _local, dut, _gen = bed
     _port(dut, "ens1f0", up=False, carrier=False)
     hosts = _open(_cabled(("ens1f0", "ens2f0")), tmp_path)
@@ -352,7 +353,7 @@ def test_use_port_records_the_state_then_brings_the_port_up(tmp_path: Path,
 
 
 def test_release_removes_what_the_run_made_on_each_host_and_makes_dirs_again_after(
-        tmp_path: Path, bed: tuple[FakeMachine, RemoteMachine, RemoteMachine]) -> None:
+        tmp_path: Path, bed: Bed) -> None:
     _local, dut, gen = bed
     with _open(_cabled(), tmp_path) as hosts:
         assert hosts.dut.work_dir("ovs") == PurePosixPath("/tmp/vsperf-new001-ovs")
@@ -367,7 +368,7 @@ def test_release_removes_what_the_run_made_on_each_host_and_makes_dirs_again_aft
 
 
 def test_describe_names_each_hosts_roles_address_and_facts(tmp_path: Path,
-                                                           bed: tuple[FakeMachine, RemoteMachine, RemoteMachine]) -> None:
+                                                           bed: Bed) -> None:
     local, dut, gen = bed
     dut.answers[("cat", "/proc/sys/kernel/hostname")] = "dut-01\n"
     gen.answers[("cat", "/proc/sys/kernel/hostname")] = "gen-01\n"

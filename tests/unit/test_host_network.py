@@ -153,9 +153,9 @@ def test_a_failed_second_attempt_keeps_the_record_of_the_first(tmp_path: Path) -
     recorded = _recorded(host)
     with pytest.raises(DeploymentError, match=f"^cannot create network namespace {SWITCH_NS}: "):
         host.net.add_netns(SWITCH_NS)
-    with pytest.raises(DeploymentError, match="^cannot create tap vspab12v0s0: "):
+    with pytest.raises(DeploymentError, match=r"^cannot create tap vspab12v0s0: "):
         host.net.add_tap("vspab12v0s0", None, mtu_bytes=9000)
-    with pytest.raises(DeploymentError, match="^cannot create bridge vspab12b0: "):
+    with pytest.raises(DeploymentError, match=r"^cannot create bridge vspab12b0: "):
         host.net.add_bridge("vspab12b0", None)
     with pytest.raises(DeploymentError, match=f"^cannot create veth vspab12p0 <-> {G0}: "):
         host.net.add_veth("vspab12p0", None, G0, None, mtu_bytes=1500)
