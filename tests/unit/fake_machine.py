@@ -348,9 +348,9 @@ class RemoteMachine(FakeMachine):
 
     prepared: ClassVar[dict[str, RemoteMachine]] = {}
 
-    def __new__(cls, name: str | SshHost, *args: Any, **kwargs: Any) -> RemoteMachine:
-        if isinstance(name, SshHost):
-            return cls.prepared[name.name]
+    def __new__(cls, *args: Any, **kwargs: Any) -> RemoteMachine:
+        if args and isinstance(args[0], SshHost):
+            return cls.prepared[args[0].name]
         return super().__new__(cls)
 
     def __init__(self, name: str | SshHost, command_log: Any = None, **kwargs: Any) -> None:
