@@ -12,6 +12,7 @@ from recorded_host import RecordedHost
 
 from vsperf import __version__
 from vsperf.host.facts import HOST_FILES, collect_environment, describe_host, git_commit
+from vsperf.remote.connection import HostLostError
 
 KEYS = {
     "os",
@@ -192,6 +193,11 @@ def test_a_host_that_answers_nothing_is_unknown_not_an_error() -> None:
     info = describe_host(RecordedHost("dut", {}), [])
     assert (info["os"], info["board"], info["memory_kb"], info["hostname"], info["nics"]) == (
         "unknown", "unknown", "unknown", "unknown", [])
+    class Lost(RecordedHost):
+        def run(self, *args: Any, **kwargs: Any) -> Any:
+            raise HostLostError("lost the SSH connection to host dut")
+
+    assert describe_host(Lost("dut", {}), [])["os"] == "unknown"  # a host lost meanwhile: said, not raised
     # nothing of this machine (the controller) is passed off as the host's
     assert (info["kernel"], info["cpu_model"], info["cpu_cores_logical"], info["cpu_cores_physical"]) == (
         "unknown", "unknown", "unknown", "unknown")

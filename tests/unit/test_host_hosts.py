@@ -23,7 +23,7 @@ from vsperf.host.journal import Entry, Journal, Owner
 from vsperf.host.names import run_dirs_removal
 from vsperf.host.ports import PortError, PortState
 from vsperf.host.proc import own_start_ticks
-from vsperf.remote.connection import HostUnreachableError, SshHost
+from vsperf.remote.connection import HostLostError, HostUnreachableError, SshHost
 from vsperf.testbed.model import Cable, DutPort, GenPortSpec, Testbed, TestbedHost
 
 DUT_SSH = SshHost("dut", "198.18.0.2")
@@ -156,6 +156,27 @@ def test_a_port_gone_for_good_is_dropped_with_one_warning(tmp_path: Path, monkey
     assert [r.getMessage() for r in caplog.records] == [
         "host dut: port ens1f0 is gone: not restored, and forgotten (vsperf will not look for it again)",
         f"removed leftover of a killed run: run dead01: journal {dead.path}"]
+
+
+def test_a_host_that_fails_the_directory_removal_is_one_warning_and_the_sweep_goes_on(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    class Flaky(RemoteMachine):
+        def run(self, argv: Any, **kwargs: Any) -> Any:
+            if argv[0] == "find":
+                raise HostLostError("lost the SSH connection to host dut (root@198.18.0.2:22)")
+            return super().run(argv, **kwargs)
+
+    dut = Flaky("dut")
+    dut.links["vspdead01b0"] = None
+    Journal("dead01", root=tmp_path, owner=_dead()).record(Entry("link", "dut", "vspdead01b0"))
+    local = FakeMachine("local")
+    with caplog.at_level(logging.WARNING):
+        done = sweep_leftovers(tmp_path, {"local": local, "dut": dut})
+    assert done == ["run dead01: host dut: link vspdead01b0 deleted",
+                    f"run dead01: journal {tmp_path / 'dead01' / 'journal.json'}"]
+    assert local.ran("find") == [tuple(run_dirs_removal("dead01"))]
+    assert [r.getMessage() for r in caplog.records] == [
+        "host dut: directories of run dead01 not removed: lost the SSH connection to host dut (root@198.18.0.2:22)"]
 
 
 def test_an_empty_journal_of_a_dead_run_is_itself_the_leftover(tmp_path: Path) -> None:

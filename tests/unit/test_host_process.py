@@ -78,6 +78,7 @@ def test_log_tail_joins_the_last_lines(tmp_path: Path) -> None:
     proc = HostProcess("x", 1, 1, LocalExecutor(), log_path=PurePosixPath(log))
     assert proc.log_tail(3) == "line 7 | line 8 | line 9"
     assert HostProcess("x", 1, 1, LocalExecutor()).log_tail() == ""  # no log
+    assert HostProcess("x", 1, 1, LocalExecutor()).read_log() == ""
     assert HostProcess("x", 1, 1, LocalExecutor(), log_path=PurePosixPath(tmp_path / "none")).log_tail() == ""
     assert HostProcess("x", 1, 1, LocalExecutor(), log_path=PurePosixPath(tmp_path / "none")).read_log() == ""
     broken = FakeMachine("dut")

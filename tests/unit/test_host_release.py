@@ -181,6 +181,14 @@ def test_things_no_run_of_this_id_makes_are_never_touched(tmp_path: Path, caplog
     assert "not touching process no start time (pid 1234): not something run abc123 creates" in warnings
 
 
+def test_a_qdisc_of_a_kind_vsperf_never_adds_is_forgotten_untouched(tmp_path: Path) -> None:
+    machine = FakeMachine("local")
+    journal = _journal(tmp_path)
+    journal.record(Entry("qdisc", "local", "eth0", state={"qdisc": "htb", "root_before": "noqueue"}))
+    assert release(journal, {"local": machine}) == Released() and machine.commands == []
+    assert not journal.path.exists()
+
+
 @pytest.mark.parametrize("entry, safe", [
     (Entry("netns", "h", "vspabc123s"), True),
     (Entry("netns", "h", "vspabc123v0"), True),
