@@ -106,6 +106,21 @@ class FakeMachine(Executor):
         self.procs[proc.pid] = proc
         return proc
 
+    def add_port(self, ifname: str, *, qdiscs: list[dict[str, Any]] | None = None, up: bool = True,
+                 carrier: bool = True, mtu: int = 1500, addresses: tuple[str, ...] = (), master: str | None = None,
+                 xdp: bool = False) -> None:
+        """An existing interface (a testbed's port): what `ip -j -d addr show` and `tc -j qdisc
+        show` print of it (a kernel default root qdisc unless `qdiscs` says otherwise)."""
+        flags = ["BROADCAST", *(["UP"] if up else []), *(["LOWER_UP"] if carrier else [])]
+        link: dict[str, Any] = {"ifname": ifname, "flags": flags, "mtu": mtu, "addr_info": [
+            {"family": "inet", "local": a.split("/")[0], "prefixlen": int(a.split("/")[1])} for a in addresses]}
+        link.update({"master": master} if master else {})
+        link.update({"xdp": {"mode": 1}} if xdp else {})
+        self.answers[("ip", "-j", "-d", "addr", "show", "dev", ifname)] = json.dumps([link])
+        default = [{"kind": "noqueue", "handle": "0:", "root": True}]
+        self.answers[("tc", "-j", "qdisc", "show", "dev", ifname)] = json.dumps(default if qdiscs is None else qdiscs)
+        self.links.setdefault(ifname, None)
+
     def ran(self, *prefix: str) -> list[tuple[str, ...]]:
         """The commands run that start with `prefix`, in order."""
         return [argv for argv, _ns in self.commands if argv[:len(prefix)] == prefix]

@@ -30,7 +30,6 @@ DUT_SSH = SshHost("dut", "198.18.0.2")
 GEN_SSH = SshHost("gen", "198.18.0.3")
 PORT = PortState("ens1f0", admin_up=False, carrier=False, mtu_bytes=1500, addresses=(), xdp_attached=False,
                  master=None)
-NOQUEUE = [{"kind": "noqueue", "handle": "0:", "root": True}]
 Bed = tuple[FakeMachine, RemoteMachine, RemoteMachine]  # this machine, the DUT host, the generator host
 
 
@@ -48,24 +47,6 @@ def _dead() -> Owner:
     return Owner(os.getpid(), own_start_ticks() - 100)
 
 
-def _ip_addr(ifname: str, *, up: bool = True, carrier: bool = True, mtu: int = 1500, addresses: tuple[str, ...] = (),
-             master: str | None = None, xdp: bool = False) -> str:
-    flags = ["BROADCAST", *(["UP"] if up else []), *(["LOWER_UP"] if carrier else [])]
-    link: dict[str, Any] = {"ifname": ifname, "flags": flags, "mtu": mtu, "addr_info": [
-        {"family": "inet", "local": a.split("/")[0], "prefixlen": int(a.split("/")[1])} for a in addresses]}
-    if master:
-        link["master"] = master
-    if xdp:
-        link["xdp"] = {"mode": 1}
-    return json.dumps([link])
-
-
-def _port(machine: FakeMachine, ifname: str, qdiscs: list[dict[str, Any]] | None = None, **state: Any) -> None:
-    machine.answers[("ip", "-j", "-d", "addr", "show", "dev", ifname)] = _ip_addr(ifname, **state)
-    machine.answers[("tc", "-j", "qdisc", "show", "dev", ifname)] = json.dumps(NOQUEUE if qdiscs is None else qdiscs)
-    machine.links.setdefault(ifname, None)
-
-
 def _cabled(*cables: tuple[str, str]) -> Testbed:
     """A testbed: DUT host `dut` and generator host `gen`, both over SSH, kernel ports cabled."""
     return Testbed("bed.yaml", (TestbedHost("dut", DUT_SSH), TestbedHost("gen", GEN_SSH)), "dut", "gen",
@@ -81,9 +62,9 @@ def bed(monkeypatch: pytest.MonkeyPatch) -> Iterator[Bed]:
     """This machine, a DUT host and a generator host, each with two good ports."""
     local, dut, gen = FakeMachine("local"), RemoteMachine("dut"), RemoteMachine("gen")
     for ifname in ("ens1f0", "ens1f1"):
-        _port(dut, ifname)
+        dut.add_port(ifname)
     for ifname in ("ens2f0", "ens2f1"):
-        _port(gen, ifname)
+        gen.add_port(ifname)
     install(monkeypatch, local, dut, gen)
     yield local, dut, gen
 
@@ -98,7 +79,7 @@ def test_open_sweeps_a_dead_runs_journal_on_every_host_and_leaves_a_live_one(
     local.netns |= {"vspdead01s", "vspa11ve1s"}
     daemon = dut.add_process(name="ovs-vswitchd")
     dut.links["vspdead01b0"] = None
-    _port(dut, "ens1f0", mtu=9000)  # as the killed run left it
+    dut.add_port("ens1f0", mtu=9000)  # as the killed run left it
     dead = Journal("dead01", root=tmp_path, owner=_dead())
     dead.record(Entry("netns", "local", "vspdead01s"))
     dead.record(Entry("process", "dut", "ovs-vswitchd", pid=daemon.pid, start_ticks=daemon.start_ticks))
@@ -284,7 +265,7 @@ def test_a_port_vsperf_must_not_use_is_refused_before_anything_is_made(
         tmp_path: Path, bed: Bed, host: str, ifname: str,
         state: dict[str, Any], message: str) -> None:
     _local, dut, gen = bed
-    _port(dut if host == "dut" else gen, ifname, **state)
+    (dut if host == "dut" else gen).add_port(ifname, **state)
     with pytest.raises(PortError) as info:
         _open(_cabled(("ens1f0", "ens2f0")), tmp_path)
     assert str(info.value).startswith(message) and "\n" not in str(info.value)
@@ -305,7 +286,7 @@ def test_a_missing_port_names_the_interfaces_there(tmp_path: Path,
 def test_the_users_dut_ports_are_not_checked_in_trafficgen_mode(
         tmp_path: Path, bed: Bed) -> None:
     _local, dut, _gen = bed
-    _port(dut, "ens1f0", master="ovsbr0")  # the user's switch has it
+    dut.add_port("ens1f0", master="ovsbr0")  # the user's switch has it
     hosts = _open(_cabled(("ens1f0", "ens2f0")), tmp_path, check_dut_ports=False)
     assert sorted(hosts.checked) == [("gen", "ens2f0")] and dut.ran("ip") == []
 
@@ -322,16 +303,16 @@ def test_a_generator_host_without_tc_is_only_a_warning(tmp_path: Path, caplog: p
 
 def test_a_dpdk_port_must_be_bindable_and_not_in_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     gen = RemoteMachine("gen")
-    _port(gen, "ens2f0")
+    gen.add_port("ens2f0")
     testbed = Testbed("bed.yaml", (TestbedHost("dut", DUT_SSH), TestbedHost("gen", GEN_SSH)), "dut", "gen",
                       (Cable(DutPort(None, DEV, "vfio-pci"), GenPortSpec("ens2f0", None)),))
     dut = RemoteMachine("dut", sysfs=KernelTree(tmp_path / "tree"))
-    _port(dut, "ens1f0", addresses=("10.1.1.1/24",))  # the device's interface: the host uses it
+    dut.add_port("ens1f0", addresses=("10.1.1.1/24",))  # the device's interface: the host uses it
     install(monkeypatch, None, dut, gen)
     with pytest.raises(PortError, match=rf"^host dut: PCI device {DEV} is interface ens1f0, which has addresses "
                                         r"\(in use by the host\?\); refusing to take it for DPDK$"):
         _open(testbed, tmp_path)
-    _port(dut, "ens1f0")
+    dut.add_port("ens1f0")
     hosts = _open(testbed, tmp_path)
     assert sorted(hosts.checked) == [("gen", "ens2f0")]  # the DPDK port has no kernel state to keep
     no_vfio = RemoteMachine("dut", sysfs=KernelTree(tmp_path / "tree2", drivers=("ixgbe",)))
@@ -359,7 +340,7 @@ def test_an_unreachable_host_stops_the_open_and_closes_the_others(tmp_path: Path
 def test_use_port_records_the_state_then_brings_the_port_up(tmp_path: Path,
                                                             bed: Bed) -> None:
     _local, dut, _gen = bed
-    _port(dut, "ens1f0", up=False, carrier=False)
+    dut.add_port("ens1f0", up=False, carrier=False)
     hosts = _open(_cabled(("ens1f0", "ens2f0")), tmp_path)
     dut.commands.clear()
     hosts.use_port(hosts.dut, "ens1f0", mtu_bytes=2000)
@@ -367,7 +348,7 @@ def test_use_port_records_the_state_then_brings_the_port_up(tmp_path: Path,
     assert dut.ran("ip", "link", "set") == [("ip", "link", "set", "dev", "ens1f0", "mtu", "2000", "up")] * 2
     assert [(e.kind, e.host, e.name, PortState.from_dict(dict(e.state)).admin_up)
             for e in Journal.load(hosts.journal.path)] == [("port", "dut", "ens1f0", False)]
-    _port(dut, "ens1f0", mtu=2000)  # as the test left it
+    dut.add_port("ens1f0", mtu=2000)  # as the test left it
     done = hosts.close()
     assert done.done == ["host dut: port ens1f0: MTU 2000 -> 1500, set down"]
     assert not hosts.journal.path.exists() and dut.closes == 1
