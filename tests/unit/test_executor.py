@@ -1,4 +1,8 @@
+"""The Executor contract on this machine: commands logged replayably (kept until the log has a
+file), failures, background processes signalled by group, file copies, TCP to a loopback port."""
+
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -6,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from vsperf.errors import CommandError
-from vsperf.executor import CommandLog, LocalExecutor, LocalProcess, Process, netns_argv
+from vsperf.executor import CommandLog, LocalExecutor, LocalProcess, Process, in_netns, netns_argv
 
 
 def test_commands_are_logged_replayably(tmp_path: Path) -> None:
@@ -84,3 +88,59 @@ def test_spawn_with_a_piped_stdin(tmp_path: Path) -> None:
     assert proc.stdin is not None
     out, _ = proc.communicate(b"hello\n", timeout=5)
     assert out == b"hello\n" and proc.returncode == 0
+
+
+def test_a_command_log_without_a_file_keeps_its_lines_until_attached(tmp_path: Path) -> None:
+    log = CommandLog(None)
+    ex = LocalExecutor(log)
+    ex.run(["echo", "before the run directory exists"])
+    ex.spawn(["true"]).wait(timeout=5)
+    assert log.path is None and not list(tmp_path.iterdir())
+    log.attach(tmp_path / "results" / "commands.log")
+    ex.run(["echo", "after"])
+    lines = (tmp_path / "results" / "commands.log").read_text().splitlines()
+    assert [line.split(" ", 2)[2] for line in lines] == [
+        "echo 'before the run directory exists'", "[background] true", "echo after"]  # in order, once each
+
+
+def test_the_kept_lines_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(CommandLog, "_MAX_PENDING", 3)
+    log = CommandLog(None)
+    for i in range(5):
+        log.record(["echo", str(i)], None)
+    log.attach(tmp_path / "c.log")
+    assert [line.split(" ", 2)[2] for line in (tmp_path / "c.log").read_text().splitlines()] == [
+        "echo 0", "echo 1", "echo 2"]
+
+
+def test_environment_of_a_command_is_logged_and_merged(tmp_path: Path) -> None:
+    log = tmp_path / "c.log"
+    out = LocalExecutor(CommandLog(log)).run(["sh", "-c", 'echo "$VSPERF_X:$HOME"'], env={"VSPERF_X": "a b"})
+    assert out.stdout.startswith("a b:/")  # the rest of the environment is still there
+    assert "VSPERF_X='a b' sh -c" in log.read_text()
+
+
+def test_open_tcp_connects_to_the_loopback_port() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        port = server.getsockname()[1]
+        stream = LocalExecutor().open_tcp(port, timeout_s=2.0)
+        try:
+            peer, _addr = server.accept()
+            with peer:
+                stream.sendall(b"ping")
+                assert peer.recv(4) == b"ping"
+                peer.sendall(b"pong")
+                assert stream.recv(4) == b"pong"
+        finally:
+            stream.close()
+    with pytest.raises(ConnectionRefusedError):
+        LocalExecutor().open_tcp(port, timeout_s=2.0)  # nothing listens any more
+
+
+def test_open_tcp_into_a_namespace_that_does_not_exist_is_an_oserror() -> None:
+    with pytest.raises(FileNotFoundError):
+        LocalExecutor().open_tcp(9, netns="vspnone0s")
+    with pytest.raises(FileNotFoundError):
+        in_netns("vspnone0s", lambda: 1)

@@ -47,21 +47,24 @@ def os_name(root: Path = Path("/")) -> str:
     return UNKNOWN
 
 
-def kernel_release(root: Path = Path("/")) -> str:
-    """Kernel release, e.g. "6.1.0-18-amd64"."""
-    return _read(root / "proc/sys/kernel/osrelease") or platform.release() or UNKNOWN
+def kernel_release(root: Path = Path("/"), *, this_machine: bool = True) -> str:
+    """Kernel release, e.g. "6.1.0-18-amd64" (`this_machine`: the running kernel's when the file
+    cannot be read; another host's stays "unknown")."""
+    return _read(root / "proc/sys/kernel/osrelease") or (platform.release() if this_machine else "") or UNKNOWN
 
 
-def hostname(root: Path = Path("/")) -> str:
-    """This host's name."""
-    return _read(root / "proc/sys/kernel/hostname") or socket.gethostname() or UNKNOWN
+def hostname(root: Path = Path("/"), *, this_machine: bool = True) -> str:
+    """This host's name (`this_machine`: see `kernel_release`)."""
+    return _read(root / "proc/sys/kernel/hostname") or (socket.gethostname() if this_machine else "") or UNKNOWN
 
 
-def cpu_info(root: Path = Path("/")) -> dict[str, Any]:
+def cpu_info(root: Path = Path("/"), *, this_machine: bool = True) -> dict[str, Any]:
     """CPU model, logical and physical core counts and sockets from /proc/cpuinfo.
 
     Physical cores count distinct (physical id, core id) pairs; where the kernel does not
-    say (some ARM and virtual machines), they stay "unknown" rather than guessed.
+    say (some ARM and virtual machines), they stay "unknown" rather than guessed. Without
+    /proc/cpuinfo, `this_machine` falls back on Python's idea of this machine's CPUs; another
+    host's stay "unknown".
     """
     text = _read(root / "proc/cpuinfo") or ""
     model = None
@@ -84,8 +87,8 @@ def cpu_info(root: Path = Path("/")) -> dict[str, Any]:
         elif key == "core id":
             cores.add((package, value))
     return {
-        "cpu_model": model or platform.processor() or UNKNOWN,
-        "cpu_cores_logical": logical or os.cpu_count() or UNKNOWN,
+        "cpu_model": model or (platform.processor() if this_machine else "") or UNKNOWN,
+        "cpu_cores_logical": logical or (os.cpu_count() if this_machine else 0) or UNKNOWN,
         "cpu_cores_physical": len(cores) or UNKNOWN,
         "cpu_sockets": len(sockets) or UNKNOWN,
     }
@@ -242,8 +245,10 @@ def describe_host(executor: Executor, interfaces: list[str]) -> dict[str, Any]:
                 target = root / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(proc.stdout, encoding="utf-8")
-        info: dict[str, Any] = {"os": os_name(root), "kernel": kernel_release(root)}
-        info.update(cpu_info(root))
-        info.update({"memory_kb": memory_kb(root), "board": board(root), "hostname": hostname(root)})
+        # What the host did not answer is "unknown", never this machine's value.
+        info: dict[str, Any] = {"os": os_name(root), "kernel": kernel_release(root, this_machine=False)}
+        info.update(cpu_info(root, this_machine=False))
+        info.update({"memory_kb": memory_kb(root), "board": board(root),
+                     "hostname": hostname(root, this_machine=False)})
     info["nics"] = [{"name": ifname, **port_details(executor, ifname)} for ifname in interfaces]
     return info

@@ -202,15 +202,17 @@ def sweep_leftovers(state_root: Path, executors: dict[str, Executor]) -> list[st
     for problem in problems:
         log.warning("ignoring %s", problem)
     for journal in journals:
+        used = journal.hosts()  # before the release empties it
         result = release(journal, executors)
         done += [f"run {journal.run_id}: {what}" for what in result.done]
         for host, executor in executors.items():
-            if reachable(executor) and (host in journal.hosts() or host == LOCAL_HOST):
+            if reachable(executor) and (host in used or host == LOCAL_HOST):
                 try:
                     executor.run(run_dirs_removal(journal.run_id), check=False, timeout_s=30.0)
                 except VsperfError as exc:
                     log.warning("host %s: directories of run %s not removed: %s", host, journal.run_id, exc)
         if not len(journal):
+            journal.save()  # its file goes with its last entry; one that listed none goes here
             done.append(f"run {journal.run_id}: journal {journal.path}")
     for work_dir in orphaned_work_dirs():
         shutil.rmtree(work_dir, ignore_errors=True)

@@ -30,6 +30,9 @@ RUN_DIR_PREFIX = "/tmp/vsperf-"  # a run's directories on a host: /tmp/vsperf-RU
 DPDK_RUNTIME_ROOT = "/var/run/dpdk"
 _RUN_ID_RE = re.compile(r"^[0-9a-z]{1,8}$")
 _DIR_NAME_RE = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$")
+# The first letter of a DPDK role: never a hex digit, so that a run's DPDK prefixes and its run
+# directories' pattern (`run_dirs_removal`) never match another run whose id starts with its id.
+_DPDK_ROLE_RE = re.compile(r"^[g-z][a-z0-9]*$")
 # Every tagged name: prefix, run id, then a role letter. Run ids are hex (see
 # vsperf.host.workdir.new_run_id) so the role letters (b, g, p, s, v) never end a run id ambiguously
 # as long as run ids stay within [0-9a-f]; the journals say the rest.
@@ -103,8 +106,8 @@ class RunNames:
     def dpdk_prefix(self, role: str) -> str:
         """The DPDK --file-prefix of process `role` (a few letters): its runtime directory is
         /var/run/dpdk/<prefix>, found by the tag after a killed run."""
-        if not role.isalnum():
-            raise ValueError(f"bad DPDK role {role!r}")
+        if not _DPDK_ROLE_RE.match(role):
+            raise ValueError(f"bad DPDK role {role!r}: a letter g-z, then lower-case letters or digits")
         return self.tag + role
 
     def run_dir(self, name: str) -> PurePosixPath:
@@ -124,7 +127,8 @@ class RunNames:
         pure = PurePosixPath(path)
         if str(pure.parent) == "/tmp":
             return pure.name.startswith(f"vsperf-{self.run_id}-")
-        return str(pure.parent) == DPDK_RUNTIME_ROOT and pure.name.startswith(self.tag)
+        return (str(pure.parent) == DPDK_RUNTIME_ROOT and pure.name.startswith(self.tag)
+                and _DPDK_ROLE_RE.match(pure.name[len(self.tag):]) is not None)
 
 
 def is_tagged(name: str) -> bool:
@@ -134,7 +138,8 @@ def is_tagged(name: str) -> bool:
 
 def run_dirs_removal(run_id: str) -> list[str]:
     """The command that removes run `run_id`'s directories on a host: /tmp/vsperf-RUNID-* and the
-    DPDK runtime directories of its file prefixes, /var/run/dpdk/vspRUNID*."""
+    DPDK runtime directories of its file prefixes, /var/run/dpdk/vspRUNID<role> (a role starts
+    with g-z: another run whose id merely starts with this one's, vspRUNID4..., is not matched)."""
     tag = TAG_PREFIX + check_run_id(run_id)
     return ["find", "/tmp", DPDK_RUNTIME_ROOT, "-maxdepth", "1", "(", "-name", f"vsperf-{run_id}-*", "-o",
-            "-name", f"{tag}*", ")", "-exec", "rm", "-rf", "--", "{}", "+"]
+            "-name", f"{tag}[g-z]*", ")", "-exec", "rm", "-rf", "--", "{}", "+"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vsperf.errors import CommandError, DeploymentError
-from vsperf.host.journal import Entry
+from vsperf.host.journal import Entry, EntryKind
 
 if TYPE_CHECKING:
     from vsperf.host.host import Host
@@ -46,16 +46,29 @@ class Network:
     def _run(self, argv: list[str], *, netns: str | None = None) -> str:
         return self.host.run(argv, netns=netns, timeout_s=30.0)
 
+    def _record_new(self, kind: EntryKind, name: str, netns: str | None = None) -> Entry | None:
+        """Record `name` before it is made; the entry to forget if making it fails, or None when
+        the journal listed it already (one this run made earlier, still to be removed: a failed
+        second attempt must not make the first one unrecorded)."""
+        entry = Entry(kind, self.host.name, name, netns=netns)
+        known = self.host.journal is not None and any(e.same(entry) for e in self.host.journal)
+        self.host.record(kind, name, netns=netns)
+        return None if known else entry
+
+    def _forget_new(self, entry: Entry | None) -> None:
+        if entry is not None:
+            self.host.forget(entry)
+
     # --- namespaces -------------------------------------------------------------------------------
 
     def add_netns(self, name: str) -> None:
         """Record, then create namespace `name`: IPv6 off (no router solicitations, no neighbour
         discovery: no frames of its own on a port), loopback up."""
-        entry = self.host.record("netns", name)
+        entry = self._record_new("netns", name)
         try:
             self._run(["ip", "netns", "add", name])
         except DeploymentError as exc:
-            self.host.forget(entry)  # not ours: it existed already (or could not be made)
+            self._forget_new(entry)  # not ours: it existed already (or could not be made)
             raise DeploymentError(f"cannot create network namespace {name}: {exc}") from exc
         self._run(["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1",
                    "net.ipv6.conf.default.disable_ipv6=1"], netns=name)
@@ -84,15 +97,18 @@ class Network:
         namespace and `a` moved into its own at once (a namespace is named, never "the root one":
         an SSH host may itself live in a namespace). One record covers the pair: deleting either
         end deletes both."""
+        if a_ns is None and b_ns is not None:
+            raise DeploymentError(f"veth {a} <-> {b}: put the end in the host's own namespace second (b), "
+                                  f"it cannot be moved there by name")
         counts = ["numtxqueues", str(queues), "numrxqueues", str(queues)] if queues > 1 else []
         mtu = ["mtu", str(mtu_bytes)]
         peer_ns = ["netns", a_ns] if a_ns and a_ns != b_ns else []
-        entry = self.record_link(b, b_ns)
+        entry = self._record_new("link", b, b_ns)
         try:
             self._run(_ip(b_ns, "link", "add", b, *mtu, *counts, "type", "veth", "peer", "name", a, *mtu, *counts,
                           *peer_ns))
         except DeploymentError as exc:
-            self.host.forget(entry)
+            self._forget_new(entry)
             raise DeploymentError(f"cannot create veth {a} <-> {b}: {exc}") from exc
         self._run(_ip(b_ns, "link", "set", "dev", b, "up"))
         self._run(_ip(a_ns, "link", "set", "dev", a, "up"))
@@ -102,11 +118,11 @@ class Network:
                    vlan_filtering: bool = False) -> None:
         """Record, then create kernel bridge `name` (no STP, forwarding at once), up, with `members`."""
         options = ["stp_state", "0", "forward_delay", "0", *(["vlan_filtering", "1"] if vlan_filtering else [])]
-        entry = self.record_link(name, netns)
+        entry = self._record_new("link", name, netns)
         try:
             self._run(_ip(netns, "link", "add", "name", name, "type", "bridge", *options))
         except DeploymentError as exc:
-            self.host.forget(entry)
+            self._forget_new(entry)
             if vlan_filtering and "not supported" in str(exc).lower():
                 raise DeploymentError("this kernel cannot tag frames in a Linux bridge "
                                       "(CONFIG_BRIDGE_VLAN_FILTERING is off)") from exc
@@ -128,11 +144,11 @@ class Network:
 
     def add_tap(self, name: str, netns: str | None, *, mtu_bytes: int) -> None:
         """Record, then create tap device `name` in `netns`, up (a guest's NIC)."""
-        entry = self.record_link(name, netns)
+        entry = self._record_new("link", name, netns)
         try:
             self._run(_ip(netns, "tuntap", "add", "dev", name, "mode", "tap"))
         except DeploymentError as exc:
-            self.host.forget(entry)
+            self._forget_new(entry)
             raise DeploymentError(f"cannot create tap {name}: {exc}") from exc
         self._run(_ip(netns, "link", "set", "dev", name, "mtu", str(mtu_bytes), "up"))
 

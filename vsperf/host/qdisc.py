@@ -70,6 +70,8 @@ def record_qdisc(host: Host, interface: str, qdisc: AddedQdisc, *, netns: str | 
     """Record in the run's journal, before it is added, a qdisc on port `interface` of `host`
     ("root": a pacer that replaces the port's root qdisc; "clsact"), with the port's root qdisc
     as it is now: the end of the run, or the next run after a SIGKILL, deletes it."""
+    if qdisc not in ADDED_QDISCS:  # release would forget any other kind without deleting it
+        raise ValueError(f"qdisc {qdisc!r}: vsperf adds only {', '.join(ADDED_QDISCS)}")
     try:
         before = root_kind(read_qdiscs(host.executor, interface, netns))
     except CommandError:

@@ -112,7 +112,8 @@ def _undo(entry: Entry, executor: Executor) -> str | None:
         if qdisc not in ADDED_QDISCS:
             return None
         what = remove_added_qdisc(executor, entry.name, "root" if qdisc == "root" else "clsact", entry.netns)
-        return f"{entry.describe()}: {what}" if what else None
+        where = "" if entry.host == "local" else f"host {entry.host}: "
+        return f"{where}{entry.name}: {what}" if what else None  # what names the qdisc already
     if kind == "netns":
         return f"{entry.describe()} deleted" if delete_netns(executor, entry.name) else None
     if kind == "link":
@@ -139,7 +140,10 @@ def release(journal: Journal, executors: Mapping[str, Executor], *,
     wanted = {h for h in journal.hosts() if hosts is None or hosts(h)}
     out.lost_hosts = sorted(h for h in wanted if not reachable(executors.get(h)))
     for host in out.lost_hosts:
-        log.warning("host %s: not restored: the host is unreachable (the next run restores it)", host)
+        if host in executors:
+            log.warning("host %s: not restored: the host is unreachable (the next run restores it)", host)
+        else:  # e.g. a testbed run's leftovers seen by a run of the local lab: not a lost host
+            log.warning("host %s: not restored: not a host of this run (the next run with it restores it)", host)
     usable = wanted - set(out.lost_hosts)
     for kind in PHASES:
         for entry in reversed([e for e in journal.entries() if e.kind == kind and e.host in usable]):

@@ -1,4 +1,5 @@
-"""Environment capture: file reads against a fake tree, and the real host."""
+"""Host facts: this machine's environment (file reads against a fake tree, and the real host),
+a testbed host's read through its executor, and ports' driver details from ethtool."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from recorded_host import RecordedHost
+
 from vsperf import __version__
-from vsperf.host.facts import collect_environment, git_commit
+from vsperf.host.facts import HOST_FILES, collect_environment, describe_host, git_commit
+from vsperf.remote.connection import HostLostError
 
 KEYS = {
     "os",
@@ -163,3 +167,37 @@ def test_port_details_from_ethtool() -> None:
             raise FileNotFoundError("ethtool")
 
     assert port_details(Missing(), "g0", "ns0") == {"driver": "unknown"}  # type: ignore[arg-type]
+
+
+def test_a_hosts_facts_are_read_through_its_executor(tmp_path: Path) -> None:
+    _fake_host(tmp_path)
+    answers = {("cat", f"/{rel}"): [(tmp_path / rel).read_text()] for rel in HOST_FILES if (tmp_path / rel).exists()}
+    answers[("ethtool", "-i", "ens1f0")] = ["driver: ixgbe\nversion: 5.1.0-k\nbus-info: 0000:05:00.0\n"]
+    answers[("ethtool", "ens1f0")] = ["Settings for ens1f0:\n\tSpeed: 10000Mb/s\n"]
+    dut = RecordedHost("dut", answers)
+    info = describe_host(dut, ["ens1f0", "ens1f1"])
+    assert info == {
+        "os": "CentOS Linux 7 (Core)", "kernel": "3.10.0-327.13.1.el7.x86_64", "cpu_model":
+        "Intel(R) Xeon(R) CPU E5-2699 v3 @ 2.30GHz", "cpu_cores_logical": 72, "cpu_cores_physical": 36,
+        "cpu_sockets": 2, "memory_kb": 65696348, "board": "Intel Corporation S2600WTT", "hostname": "pod3-node1",
+        "nics": [{"name": "ens1f0", "driver": "ixgbe", "driver_version": "5.1.0-k", "bus": "0000:05:00.0",
+                  "speed": "10000Mb/s"},
+                 {"name": "ens1f1", "driver": "unknown"}],  # ethtool knows nothing of it: said so
+    }
+    # every file through the host's executor, none of this machine's; nothing but reads
+    assert [argv for argv, _ns in dut.commands][:len(HOST_FILES)] == [("cat", f"/{rel}") for rel in HOST_FILES]
+    assert {argv[0] for argv, _ns in dut.commands} == {"cat", "ethtool"}
+
+
+def test_a_host_that_answers_nothing_is_unknown_not_an_error() -> None:
+    info = describe_host(RecordedHost("dut", {}), [])
+    assert (info["os"], info["board"], info["memory_kb"], info["hostname"], info["nics"]) == (
+        "unknown", "unknown", "unknown", "unknown", [])
+    class Lost(RecordedHost):
+        def run(self, *args: Any, **kwargs: Any) -> Any:
+            raise HostLostError("lost the SSH connection to host dut")
+
+    assert describe_host(Lost("dut", {}), [])["os"] == "unknown"  # a host lost meanwhile: said, not raised
+    # nothing of this machine (the controller) is passed off as the host's
+    assert (info["kernel"], info["cpu_model"], info["cpu_cores_logical"], info["cpu_cores_physical"]) == (
+        "unknown", "unknown", "unknown", "unknown")
