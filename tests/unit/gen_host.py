@@ -11,11 +11,12 @@ when it fails.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import subprocess
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
-from vsperf.executor import CommandLog, LocalExecutor
+from vsperf.executor import Command, CommandLog, LocalExecutor
 from vsperf.host.host import Host
 from vsperf.host.journal import Entry, EntryKind, Journal
 from vsperf.host.names import RunNames
@@ -39,6 +40,22 @@ class NamedLocalExecutor(LocalExecutor):
         super().put(local, remote, mode=mode)
         if mode is not None:
             os.chmod(remote, mode)
+
+
+class AnsweringExecutor(NamedLocalExecutor):
+    """This machine posing as host `name`, except that the commands in `answers` print the
+    given text (exit 0) there: the facts of another machine (its CPUs, its user id)."""
+
+    def __init__(self, answers: Mapping[tuple[str, ...], str], name: str = "gen") -> None:
+        super().__init__(name)
+        self.answers = dict(answers)
+
+    def _complete(self, cmd: Command, timeout_s: float | None,
+                  input_text: str | None) -> subprocess.CompletedProcess[str]:
+        if cmd.argv in self.answers:
+            self.command_log.record(cmd.argv, cmd.env)
+            return subprocess.CompletedProcess(list(cmd.argv), 0, self.answers[cmd.argv], "")
+        return super()._complete(cmd, timeout_s, input_text)
 
 
 @contextmanager

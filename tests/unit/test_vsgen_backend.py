@@ -4,7 +4,6 @@ reports; on this machine and on a testbed's generator host (the engine copied th
 from __future__ import annotations
 
 import stat
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,14 +11,14 @@ from typing import Any
 
 import psutil
 import pytest
-from gen_host import NamedLocalExecutor, generator_host, recorded
+from gen_host import AnsweringExecutor, generator_host, recorded
 from settings_util import make_settings
 from test_vsgen_engine import fake_engine
 
 from vsperf.deploy.base import GenPort
 from vsperf.deploy.streams import directions
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
-from vsperf.executor import Command, CommandLog
+from vsperf.executor import CommandLog
 from vsperf.host.host import Host
 from vsperf.host.journal import Journal
 from vsperf.host.names import RunNames
@@ -228,28 +227,19 @@ def test_an_engine_that_cannot_run_on_the_testbed_host_is_a_prerequisite_error(t
     assert not copied.exists()  # the copy goes with the run's directory
 
 
-class CpusOf(NamedLocalExecutor):
+def cpus_of(cpus: str) -> AnsweringExecutor:
     """This machine posing as a generator host whose processes may use `cpus`."""
-
-    def __init__(self, cpus: str) -> None:
-        super().__init__("gen")
-        self.cpus = cpus
-
-    def _complete(self, cmd: Command, timeout_s: float | None,
-                  input_text: str | None) -> subprocess.CompletedProcess[str]:
-        if cmd.argv == ("grep", "^Cpus_allowed_list:", "/proc/self/status"):
-            return subprocess.CompletedProcess(list(cmd.argv), 0, f"Cpus_allowed_list:\t{self.cpus}\n", "")
-        return super()._complete(cmd, timeout_s, input_text)
+    return AnsweringExecutor({("grep", "^Cpus_allowed_list:", "/proc/self/status"): f"Cpus_allowed_list:\t{cpus}\n"})
 
 
 PMD_ON_CPU_1 = {"VSWITCH": "ovs", "VSWITCH_PMD_CPU_MASK": "0x2"}
 
 
 def test_transmit_cpus_are_the_generator_hosts_minus_the_pmd_cpus_where_the_switch_runs(tmp_path: Path) -> None:
-    host = Host("gen", CpusOf("0-3"), RunNames("ab12"), Journal("ab12", root=tmp_path))
+    host = Host("gen", cpus_of("0-3"), RunNames("ab12"), Journal("ab12", root=tmp_path))
     gen = VsgenTrafficGenerator(make_settings(PMD_ON_CPU_1), host)  # CPUs read there, not here
     assert gen._request("rate", (0, 1), 1000.0, (10, 10)).cpus == (0, 2)  # the local lab: beside the switch
     gen.switch_on_host = False  # a testbed whose DUT host is another machine
     assert gen._request("rate", (0, 1), 1000.0, (10, 10)).cpus == (0, 1)
-    listed = VsgenTrafficGenerator(make_settings(PMD_ON_CPU_1), Host("gen", CpusOf("0-3,6"), RunNames("ab12"), None))
+    listed = VsgenTrafficGenerator(make_settings(PMD_ON_CPU_1), Host("gen", cpus_of("0-3,6"), RunNames("ab12"), None))
     assert listed._request("rate", (0, 1, 2, 3), 1000.0, (10,)).cpus == (0, 2, 3, 6)
