@@ -18,7 +18,6 @@ from vsperf.deploy.streams import directions
 from vsperf.errors import PrerequisiteError, TrafficGenError
 from vsperf.search.measurer import FLAG_UNDER_DELIVERY
 from vsperf.traffic import Traffic, Vlan
-from vsperf.trafficgen.cpus import pmd_cpus
 from vsperf.trafficgen.trafgen import agent, bpf
 from vsperf.trafficgen.trafgen.backend import FLAG_RX_UNTAGGED, FLAG_RX_WRONG_VLAN, TrafgenTrafficGenerator
 from vsperf.trafficgen.trafgen.config import packet_config
@@ -47,11 +46,6 @@ def test_senders_avoid_pmd_cpus_only_where_the_switch_runs(tmp_path: Path) -> No
     assert [gen._cpu_for(i) for i in range(2)] == [0, 1]
     bridge = _gen(tmp_path, VSWITCH="linux-bridge", VSWITCH_PMD_CPU_MASK="0x2")
     assert [bridge._cpu_for(i) for i in range(2)] == [0, 1]
-
-
-def test_masks() -> None:
-    assert pmd_cpus(make_settings(VSWITCH="ovs", VSWITCH_PMD_CPU_MASK="0x6")) == {1, 2}
-    assert pmd_cpus(make_settings(VSWITCH="linux-bridge", VSWITCH_PMD_CPU_MASK="0x6")) == set()
 
 
 def test_expected_vlan(tmp_path: Path) -> None:
