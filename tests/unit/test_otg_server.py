@@ -46,7 +46,7 @@ def host(tmp_path: Path) -> Iterator[Host]:
 
 @pytest.fixture
 def server(tmp_path: Path, host: Host) -> Iterator[OtgServer]:
-    options = ServerOptions(binary=fake_engine(tmp_path), work_dir=tmp_path / "work",
+    options = ServerOptions(binary=fake_engine(tmp_path),
                             ports={"a": PortLocation("v0", "nsa"), "b": PortLocation("v1", "nsb")},
                             residual_s=0.0)
     srv = OtgServer(ServerSession(host, options), "127.0.0.1", 0)
