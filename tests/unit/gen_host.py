@@ -31,8 +31,8 @@ class NamedLocalExecutor(LocalExecutor):
         super().__init__(command_log)
         self.name = name
 
-    @property  # type: ignore[override]
-    def host(self) -> str:
+    @property
+    def host(self) -> str:  # type: ignore[override]
         return self.name
 
     def put(self, local: Path, remote: PurePosixPath | str, *, mode: int | None = None) -> None:

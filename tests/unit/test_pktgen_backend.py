@@ -17,6 +17,7 @@ from vsperf.config.loader import load_settings
 from vsperf.deploy.base import GenPort
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
 from vsperf.host.host import Host
+from vsperf.host.journal import Entry
 from vsperf.host.names import RunNames
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.pktgen.backend import PktgenTrafficGenerator
@@ -121,7 +122,12 @@ def test_a_start_that_fails_stops_and_forgets_what_it_started(tmp_path: Path, ho
     journaled: list[str] = []
     assert host.journal is not None
     record = host.journal.record
-    host.journal.record = lambda entry: journaled.append(f"{entry.kind} {entry.name}") or record(entry)  # type: ignore[method-assign]
+
+    def spy(entry: Entry) -> Entry:
+        journaled.append(f"{entry.kind} {entry.name}")
+        return record(entry)
+
+    host.journal.record = spy  # type: ignore[method-assign]
     ports = [GenPort(None, "lo", "02:00:00:00:00:01", "198.18.0.1"), GenPort(None, "lo", "02:00:00:00:00:02",
                                                                             "198.18.0.2")]
     with pytest.raises(TrafficGenError, match=r"^pktgen 0 exited \(code 3\) while starting: fake pktgen: no ports$"):

@@ -11,7 +11,7 @@ import pytest
 from gen_host import NamedLocalExecutor, generator_host, recorded
 
 from vsperf.errors import TrafficGenError
-from vsperf.executor import Command, Process, Streams
+from vsperf.executor import Command, LocalProcess, Streams
 from vsperf.host.host import Host
 from vsperf.host.journal import Journal
 from vsperf.host.names import RunNames
@@ -56,7 +56,7 @@ class NamespacesHere(NamedLocalExecutor):
         super().__init__("gen")
         self.started: list[tuple[str | None, tuple[str, ...]]] = []
 
-    def _start(self, cmd: Command, streams: Streams) -> Process:
+    def _start(self, cmd: Command, streams: Streams) -> LocalProcess:
         self.started.append((cmd.netns, cmd.argv))
         return super()._start(Command(cmd.argv, None, cmd.env), streams)
 

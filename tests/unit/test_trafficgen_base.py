@@ -66,10 +66,12 @@ class Recording(TrafficGenerator):
 
 def test_a_generator_runs_on_the_host_it_is_given_and_stops_on_leaving_its_context() -> None:
     host = Host.probe()
-    with Recording(make_settings(), host) as gen:
+    gen = Recording(make_settings(), host)
+    with gen:
         assert gen.host is host and gen.switch_on_host  # the local lab: the switch runs beside it
     assert gen.stopped == 1
-    with pytest.raises(RuntimeError), Recording(make_settings(), host) as failing:
+    failing = Recording(make_settings(), host)
+    with pytest.raises(RuntimeError), failing:
         raise RuntimeError("a trial failed")
     assert failing.stopped == 1  # stopped on the way out of an error too
     # ports are the generator host's interfaces unless a generator drives hardware locations

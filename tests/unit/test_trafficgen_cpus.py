@@ -3,6 +3,8 @@ host's CPUs without those the switch busy-polls when it runs on that host."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from settings_util import make_settings
 
@@ -28,7 +30,7 @@ def test_the_switch_busy_polls_its_pmd_cpus_but_the_kernel_bridge_none() -> None
 
 
 def test_sender_cpus() -> None:
-    pmd_on_1 = {"VSWITCH": "ovs", "VSWITCH_PMD_CPU_MASK": "0x2"}
+    pmd_on_1: dict[str, Any] = {"VSWITCH": "ovs", "VSWITCH_PMD_CPU_MASK": "0x2"}
     assert sender_cpus(make_settings(TRAFGEN_CPUS=[3, 1], **pmd_on_1), "TRAFGEN_CPUS", [0, 1, 2, 3]) == [3, 1]
     assert sender_cpus(make_settings(**pmd_on_1), "TRAFGEN_CPUS", [3, 2, 1, 0]) == [0, 2, 3]  # ascending
     # a testbed whose DUT host is another machine: its PMD CPUs are not busy on the generator's

@@ -26,7 +26,7 @@ from vsperf.trafficgen.trafgen.rxcount import NO_VLAN
 CPUS = ("grep", "^Cpus_allowed_list:", "/proc/self/status")
 PORTS = (GenPort("ns0", "g0", "02:00:00:00:00:01", "198.18.0.1"), GenPort("ns1", "g1", "02:00:00:00:00:02",
                                                                             "198.18.1.1"))
-PMD_ON_CPU_1 = {"VSWITCH": "ovs", "VSWITCH_PMD_CPU_MASK": "0x2"}
+PMD_ON_CPU_1: dict[str, Any] = {"VSWITCH": "ovs", "VSWITCH_PMD_CPU_MASK": "0x2"}
 
 
 def _gen(tmp_path: Path, ex: FakeGenHost | None = None, **settings: Any) -> TrafgenTrafficGenerator:
@@ -71,7 +71,7 @@ COMMAND_V = 'command -v "$1"'
 
 
 def test_prerequisites_are_checked_on_the_generator_host(tmp_path: Path) -> None:
-    root = {("id", "-u"): (0, "0\n")}
+    root: dict[tuple[str, ...], tuple[int, str]] = {("id", "-u"): (0, "0\n")}
     _gen(tmp_path, FakeGenHost(answers=root)).check_prerequisites()
     with pytest.raises(PrerequisiteError, match=r"^host gen: the trafgen generator needs root: run as root, or use "
                                                 r"--trafficgen dummy$"):

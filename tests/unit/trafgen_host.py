@@ -157,7 +157,7 @@ class FakeGenHost(Executor):
         self.spawned.append(proc)
         if self.on_spawn is not None:
             self.on_spawn(proc)
-        return proc  # type: ignore[return-value]
+        return proc
 
     def put(self, local: Path, remote: PurePosixPath | str, *, mode: int | None = None) -> None:
         self.files[str(remote)] = (local.read_text(encoding="utf-8"), mode)
