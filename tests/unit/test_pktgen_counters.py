@@ -37,11 +37,13 @@ def test_the_hosts_counters_are_read_on_request_and_the_loop_ends_with_its_input
         assert recorded(host, "process") == []
 
 
-def test_the_counters_of_a_missing_interface_are_an_error_naming_the_host(tmp_path: Path) -> None:
-    with generator_host(tmp_path, "gen") as host:
+@pytest.mark.parametrize("name", ["local", "gen"])
+def test_the_counters_of_a_missing_interface_are_an_error_naming_the_host(tmp_path: Path, name: str) -> None:
+    where = "" if name == "local" else "host gen: "
+    with generator_host(tmp_path, name) as host:
         counters = HostCounters(host, [(None, "vsperf-none0")])
         try:
-            with pytest.raises(TrafficGenError, match=r"^host gen: cannot read the transmit counters of vsperf-none0"):
+            with pytest.raises(TrafficGenError, match=rf"^{where}cannot read the transmit counters of vsperf-none0: "):
                 counters.tx_packets()
         finally:
             counters.close()
