@@ -85,6 +85,19 @@ def test_prerequisites_are_checked_on_the_generator_host(tmp_path: Path) -> None
             _gen(tmp_path, missing).check_prerequisites()
 
 
+def test_a_kernel_that_refuses_bpf_maps_is_said_before_anything_is_created(tmp_path: Path) -> None:
+    refused = FakeGenHost(answers={("id", "-u"): (0, "0\n"), ("python3", "-"): (
+        1, "Traceback (most recent call last):\nBpfError: [Errno 1] bpf(cmd 0) failed: Operation not permitted\n")})
+    with pytest.raises(PrerequisiteError, match=r"^host gen: the kernel refuses BPF maps \(BpfError: \[Errno 1\] "
+                                                r"bpf\(cmd 0\) failed: Operation not permitted\); frames cannot be "
+                                                r"counted$"):
+        _gen(tmp_path, refused).check_prerequisites()
+    # the host's python3 ran the agent's own bpf module, given on its stdin: nothing was staged
+    probe = refused.inputs[("python3", "-")]
+    assert probe.startswith(Path(bpf.__file__).read_text()) and probe.endswith("ArrayMap(1).close()\n")
+    assert refused.files == {} and refused.spawned == []
+
+
 def test_version_is_the_generator_hosts(tmp_path: Path) -> None:
     ex = FakeGenHost(answers={("trafgen", "-v"): (1, "trafgen 0.6.8 (Flutternozzle), Git id: (none)\n")})
     assert _gen(tmp_path, ex).version() == "0.6.8"  # trafgen -v exits 1

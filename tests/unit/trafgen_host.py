@@ -111,6 +111,7 @@ class FakeGenHost(Executor):
         self.make_agent = make_agent or (lambda: agent.Agent(lambda _request: 0))
         self.answers = answers or {}
         self.runs: list[tuple[list[str], str | None]] = []
+        self.inputs: dict[tuple[str, ...], str] = {}  # what a command read on its stdin
         self.files: dict[str, tuple[str, int | None]] = {}  # path -> (text, mode)
         self.spawned: list[FakeProc] = []
         self.agents: list[agent.Agent] = []
@@ -131,6 +132,8 @@ class FakeGenHost(Executor):
         if self.on_run is not None:
             self.on_run(argv)
         self.runs.append((argv, cmd.netns))
+        if input_text is not None:
+            self.inputs[cmd.argv] = input_text
         if cmd.argv in self.answers:
             code, out = self.answers[cmd.argv]
             return subprocess.CompletedProcess(argv, code, out, "" if code == 0 else out)
