@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
 from search_shipped import shipped
 from settings_util import dut_model, make_settings
 
-from vsperf.host.workdir import RunContext
 from vsperf.errors import ConfigError, TrafficGenError
-from vsperf.executor import LocalExecutor
+from vsperf.host.host import Host
 from vsperf.registry import Registry
 from vsperf.search.back2back import rfc2544_back2back
 from vsperf.search.config import Back2BackConfig, ThroughputSearchConfig
@@ -42,10 +40,10 @@ T64 = Traffic(frame_size_bytes=64)
 LINE_64 = T64.line_rate_fps  # 29,761,904.76 fps (two 10 GbE ports)
 
 
-def make_gen(dut: Mapping[str, Any] | None = None, tmp: Path = Path("/nonexistent")) -> DummyTrafficGenerator:
-    ctx = RunContext(run_id="t", results_dir=tmp, work_dir=tmp, executor=LocalExecutor())
+def make_gen(dut: Mapping[str, Any] | None = None) -> DummyTrafficGenerator:
     settings = make_settings() if dut is None else make_settings(TRAFFICGEN_DUMMY_DUT=dut)
-    return DummyTrafficGenerator(settings, ctx)
+    # a simulated DUT: nothing is deployed, and the generator creates nothing on its host
+    return DummyTrafficGenerator(settings, Host.probe())
 
 
 # ---- the model ----

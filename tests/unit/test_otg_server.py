@@ -19,12 +19,12 @@ import pytest
 
 pytest.importorskip("snappi", reason="pip install 'vsperf[otg]'")
 
+from gen_host import generator_host, recorded
 from test_vsgen_engine import fake_engine
 
-from vsperf.host.workdir import RunContext
 from vsperf.deploy.base import GenPort
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
-from vsperf.executor import LocalExecutor
+from vsperf.host.host import Host
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.otg import client
 from vsperf.trafficgen.otg.backend import OtgTrafficGenerator, check_location, port_locations
@@ -38,11 +38,18 @@ PORTS = (GenPort("n0", "g0", "02:00:00:00:00:01", "198.18.0.1", peer_mac="02:00:
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[OtgServer]:
-    options = ServerOptions(binary=fake_engine(tmp_path), work_dir=tmp_path / "work",
+def host(tmp_path: Path) -> Iterator[Host]:
+    """This machine as the server's host: the engine it starts is in the server's run journal."""
+    with generator_host(tmp_path) as local:
+        yield local
+
+
+@pytest.fixture
+def server(tmp_path: Path, host: Host) -> Iterator[OtgServer]:
+    options = ServerOptions(binary=fake_engine(tmp_path),
                             ports={"a": PortLocation("v0", "nsa"), "b": PortLocation("v1", "nsb")},
                             residual_s=0.0)
-    srv = OtgServer(ServerSession(LocalExecutor(), options), "127.0.0.1", 0)
+    srv = OtgServer(ServerSession(host, options), "127.0.0.1", 0)
     srv.start()
     yield srv
     srv.close()
@@ -56,8 +63,8 @@ def settings(location: str, **extra: Any) -> dict[str, Any]:
 
 
 def generator(tmp_path: Path, location: str, **extra: Any) -> OtgTrafficGenerator:
-    ctx = RunContext("t", tmp_path, tmp_path, LocalExecutor())
-    return OtgTrafficGenerator(settings(location, **extra), ctx)
+    # a controller's client: it starts nothing on the generator host (a probe refuses to)
+    return OtgTrafficGenerator(settings(location, **extra), Host.probe())
 
 
 def post(url: str, body: bytes) -> tuple[int, dict[str, Any]]:
@@ -69,7 +76,8 @@ def post(url: str, body: bytes) -> tuple[int, dict[str, Any]]:
         return exc.code, json.loads(exc.read())
 
 
-def test_the_backend_runs_trials_and_bursts_through_the_server(tmp_path: Path, server: OtgServer) -> None:
+def test_the_backend_runs_trials_and_bursts_through_the_server(tmp_path: Path, server: OtgServer,
+                                                               host: Host) -> None:
     gen = generator(tmp_path, server.url)
     gen.check_prerequisites()
     assert gen.version().startswith(f"vsgen 9.9 (kernel {os.uname().release}) (OTG API ")
@@ -82,6 +90,10 @@ def test_the_backend_runs_trials_and_bursts_through_the_server(tmp_path: Path, s
         assert (burst.kind, burst.tx_frames, burst.rx_frames) == ("burst", 301, 301)
         assert burst.duration_s == pytest.approx(301 / 2e6)
     assert server.session.config()["flows"][0]["duration"]["fixed_packets"]["packets"] == 151
+    # the server's engine runs through its host, journaled until the server closes
+    assert [e.name for e in recorded(host, "process")] == ["vsgen-engine"]
+    server.close()
+    assert recorded(host, "process") == []
 
 
 def test_snappi_scripts_see_the_flows_run_and_stop(server: OtgServer) -> None:

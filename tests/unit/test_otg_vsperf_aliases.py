@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from vsperf.config import Settings, load_settings
-from vsperf.host.workdir import RunContext
 from vsperf.deploy.base import GenPort
 from vsperf.errors import ConfigError
-from vsperf.executor import LocalExecutor
+from vsperf.host.host import Host
 from vsperf.trafficgen.otg.backend import OtgTrafficGenerator, configured_ports, port_locations
 from vsperf.trafficgen.otg.server import check_listen_address
 
@@ -93,7 +92,7 @@ def test_the_testbeds_cabled_locations_and_the_settings_must_agree(tmp_path: Pat
 def test_the_generator_says_where_its_ports_came_from(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     pytest.importorskip("snappi", reason="pip install 'vsperf[otg]'")
     settings = conf(tmp_path, IXIA_CONF, test_params="TRAFFICGEN_OTG_LOCATION=http://127.0.0.1:9")
-    generator = OtgTrafficGenerator(settings, RunContext("t", tmp_path, tmp_path, LocalExecutor()))
+    generator = OtgTrafficGenerator(settings, Host.probe())
     with caplog.at_level(logging.INFO):
         generator.start(LAB_PORTS)  # snappi connects lazily: nothing is sent here
     generator._api = None  # nothing to stop

@@ -1,34 +1,50 @@
-"""The engine session wrapper, against a stand-in engine that speaks the protocol (no root)."""
+"""The engine session wrapper, against a stand-in engine that speaks the protocol on its standard
+input and output (no root), started through its host: this machine, or one posing as a testbed's
+generator host (the same path; only the messages name the host)."""
 
 from __future__ import annotations
 
-import os
 import stat
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import psutil
 import pytest
+from gen_host import generator_host, recorded
 
 from vsperf.errors import PrerequisiteError, TrafficGenError
-from vsperf.executor import LocalExecutor
+from vsperf.host.host import Host
 from vsperf.trafficgen.vsgen.engine import Engine, EngineError
 from vsperf.trafficgen.vsgen.protocol import RunRequest, Tick
 
 # A stand-in for the engine (csrc/): the same commands and events, with every frame "delivered".
 FAKE_ENGINE = r'''
-import json, select, sys, time
+import json, os, select, sys, time
 args = sys.argv[1:]
 if args == ["--version"]:
     print("vsgen-engine 9.9"); sys.exit(0)
-ctl = open(args[args.index("--control") + 1])
+if args:
+    print("vsgen-engine: commands come on stdin, no arguments", file=sys.stderr); sys.exit(2)
+pending = b""
+def readline(timeout=None):
+    """One command line from stdin ("" at its end; None: none within `timeout`)."""
+    global pending
+    while b"\n" not in pending:
+        if timeout is not None and not select.select([0], [], [], timeout)[0]:
+            return None
+        chunk = os.read(0, 4096)
+        if not chunk:
+            return ""
+        pending += chunk
+    line, pending = pending.split(b"\n", 1)
+    return line.decode() + "\n"
 def emit(**ev):
     print(json.dumps(ev), flush=True)
 emit(ev="hello", version="9.9", run_tag=4242, kernel="fake", pid=0)
 ports, dirs, tag = {}, {}, 0
-for line in ctl:
+for line in iter(readline, ""):
     words = line.split()
     if not words:
         continue
@@ -58,7 +74,7 @@ for line in ctl:
                 time.sleep(0.05)
                 sent = int(rate * t * 0.05)
                 emit(ev="tick", t=t * 0.05, tx={str(d): sent for d in ids}, rx={rx_of[d]: sent for d in ids})
-                if select.select([ctl], [], [], 0)[0] and ctl.readline().strip() == "stop":
+                if (readline(0) or "").strip() == "stop":
                     break
             counts = [sent] * len(ids)
         elif rate:
@@ -95,21 +111,32 @@ def fake_engine(tmp: Path) -> Path:
 
 
 @pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
-    eng = Engine(LocalExecutor(), fake_engine(tmp_path), tmp_path / "work")
+def host(tmp_path: Path) -> Iterator[Host]:
+    with generator_host(tmp_path) as local:
+        yield local
+
+
+@pytest.fixture
+def engine(tmp_path: Path, host: Host) -> Iterator[Engine]:
+    eng = Engine(host, PurePosixPath(fake_engine(tmp_path)))
     eng.start()
     yield eng
     eng.close()
 
 
-def test_start_says_hello_and_close_leaves_nothing(tmp_path: Path) -> None:
-    eng = Engine(LocalExecutor(), fake_engine(tmp_path), tmp_path / "work")
+def test_start_says_hello_and_close_leaves_nothing(tmp_path: Path, host: Host) -> None:
+    eng = Engine(host, PurePosixPath(fake_engine(tmp_path)))
     assert eng.start()["run_tag"] == 4242
     pid = eng.pid
     assert pid is not None and psutil.pid_exists(pid)
+    # started through the host: in the run's journal by PID and start time, its stderr in the run's logs
+    (entry,) = recorded(host, "process")
+    assert (entry.name, entry.pid) == ("vsgen-engine", pid) and entry.start_ticks > 0
+    assert psutil.Process(pid).cmdline()[-1] == str(fake_engine(tmp_path))  # no --control FIFO: stdin
     eng.close()
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    assert list((tmp_path / "work").glob("*.ctl")) == []
+    assert recorded(host, "process") == []  # forgotten: nothing for the teardown to stop
+    assert not eng.alive
     eng.close()  # twice is fine
 
 
@@ -155,24 +182,39 @@ def test_a_continuous_run_until_stopped(engine: Engine) -> None:
 
 
 def test_an_engine_that_dies_is_reported_with_its_exit(engine: Engine) -> None:
-    with pytest.raises(EngineError, match=r"exited \(3\)"):
+    with pytest.raises(EngineError, match=r"^vsgen engine exited \(3\): no message$"):
         engine.command("die")
     with pytest.raises(EngineError):
         engine.command("ping")
 
 
-def test_an_engine_that_cannot_start_is_an_error(tmp_path: Path) -> None:
+def _broken(tmp_path: Path) -> PurePosixPath:
     broken = tmp_path / "broken"
     broken.write_text("#!/bin/sh\necho 'vsgen-engine: needs root' >&2\nexit 2\n")
     broken.chmod(0o755)
-    eng = Engine(LocalExecutor(), broken, tmp_path / "work")
-    with pytest.raises(EngineError, match="needs root"):
-        eng.start()
-    assert eng.pid is None and not list((tmp_path / "work").glob("*.ctl"))
+    return PurePosixPath(broken)
 
 
-def test_no_fifo_is_left_when_the_binary_is_missing(tmp_path: Path) -> None:
-    eng = Engine(LocalExecutor(), tmp_path / "nope", tmp_path / "work")
-    with pytest.raises(PrerequisiteError, match="cannot start the vsgen engine"):
+def test_an_engine_that_cannot_start_is_an_error_with_its_message(tmp_path: Path, host: Host) -> None:
+    eng = Engine(host, _broken(tmp_path))
+    with pytest.raises(EngineError, match=r"^vsgen engine exited \(2\): vsgen-engine: needs root$"):
         eng.start()
-    assert not any(name.endswith(".ctl") for name in os.listdir(tmp_path / "work"))
+    assert eng.pid is None and recorded(host, "process") == []  # nothing left running, nothing to stop
+
+
+def test_on_another_host_the_messages_name_it(tmp_path: Path) -> None:
+    with generator_host(tmp_path, "gen") as gen:
+        eng = Engine(gen, _broken(tmp_path))
+        with pytest.raises(EngineError, match=r"^vsgen engine on host gen exited \(2\): vsgen-engine: needs root$"):
+            eng.start()
+        eng = Engine(gen, PurePosixPath(tmp_path / "nope"))
+        with pytest.raises(PrerequisiteError, match=r"^cannot start the vsgen engine on host gen: .*nope.*not found"):
+            eng.start()
+        assert recorded(gen, "process") == []
+
+
+def test_a_missing_binary_is_a_prerequisite_error_and_leaves_nothing(tmp_path: Path, host: Host) -> None:
+    eng = Engine(host, PurePosixPath(tmp_path / "nope"))
+    with pytest.raises(PrerequisiteError, match=r"^cannot start the vsgen engine: .*/nope: not found$"):
+        eng.start()
+    assert eng.pid is None and recorded(host, "process") == []

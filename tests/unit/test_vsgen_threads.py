@@ -9,28 +9,34 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gen_host import generator_host
 from settings_util import make_settings
+from test_vsgen_backend import PORTS
 from test_vsgen_engine import fake_engine
-from test_vsgen_trafficgen import PORTS
 
-from vsperf.host.workdir import RunContext
 from vsperf.errors import ConfigError
-from vsperf.executor import LocalExecutor
+from vsperf.host.host import Host
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.vsgen.backend import VsgenTrafficGenerator
 from vsperf.trafficgen.vsgen.protocol import MAX_TX_THREADS, RunRequest, parse_event, parse_result
 
 
-def _generator(tmp_path: Path, **settings: Any) -> VsgenTrafficGenerator:
-    ctx = RunContext("t1", tmp_path, tmp_path, LocalExecutor())
+def _generator(tmp_path: Path, host: Host, **settings: Any) -> VsgenTrafficGenerator:
     base: dict[str, Any] = {"VSGEN_ENGINE": str(fake_engine(tmp_path)), "TRAFFICGEN_RESIDUAL_WAIT_S": 0.0}
-    return VsgenTrafficGenerator(make_settings({**base, **settings}), ctx)
+    return VsgenTrafficGenerator(make_settings({**base, **settings}), host)
 
 
 @pytest.fixture
-def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[VsgenTrafficGenerator, list[str]]]:
+def host(tmp_path: Path) -> Iterator[Host]:
+    with generator_host(tmp_path) as local:
+        yield local
+
+
+@pytest.fixture
+def runs(tmp_path: Path, host: Host,
+         monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[VsgenTrafficGenerator, list[str]]]:
     """A started generator with two threads on CPUs 0 and 1, and the run commands it sends."""
-    gen = _generator(tmp_path, VSGEN_TX_THREADS=2, VSGEN_CPUS=[0, 1])
+    gen = _generator(tmp_path, host, VSGEN_TX_THREADS=2, VSGEN_CPUS=[0, 1])
     gen.start(PORTS)
     engine = gen._engine
     assert engine is not None

@@ -6,9 +6,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from vsperf.errors import CommandError, DeploymentError
-from vsperf.executor import Executor
-
 
 def parse_cpu_mask(mask: str) -> list[int]:
     """CPU numbers set in a hex mask such as "0x2" or "6"; ValueError when empty or malformed."""
@@ -31,18 +28,6 @@ def pmd_cpus(settings: Mapping[str, Any]) -> set[int]:
         return set(parse_cpu_mask(str(settings["VSWITCH_PMD_CPU_MASK"])))
     except ValueError:
         return set()
-
-
-def online_cpu_count(executor: Executor) -> int:
-    """Online CPUs of the executor's host (`getconf _NPROCESSORS_ONLN`, what os.cpu_count reads
-    on this machine); DeploymentError naming the host when the answer is not a count."""
-    try:
-        out = executor.run(["getconf", "_NPROCESSORS_ONLN"], timeout_s=10).stdout.strip()
-    except CommandError as exc:
-        raise DeploymentError(f"host {executor.host}: cannot count its CPUs: {exc}") from exc
-    if not out.isdigit() or int(out) < 1:
-        raise DeploymentError(f"host {executor.host}: getconf _NPROCESSORS_ONLN printed {out!r}, not a CPU count")
-    return int(out)
 
 
 def sender_cpus(settings: Mapping[str, Any], chosen_key: str, available: Sequence[int], *,

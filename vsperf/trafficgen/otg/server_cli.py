@@ -100,7 +100,7 @@ def otg_server_command(listen: str, remote: bool, ports: tuple[str, ...], prefix
     try:
         executor = LocalExecutor(CommandLog(work_dir / "commands.log"))
         path: TxPath = next(p for p in PATHS if p == tx_path)
-        options = ServerOptions(binary=locate_engine(executor, engine).path, work_dir=work_dir, ports=declared,
+        options = ServerOptions(binary=locate_engine(executor, engine).path, ports=declared,
                                 netns_prefixes=tuple(prefixes), path=path, cpus=parse_cpus(cpus),
                                 residual_s=residual_s)
         session = ServerSession(Host("local", executor, RunNames(run_id), journal), options)

@@ -32,8 +32,7 @@ log = logging.getLogger(__name__)
 class ServerOptions:
     """How the server runs the engine: its binary, ports, transmit path, CPUs, residual wait."""
 
-    binary: Path
-    work_dir: Path
+    binary: Path  # the engine, on this machine (the server's host)
     ports: Mapping[str, PortLocation]  # declared with --port NAME=IFNAME[@NETNS]
     netns_prefixes: tuple[str, ...] = ()  # IFNAME@NETNS locations allowed in these namespaces
     path: TxPath = "auto"

@@ -1,10 +1,9 @@
 """A connection to Pktgen-DPDK's Lua socket (`-G`/`-g host:port`), one request at a time.
 
-pktgen listens on every address of the network namespace it runs in; when vsperf started it
-inside a lab namespace, the connection is opened from a short-lived thread that entered that
-namespace (setns changes only the calling thread; the socket keeps its namespace afterwards).
-On a testbed's generator host it listens on that host's loopback, reached through a channel of
-the host's SSH connection (`opener`, see vsperf.trafficgen.pktgen.remote).
+A pktgen vsperf started listens on its host's loopback, in the namespace of its ports, reached
+through the host's executor (`opener`: `Executor.open_tcp`, a socket opened in that namespace on
+this machine, a channel of the SSH connection on a testbed host; see
+vsperf.trafficgen.pktgen.process). A pktgen the user started is reached at its address directly.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ class HostCounters:
 
     def __init__(self, host: Host, interfaces: Sequence[Interface]) -> None:
         self.host = host
+        self.where = "" if host.local else f"host {host.name}: "
         self.interfaces = list(dict.fromkeys(interfaces))
         self._loops: list[tuple[HostProcess, list[Interface]]] = []
         try:
@@ -48,15 +49,14 @@ class HostCounters:
         for proc, members in self._loops:
             stdin, stdout = proc.stdin, proc.stdout
             if stdin is None or stdout is None:
-                raise TrafficGenError(f"host {self.host.name}: the transmit counter reader is closed")
+                raise TrafficGenError(f"{self.where}the transmit counter reader is closed")
             try:
                 stdin.write(b"\n")
                 stdin.flush()
                 counts.update({member: int(stdout.readline()) for member in members})
             except (OSError, EOFError, ValueError) as exc:
                 names = ", ".join(name for _, name in members)
-                raise TrafficGenError(f"host {self.host.name}: cannot read the transmit counters of {names}: "
-                                      f"{exc}") from exc
+                raise TrafficGenError(f"{self.where}cannot read the transmit counters of {names}: {exc}") from exc
         return counts
 
     def close(self) -> None:

@@ -1,5 +1,6 @@
-"""`python -m vsperf.trafficgen.pktgen.ptyexec PROGRAM ARGS...`: exec PROGRAM with a fresh
-pseudo-terminal as its standard input.
+"""`python3 ptyexec.py PROGRAM ARGS...`: exec PROGRAM with a fresh pseudo-terminal as its
+standard input (standard library only: the generator host's python3 runs this file, staged there
+by `vsperf.trafficgen.pktgen.process`).
 
 Pktgen-DPDK refuses to start without a terminal on stdin (its screen constructor calls
 tcgetattr and exits: "scrn_constructor: tcgetattr failed"), and a terminal it does get, it
@@ -18,7 +19,7 @@ import sys
 def main(argv: list[str]) -> int:
     """Exec argv[0] (searched on PATH) with a new pty on fd 0; returns only on failure."""
     if not argv:
-        print("usage: python -m vsperf.trafficgen.pktgen.ptyexec PROGRAM [ARGS...]", file=sys.stderr)
+        print("usage: python3 ptyexec.py PROGRAM [ARGS...]", file=sys.stderr)
         return 2
     master, slave = os.openpty()
     os.set_inheritable(master, True)

@@ -1,12 +1,13 @@
-"""The receive counters of the trafgen generator on another host (a testbed's generator host).
+"""The receive agent of the trafgen generator, on the generator host (this machine or a testbed's).
 
-On the local lab vsperf loads its counting tc program (`vsperf.trafficgen.trafgen.rxcount`)
-itself. On a generator host reached over SSH it cannot: a BPF program lives as long as the
-file descriptors of the process that loaded it, and `tc` attaches only programs it loads
-from an object file. So this script (with a copy of `bpf.py` beside it, both in the run's
-directory on that host) is run there with the host's python3, standard library only. It holds
-the maps and programs, attaches them with its own netlink requests, and answers one line per
-command line on its standard input, which is the SSH channel of the vsperf that started it:
+vsperf does not load its counting tc program (`vsperf.trafficgen.trafgen.rxcount`) itself: a BPF
+program lives as long as the file descriptors of the process that loaded it, and `tc` attaches
+only programs it loads from an object file. So this script (with `bpf.py` beside it: on another
+host, copies of both in the run's directory there) is run on the generator host, in the namespace
+of the ports it serves, with the host's python3, standard library only
+(`vsperf.trafficgen.trafgen.agent_client` starts it). It holds the maps and programs, attaches them
+with its own netlink requests, and answers one line per command line on its standard input (pipes
+to vsperf on this machine, the SSH channel on another host):
 
     map SLOTS            -> ok FD            an array map of SLOTS u64 counters
     attach FD IF HEX     -> ok               load program HEX (it counts into map FD) at IF's ingress
@@ -15,8 +16,8 @@ command line on its standard input, which is the SSH channel of the vsperf that 
     paced IF             -> ok               IF's root qdisc is vsperf's pacer: deleted at exit
     detach IF            -> ok               remove IF's clsact qdisc (and with it the program)
 
-Errors answer `error MESSAGE`. At the end of its input (vsperf closed the channel, or died and
-its SSH connection with it) it removes every clsact and pacer it knows and exits, so nothing
+Errors answer `error MESSAGE`. At the end of its input (vsperf closed it, or died, or lost its
+SSH connection) it removes every clsact and pacer it knows and exits, so nothing
 of it stays on the ports.
 """
 

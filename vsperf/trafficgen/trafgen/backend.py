@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 from vsperf.deploy.base import GenPort
@@ -32,6 +33,7 @@ from vsperf.trafficgen.base import (
     rate_shares,
 )
 from vsperf.trafficgen.cpus import sender_cpus
+from vsperf.trafficgen.trafgen import bpf
 from vsperf.trafficgen.trafgen.agent_client import AgentClient, RxCounter
 from vsperf.trafficgen.trafgen.config import FCS_BYTES, packet_config, parse_version
 from vsperf.trafficgen.trafgen.rxcount import NO_VLAN, RxCounts
@@ -40,6 +42,7 @@ from vsperf.trafficgen.trafgen.sender import PortSender, run_senders
 log = logging.getLogger(__name__)
 
 TRAFGEN = "trafgen"
+_BPF_PROBE = Path(bpf.__file__).read_text(encoding="utf-8") + "\nArrayMap(1).close()\n"
 FLAG_RX_UNTAGGED = "rx_untagged_frames"  # frames arrived without the VLAN tag they should carry
 FLAG_RX_WRONG_VLAN = "rx_wrong_vlan"  # frames arrived tagged with another VLAN id
 
@@ -66,6 +69,13 @@ class TrafgenTrafficGenerator(TrafficGenerator):
             raise PrerequisiteError(f"{where}the trafgen generator needs root: run as root, or use --trafficgen dummy")
         for program, package in self.PROGRAMS.items():
             self.host.require(program, f"apt-get install {package}")
+        # The receive agent counts frames in BPF maps: a kernel (or a container) that refuses them
+        # is said now, by the host's python3 with the agent's bpf module on its stdin (nothing is
+        # staged for a check), rather than by the first trial.
+        probe = self.host.executor.run(["python3", "-"], input_text=_BPF_PROBE, check=False, timeout_s=20)
+        if probe.returncode != 0:
+            tail = (probe.stderr.strip().splitlines() or ["no message"])[-1]
+            raise PrerequisiteError(f"{where}the kernel refuses BPF maps ({tail}); frames cannot be counted")
 
     def version(self) -> str:
         if self._version is None:

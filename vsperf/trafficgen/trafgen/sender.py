@@ -154,8 +154,11 @@ class PortSender:
                                    timeout_s=10)
 
     def interrupt(self) -> None:
-        """Stop sending now (the trial's time is up); what was sent so far is the result."""
-        if self._proc is not None and not self._done and self._exit_code is None:
+        """Stop sending now (the trial's time is up); what was sent so far is the result.
+
+        Once: `run_senders` calls it at every poll until trafgen has exited, and on a testbed
+        host each signal is a command over SSH (trafgen stops at the first)."""
+        if self._proc is not None and not self._done and self._exit_code is None and not self._interrupted:
             self._interrupted = True
             self._proc.interrupt()
 

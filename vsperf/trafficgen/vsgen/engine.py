@@ -32,6 +32,7 @@ _COMMAND_TIMEOUT_S = 30.0
 _QUIT_TIMEOUT_S = 5.0
 _IDLE_MARGIN_S = 15.0  # a run may stay silent this long beyond its residual wait and tick
 _EOF: dict[str, Any] = {"ev": "__eof__"}
+_CANNOT_RUN_CODES = (126, 127)  # the shell's exit when the program is not executable / not found
 
 
 class EngineError(TrafficGenError):
@@ -69,6 +70,14 @@ class Engine:
         self._reader.start()
         try:
             self.hello = self._expect("hello", _START_TIMEOUT_S)
+        except EngineError as exc:
+            # The shell that logs its stderr could not run it (missing, not executable): the
+            # engine never started, as when the spawn itself fails.
+            code, tail = proc.returncode(), proc.log_tail(1)
+            self.close()
+            if code in _CANNOT_RUN_CODES:
+                raise PrerequisiteError(f"cannot start the vsgen engine{self._where()}: {tail}") from exc
+            raise
         except BaseException:
             self.close()
             raise

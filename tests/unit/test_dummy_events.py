@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from settings_util import dut_model, make_settings
 
-from vsperf.host.workdir import RunContext
 from vsperf.errors import ConfigError, TrafficGenError
-from vsperf.executor import LocalExecutor
+from vsperf.host.host import Host
 from vsperf.search.dispatch import run_traffic
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.dummy.backend import DummyTrafficGenerator
@@ -67,9 +64,7 @@ def test_model_settings_for_the_events() -> None:
 
 
 def gen(dut: dict[str, object]) -> DummyTrafficGenerator:
-    ctx = RunContext(run_id="t", results_dir=Path("/nonexistent"), work_dir=Path("/nonexistent"),
-                     executor=LocalExecutor())
-    return DummyTrafficGenerator(make_settings(TRAFFICGEN_DUMMY_DUT=dut), ctx)
+    return DummyTrafficGenerator(make_settings(TRAFFICGEN_DUMMY_DUT=dut), Host.probe())
 
 
 @pytest.mark.parametrize(
