@@ -20,11 +20,12 @@ from pathlib import Path
 
 from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
-from vsperf.host.workdir import RunContext, new_run_id
-from vsperf.executor import LocalExecutor
+from vsperf.deploy.build import DeploymentSpec, build_deployment
+from vsperf.executor import CommandLog
 from vsperf.host import netlink as netdev
-from vsperf.deploy.deployment import build_deployment
-from vsperf.lab.state import DEFAULT_STATE_ROOT
+from vsperf.host.hosts import local_lab
+from vsperf.host.journal import DEFAULT_STATE_ROOT
+from vsperf.host.workdir import new_run_id
 from vsperf.traffic import Traffic
 
 TARGET_P2P_S = 2.0
@@ -35,14 +36,16 @@ def one_run(deployment: str, vswitch: str) -> tuple[float, float]:
     run_id = new_run_id()
     work = Path(tempfile.mkdtemp(prefix=f"vsperf-{run_id}-"))
     try:
-        ctx = RunContext(run_id, work, work, LocalExecutor())
+        hosts = local_lab(run_id, CommandLog(work / "commands.log"))
         settings = {**load_settings(env={}), "VSWITCH": vswitch}
-        dep = build_deployment(deployment, settings=settings, registries=build_registries(), ctx=ctx,
-                               traffic=Traffic(), frame_modification=None)
+        registries = build_registries()
+        dep = build_deployment(DeploymentSpec.from_settings(deployment, settings, registries), registries, hosts,
+                               Traffic())
         started = time.monotonic()
         with dep:
             deployed = time.monotonic()
         finished = time.monotonic()
+        hosts.close()
         left = [n for n in netdev.list_netns() if n.startswith(f"vsp{run_id}")]
         if left or (DEFAULT_STATE_ROOT / run_id).exists():
             raise SystemExit(f"run {run_id} left {left or 'its state file'}")

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import secrets
 import shutil
 import signal
 import struct
@@ -39,18 +38,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import bench_vsgen_switches as switches  # the sibling benchmark (bench/ is the script's directory)
+from bench_host import bench_host
 
 from vsperf.config import load_settings
-from vsperf.host.workdir import RunContext
 from vsperf.deploy.base import GenPort
+from vsperf.deploy.streams import directions
 from vsperf.dpdk.eal import remove_runtime_dir
 from vsperf.errors import TrafficGenError
 from vsperf.executor import CommandLog, LocalExecutor, Process
 from vsperf.host import netlink as netdev
-from vsperf.deploy.streams import directions
+from vsperf.host.host import Host
 from vsperf.traffic import L3, Traffic
+from vsperf.trafficgen.trafgen.agent_client import AgentClient, RxCounter
 from vsperf.trafficgen.trafgen.config import packet_config
-from vsperf.trafficgen.trafgen.rxcount import RxCounter
 from vsperf.trafficgen.vsgen.backend import VsgenTrafficGenerator
 from vsperf.trafficgen.vsgen.frames import FrameSpec, build_frame
 
@@ -71,6 +71,7 @@ class Env:
     rid: str
     work: Path
     executor: LocalExecutor
+    host: Host  # this machine, journaled: the generators' processes and files
     ns_tx: str = ""
     ns_rx: str = ""
     if_tx: str = ""
@@ -127,7 +128,9 @@ def steady_rate(env: Env, seconds: float, start: Callable[[], Process],
                 counter_delay_s: float = 0.0) -> float:
     """Frames/s counted at the receiver over `seconds` of steady traffic from `start()`."""
     proc = start()
-    counter = RxCounter(env.ns_rx, env.if_rx)
+    agent = AgentClient(env.host, env.ns_rx)
+    agent.open()
+    counter = RxCounter(agent, env.if_rx)
     try:
         time.sleep(counter_delay_s)
         counter.attach()
@@ -141,6 +144,7 @@ def steady_rate(env: Env, seconds: float, start: Callable[[], Process],
     finally:
         _stop(proc)
         counter.detach()
+        agent.close()
 
 
 def bench_trafgen(env: Env, seconds: float) -> float:
@@ -204,9 +208,8 @@ def _ports(env: Env) -> tuple[GenPort, GenPort]:
 
 
 def _vsgen(env: Env) -> VsgenTrafficGenerator:
-    ctx = RunContext(env.rid, env.work, env.work, env.executor)
     settings = load_settings(env={}).merged({"VSGEN_CPUS": [TX_CPU], "TRAFFICGEN_RESIDUAL_WAIT_S": 0.5}, "bench")
-    gen = VsgenTrafficGenerator(settings, ctx)
+    gen = VsgenTrafficGenerator(settings, env.host)
     gen.check_prerequisites()
     gen.start(_ports(env))
     return gen
@@ -313,7 +316,11 @@ def main() -> int:
         print(f"load average after: {os.getloadavg()[0]:.2f}")
         return 1 if threads_ok is False else 0
     work = Path(tempfile.mkdtemp(prefix="vsgen-bench-"))
-    env = Env(secrets.token_hex(3), work, LocalExecutor(CommandLog(work / "commands.log")))
+    with bench_host(work) as host:
+        return _main(args, Env(host.run_id, work, LocalExecutor(CommandLog(work / "commands.log")), host))
+
+
+def _main(args: argparse.Namespace, env: Env) -> int:
     load = os.getloadavg()
     print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs"
           + ("  (the machine is busy: numbers taken under contention)" if load[0] > 0.5 else ""))
@@ -357,7 +364,7 @@ def main() -> int:
     accuracy_ok = print_accuracy(points, args.seconds)
     ok &= accuracy_ok is not False
     load = os.getloadavg()
-    print(f"load average after: {load[0]:.2f}; command log and tool logs in {work}")
+    print(f"load average after: {load[0]:.2f}; command log and tool logs in {env.work}")
     return 0 if ok and threads_ok is not False else 1
 
 

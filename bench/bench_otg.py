@@ -29,9 +29,9 @@ from typing import Any
 
 from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
-from vsperf.host.workdir import RunContext
-from vsperf.executor import CommandLog, LocalExecutor
-from vsperf.deploy.deployment import build_deployment
+from vsperf.deploy.build import DeploymentSpec, build_deployment
+from vsperf.executor import CommandLog
+from vsperf.host.hosts import local_lab
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.base import TrafficGenerator
@@ -103,8 +103,7 @@ def main() -> int:
         return 2
     work = Path(tempfile.mkdtemp(prefix="vsperf-bench-otg-"))
     rid = secrets.token_hex(3)
-    executor = LocalExecutor(CommandLog(work / "commands.log"))
-    ctx = RunContext(rid, work, work, executor)
+    hosts = local_lab(rid, CommandLog(work / "commands.log"))
     traffic = Traffic(bidir=False)
     settings = load_settings(env={}).merged(
         {"VSGEN_CPUS": [TX_CPU], "TRAFFICGEN_RESIDUAL_WAIT_S": RESIDUAL_S}, "bench_otg")
@@ -114,11 +113,12 @@ def main() -> int:
     print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs"
           + ("  (the machine is busy: numbers taken under contention)" if load[0] > 0.5 else ""))
     results: dict[str, tuple[float, list[Point]]] = {}
-    deployment = build_deployment("wire", settings=settings, registries=build_registries(), ctx=ctx,
-                                  traffic=traffic, frame_modification=None)
-    with deployment:
+    registries = build_registries()
+    deployment = build_deployment(DeploymentSpec.from_settings("wire", settings, registries), registries, hosts,
+                                  traffic)
+    with hosts, deployment:
         ports = deployment.gen_ports
-        with VsgenTrafficGenerator(settings, ctx) as vsgen:
+        with VsgenTrafficGenerator(settings, hosts.trafficgen) as vsgen:
             vsgen.check_prerequisites()
             vsgen.start(ports)
             results["vsgen"] = measure(vsgen, traffic, args.seconds)
@@ -126,7 +126,7 @@ def main() -> int:
         server, url = start_server(env)
         try:
             otg_settings: Any = settings.merged({"TRAFFICGEN_OTG_LOCATION": url}, "bench_otg")
-            with OtgTrafficGenerator(otg_settings, ctx) as otg:
+            with OtgTrafficGenerator(otg_settings, hosts.trafficgen) as otg:
                 otg.check_prerequisites()
                 otg.start(ports)
                 results["otg"] = measure(otg, traffic, args.seconds)

@@ -28,9 +28,10 @@ from typing import Any
 
 from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
-from vsperf.host.workdir import RunContext, new_run_id
-from vsperf.executor import CommandLog, LocalExecutor
-from vsperf.deploy.deployment import build_deployment
+from vsperf.deploy.build import DeploymentSpec, build_deployment
+from vsperf.executor import CommandLog
+from vsperf.host.hosts import local_lab
+from vsperf.host.workdir import new_run_id
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import L3, Traffic
 from vsperf.trafficgen.base import TrafficGenerator
@@ -86,7 +87,7 @@ def main() -> int:
         return 2
     run_id = new_run_id()
     work = Path(tempfile.mkdtemp(prefix=f"vsperf-{run_id}-"))
-    ctx = RunContext(run_id, work, work, LocalExecutor(CommandLog(work / "commands.log")))
+    hosts = local_lab(run_id, CommandLog(work / "commands.log"))
     settings: dict[str, Any] = dict(load_settings(env={}))
     settings.update(TRAFFICGEN_PKTGEN_BINARY=binary, TRAFFICGEN_RESIDUAL_WAIT_S=1.2)
     traffic = Traffic(bidir=False, l3=L3(dstip="198.18.0.2"))
@@ -94,15 +95,17 @@ def main() -> int:
     print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs"
           + ("  (the machine is busy: numbers taken under contention)" if load[0] > 0.5 else ""))
     results: dict[str, tuple[float, float, list[Point], str]] = {}
-    deployment = build_deployment("wire", settings=settings, registries=build_registries(), ctx=ctx,
-                                  traffic=traffic, frame_modification=None)
-    with deployment:
+    registries = build_registries()
+    deployment = build_deployment(DeploymentSpec.from_settings("wire", settings, registries), registries, hosts,
+                                  traffic)
+    gen_host = hosts.trafficgen
+    with hosts, deployment:
         ports = deployment.gen_ports
         results["pktgen"] = run_generator(
-            "pktgen", lambda: PktgenTrafficGenerator(settings, ctx), ports, traffic, args.seconds, 50_000)
+            "pktgen", lambda: PktgenTrafficGenerator(settings, gen_host), ports, traffic, args.seconds, 50_000)
         if not args.skip_vsgen:
             results["vsgen"] = run_generator(
-                "vsgen", lambda: VsgenTrafficGenerator(settings, ctx), ports, traffic, args.seconds, 1_000_000)
+                "vsgen", lambda: VsgenTrafficGenerator(settings, gen_host), ports, traffic, args.seconds, 1_000_000)
     if "vsgen" in results:
         pk, vs = results["pktgen"], results["vsgen"]
         print(f"pktgen / vsgen delivered maximum: {pk[0] / vs[0]:.3f}x ({pk[0]:,.0f} / {vs[0]:,.0f} fps)")

@@ -9,14 +9,11 @@ Run: PYTHONPATH=. .venv/bin/python bench/bench_search.py
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from vsperf.config import load_settings
-from vsperf.host.workdir import RunContext
-from vsperf.executor import LocalExecutor
+from vsperf.host.host import Host
 from vsperf.search.dispatch import run_traffic
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.dummy.backend import DummyTrafficGenerator
@@ -38,13 +35,13 @@ SCENARIOS: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
 ]
 
 
-def generator(ctx: RunContext, dut: Mapping[str, Any]) -> DummyTrafficGenerator:
+def generator(ctx: Host, dut: Mapping[str, Any]) -> DummyTrafficGenerator:
     shipped = load_settings(env={})
     model = {**shipped["TRAFFICGEN_DUMMY_DUT"], "capacity_fps": CAPACITY_FPS, "buffer_frames": BUFFER_FRAMES, **dut}
     return DummyTrafficGenerator(shipped.merged({"TRAFFICGEN_DUMMY_DUT": model}, "bench"), ctx)
 
 
-def throughput_table(ctx: RunContext) -> None:
+def throughput_table(ctx: Host) -> None:
     print("RFC 2544 throughput (binary search, 30 s trials, resolution 0.1 % of line rate)")
     head = f"{'scenario':<20} {'size':>5} {'line fps':>11} {'truth fps':>11} {'found fps':>11} "
     print(head + f"{'error %':>8} {'trials':>6} {'trial-s':>8}")
@@ -64,7 +61,7 @@ def throughput_table(ctx: RunContext) -> None:
             )
 
 
-def back2back_table(ctx: RunContext) -> None:
+def back2back_table(ctx: Host) -> None:
     print("\nRFC 2544 back-to-back (binary search on burst length, longest burst 2 s at line rate)")
     for granularity in (1, 100):
         print(f"granularity {granularity} frame(s)")
@@ -86,10 +83,9 @@ def back2back_table(ctx: RunContext) -> None:
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        ctx = RunContext("bench", Path(tmp), Path(tmp), LocalExecutor())
-        throughput_table(ctx)
-        back2back_table(ctx)
+    ctx = Host.probe()
+    throughput_table(ctx)
+    back2back_table(ctx)
 
 
 if __name__ == "__main__":

@@ -37,16 +37,13 @@ from __future__ import annotations
 
 import statistics
 import sys
-import tempfile
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from vsperf.config.loader import Settings, load_settings
-from vsperf.host.workdir import RunContext
-from vsperf.executor import LocalExecutor
+from vsperf.host.host import Host
 from vsperf.search.dispatch import run_traffic
 from vsperf.search.mlr_goals import SearchGoal, classify
 from vsperf.search.outcome import SearchOutcome
@@ -158,7 +155,7 @@ def _check(name: str, found: float, band: tuple[float, float]) -> list[str]:
     return [f"{name} {found:.0f} fps outside [{low:.0f}, {high:.0f}]"]
 
 
-def run_case(base: Settings, ctx: RunContext, case: Case) -> list[Run]:
+def run_case(base: Settings, ctx: Host, case: Case) -> list[Run]:
     dut = {**base["TRAFFICGEN_DUMMY_DUT"], "capacity_fps": CAPACITY_SETS[case.capacities],
            "noise": case.noise, "seed": case.seed, "loss_model": case.loss_model}
     common = base.merged({"TRAFFICGEN_DUMMY_DUT": dut, "TRAFFICGEN_DURATION": case.final_s,
@@ -219,9 +216,8 @@ def main(seeds: int = 5) -> None:
              for final in FINALS_S for steering in _steering(final) for caps in CAPACITY_SETS for size in SIZES
              for seed in range(1, seeds + 1)]
     base = load_settings(env={}).merged({"TRAFFICGEN": "dummy"}, "bench")
-    with tempfile.TemporaryDirectory() as tmp:
-        ctx = RunContext(run_id="bench", results_dir=Path(tmp), work_dir=Path(tmp), executor=LocalExecutor())
-        runs = [run for case in cases for run in run_case(base, ctx, case)]
+    ctx = Host.probe()
+    runs = [run for case in cases for run in run_case(base, ctx, case)]
     binary = {r.case: r for r in runs if r.algorithm == "binary"}
     main_runs = [r for r in runs if r.case.main]
 

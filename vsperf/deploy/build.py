@@ -34,6 +34,15 @@ class DeploymentSpec:
     traffic_only: bool = False  # --mode trafficgen: the generator ports only ("wire")
     locations: bool = False  # the generator drives hardware port locations (a testbed cable's `location`)
 
+    @classmethod
+    def from_settings(cls, name: str, settings: Mapping[str, Any], registries: Registries, *,
+                      frame_modification: str | None = None) -> DeploymentSpec:
+        """Deployment `name` with the switch and VNF the settings name (VSWITCH, VNF), resolved."""
+        vnf = str(settings["VNF"])
+        return cls(name=name, vswitch=registries.vswitches.resolve(str(settings["VSWITCH"])),
+                   vnf=vnf if vnf == "auto" else registries.vnfs.resolve(vnf), settings=settings,
+                   frame_modification=check_frame_modification(frame_modification))
+
     @property
     def deploys(self) -> str | None:
         """What is deployed: the test's deployment, "wire" (the generator's ports, joined back to

@@ -81,6 +81,7 @@ class SshExecutor(Executor):
         self.connection = Connection(host)
         self.command_log = command_log or CommandLog(None)
         self.replay = ReplayTarget(host.user, host.address, host.port, host.key_file, host.known_hosts_file)
+        self._forwarded: set[int] = set()  # ports `open_tcp` logged a forward for
 
     @property
     def host(self) -> str:
@@ -235,9 +236,11 @@ class SshExecutor(Executor):
         if netns is not None:
             raise ConnectionRefusedError(f"host {self.host}: a TCP connection into namespace {netns} cannot be "
                                          f"forwarded over SSH")
-        argv = self.replay.argv("")[:-2]  # `ssh -N -L` for the command log (without "-- COMMAND")
-        self.command_log.record([*argv[:-1], "-N", "-L", f"{port}:127.0.0.1:{port}", argv[-1]], None,
-                                note=f"[{self.host}] [forward] ")
+        if port not in self._forwarded:  # once per port: a client retrying its connection is one forward
+            self._forwarded.add(port)
+            argv = self.replay.argv("")[:-2]  # `ssh -N -L` for the command log (without "-- COMMAND")
+            self.command_log.record([*argv[:-1], "-N", "-L", f"{port}:127.0.0.1:{port}", argv[-1]], None,
+                                    note=f"[{self.host}] [forward] ")
         try:
             transport = self.connection.client().get_transport()
         except HostLostError as exc:
