@@ -41,8 +41,8 @@ import bench_vsgen_switches as switches  # the sibling benchmark (bench/ is the 
 from bench_host import bench_host
 
 from vsperf.config import load_settings
-from vsperf.deploy.base import GenPort
-from vsperf.deploy.streams import directions
+from vsperf.traffic.ports import GenPort
+from vsperf.traffic.streams import directions
 from vsperf.dpdk.eal import remove_runtime_dir
 from vsperf.errors import TrafficGenError
 from vsperf.executor import CommandLog, LocalExecutor, Process

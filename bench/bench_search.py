@@ -14,7 +14,7 @@ from typing import Any
 
 from vsperf.config import load_settings
 from vsperf.host.host import Host
-from vsperf.search.dispatch import run_traffic
+from vsperf.run.kinds import run_traffic
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.dummy.backend import DummyTrafficGenerator
 from vsperf.trafficgen.dummy.model import back2back_truth_frames, throughput_truth_fps

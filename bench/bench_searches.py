@@ -44,7 +44,7 @@ from typing import Any
 
 from vsperf.config.loader import Settings, load_settings
 from vsperf.host.host import Host
-from vsperf.search.dispatch import run_traffic
+from vsperf.run.kinds import run_traffic
 from vsperf.search.mlr_goals import SearchGoal, classify
 from vsperf.search.outcome import SearchOutcome
 from vsperf.traffic import Traffic

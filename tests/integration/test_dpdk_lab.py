@@ -24,7 +24,6 @@ import pytest
 
 from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
-from vsperf.deploy.base import GenPort
 from vsperf.deploy.build import DeploymentSpec, build_deployment
 from vsperf.deploy.deployment import HostDeployment
 from vsperf.dpdk.eal import DPDK_RUNTIME_ROOT
@@ -34,6 +33,7 @@ from vsperf.host import netlink as netdev
 from vsperf.host.hosts import RunHosts, local_lab
 from vsperf.host.workdir import new_run_id
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
 from vsperf.trafficgen.trafgen.agent_client import AgentClient, RxCounter
 
 OVS_DPDK = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"

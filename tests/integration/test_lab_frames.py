@@ -11,16 +11,15 @@ from __future__ import annotations
 import re
 import shutil
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from conftest import LabRun
 
-from vsperf.deploy.base import GenPort
 from vsperf.errors import PrerequisiteError
+from vsperf.executor import LocalExecutor
 from vsperf.host import netlink as netdev
 from vsperf.traffic import Traffic
-from vsperf.executor import LocalExecutor
+from vsperf.traffic.ports import GenPort
 from vsperf.vswitch.linux_bridge import host_kernel_config_option
 from vsperf.vswitch.ovs import OvsVSwitch
 

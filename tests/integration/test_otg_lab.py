@@ -18,7 +18,7 @@ from otg_server_proc import otg_server_process
 
 from vsperf.config.loader import load_settings
 from vsperf.host import netlink as netdev
-from vsperf.trafficgen.cpus import sender_cpus
+from vsperf.host.cpus import sender_cpus
 
 pytest.importorskip("snappi", reason="pip install 'vsperf[otg]'")
 

@@ -21,13 +21,13 @@ from testbed_bed import Bed, assert_nothing_left, open_bed, running, skip_missin
 
 from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
-from vsperf.deploy.base import GenPort
 from vsperf.deploy.build import DeploymentSpec, build_deployment
 from vsperf.executor import CommandLog
 from vsperf.host.hosts import RunHosts
 from vsperf.host.workdir import new_run_id
 from vsperf.testbed.file import load_testbed
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
 from vsperf.trafficgen.vsgen.backend import VsgenTrafficGenerator
 
 pytestmark = pytest.mark.root
@@ -138,11 +138,11 @@ def test_without_the_push_vsgen_flags_untagged_frames(bed: Bed, tmp_path: Path) 
     run_id, settings, traffic = new_run_id(), load_settings(env={}).merged({"VSWITCH": "ovs"}, "test"), Traffic()
     command_log = CommandLog(tmp_path / "commands.log")
     spec = DeploymentSpec(name="p2p", vswitch="ovs", vnf="auto", settings=settings)
-    with RunHosts.open(load_testbed(bed.testbed_file()), run_id=run_id, command_log=command_log) as hosts:
-        with build_deployment(spec, build_registries(), hosts, traffic) as dep, \
-                VsgenTrafficGenerator(settings, hosts.trafficgen) as gen:
-            gen.start([replace(p, rx_vlan_id=123) for p in dep.gen_ports if isinstance(p, GenPort)])
-            result = gen.trial(traffic, 2000.0, 1.0)
+    hosts = RunHosts.open(load_testbed(bed.testbed_file()), run_id=run_id, command_log=command_log)
+    with hosts, build_deployment(spec, build_registries(), hosts, traffic) as dep, \
+            VsgenTrafficGenerator(settings, hosts.trafficgen) as gen:
+        gen.start([replace(p, rx_vlan_id=123) for p in dep.gen_ports if isinstance(p, GenPort)])
+        result = gen.trial(traffic, 2000.0, 1.0)
     assert result.rx_frames > 0 and "rx_untagged_frames" in result.flags
     assert_nothing_left(bed, run_id, before, links_before)
 

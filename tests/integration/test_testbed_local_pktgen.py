@@ -87,7 +87,8 @@ def test_pktgen_on_a_local_generator_host(bed: Bed, tmp_path: Path) -> None:
     trials = test["results"][0]["trials"]
     assert trials and all(0 < t["rx_frames"] <= t["tx_frames"] for t in trials)  # through host A's bridge
     run_id = str(data["run_id"])
-    started = [line for line in (results / "commands.log").read_text().splitlines() if f"--file-prefix=vsp{run_id}pg" in line]
+    started = [line for line in (results / "commands.log").read_text().splitlines()
+               if f"--file-prefix=vsp{run_id}pg" in line]
     assert len(started) == 1 and "ssh" not in started[0]  # on this machine
     assert "python3 " in started[0] and "/vsperf/trafficgen/pktgen/ptyexec.py" in started[0]  # this machine's copy
     assert pktgens_of(run_id) == {} and list(Path("/tmp").glob(f"vsperf-{run_id}-*")) == []

@@ -23,14 +23,13 @@ import pytest
 from testbed_bed import Bed, assert_nothing_left, open_bed, running
 
 from vsperf.config.loader import load_settings
-from vsperf.executor import CommandLog
+from vsperf.executor import CommandLog, LocalExecutor
 from vsperf.host.hosts import RunHosts
 from vsperf.host.workdir import new_run_id
 from vsperf.testbed.file import load_testbed
 from vsperf.vnf.qemu.accel import KVM_OPEN_SCRIPT, PROBE_FILE, PROBE_TIMEOUT_S, choose_accel
 from vsperf.vnf.qemu.image import ImageBuilder
 from vsperf.vnf.qemu.qemu import QEMU_BINARY
-from vsperf.executor import LocalExecutor
 from vsperf.vswitch.linux_bridge import host_kernel_config_option
 
 pytestmark = pytest.mark.root

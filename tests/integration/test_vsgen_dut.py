@@ -23,10 +23,10 @@ import pytest
 from conftest import LabRun
 from test_vsgen_wire import Net, fresh_net, generator, make_host, release_host, running, sane_latency, sh
 
-from vsperf.deploy.base import GenPort
 from vsperf.host.host import Host
-from vsperf.deploy.streams import directions
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
+from vsperf.traffic.streams import directions
 from vsperf.trafficgen.vsgen.backend import frame_spec
 from vsperf.trafficgen.vsgen.frames import build_frame, parse_signature, stamp, vary_of
 
@@ -198,7 +198,8 @@ def test_the_local_lab_p2p(lab_run: LabRun, vswitch: str) -> None:
         pytest.skip("Open vSwitch missing: apt-get install openvswitch-switch")
     traffic = Traffic(bidir=True, multistream=10, stream_type="L4")
     with lab_run.deployment("p2p", traffic, VSWITCH=vswitch) as dep:
-        gen = generator(lab_run.hosts.trafficgen, **{k: v for k, v in lab_run.settings.items() if k.startswith("VSWITCH")})
+        switch = {k: v for k, v in lab_run.settings.items() if k.startswith("VSWITCH")}
+        gen = generator(lab_run.hosts.trafficgen, **switch)
         try:
             gen.start(dep.gen_ports)
             result = gen.trial(traffic, 4000.0, 1.0)

@@ -25,7 +25,6 @@ import psutil
 import pytest
 
 from vsperf.config import load_settings
-from vsperf.deploy.base import GenPort
 from vsperf.errors import TrafficGenError
 from vsperf.executor import CommandLog, LocalExecutor
 from vsperf.host import netlink as netdev
@@ -35,6 +34,7 @@ from vsperf.host.names import RunNames
 from vsperf.host.release import release
 from vsperf.host.workdir import new_run_id
 from vsperf.traffic import Traffic, Vlan
+from vsperf.traffic.ports import GenPort
 from vsperf.trafficgen.vsgen.backend import MIN_KERNEL, VsgenTrafficGenerator, kernel_version
 from vsperf.trafficgen.vsgen.build import PACKAGED_BINARY, locate_engine, missing_build_tools
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from vsperf.host.workdir import RunContext
-from vsperf.executor import Executor, LocalExecutor
 from vsperf.lab.env import LabEnv
-from vsperf.host.names import RunNames
 from vsperf.lab.state import RunState
+
+from vsperf.executor import Executor, LocalExecutor
+from vsperf.host.names import RunNames
+from vsperf.host.workdir import RunContext
 
 RUN_ID = "ab12"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from vsperf.deploy.base import ComponentInfo
+from vsperf.results.model import ComponentInfo
 from vsperf.results.writer import ResultsWriter
 from vsperf.search.measurer import FLAG_UNDER_DELIVERY, LatencyStats, TrialResult
 from vsperf.search.outcome import SearchOutcome

@@ -12,7 +12,7 @@ from vsperf.benchmarks.env import BenchEnv
 from vsperf.config.loader import load_settings
 from vsperf.errors import ConfigError, PrerequisiteError
 from vsperf.executor import LocalExecutor
-from vsperf.search.dispatch import TRAFFIC_TYPES, run_traffic
+from vsperf.run.kinds import TRAFFIC_TYPES, run_traffic
 from vsperf.traffic import Traffic
 
 

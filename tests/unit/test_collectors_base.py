@@ -11,9 +11,9 @@ from settings_util import make_settings
 from vsperf.backends import build_registries
 from vsperf.cli import main as cli_main
 from vsperf.collectors.base import Collector, CollectorTarget, Statistics, build_collectors, collecting, collector_names
-from vsperf.host.workdir import RunContext
 from vsperf.errors import UnknownNameError
 from vsperf.executor import LocalExecutor
+from vsperf.host.workdir import RunContext
 
 CTX = RunContext("t", Path("/nonexistent"), Path("/nonexistent"), LocalExecutor())
 

@@ -10,8 +10,8 @@ from recorded_host import RecordedHost
 
 from vsperf.collectors.base import CollectorTarget
 from vsperf.collectors.cpu import GROUP, MPSTAT_COLUMNS, CpuCollector, busiest_cores, parse_proc_stat, utilisation
-from vsperf.host.workdir import RunContext
 from vsperf.executor import LocalExecutor
+from vsperf.host.workdir import RunContext
 
 FIRST = """cpu  100 10 50 800 20 0 20 0 30 5
 cpu0 60 10 20 400 10 0 10 0 30 5

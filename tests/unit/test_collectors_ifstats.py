@@ -12,10 +12,10 @@ from recorded_host import RecordedHost
 
 from vsperf.collectors.base import CollectorTarget
 from vsperf.collectors.ifstats import GROUP, IfStatsCollector, counter_deltas, parse_ip_link_stats, port_label
-from vsperf.host.workdir import RunContext
-from vsperf.deploy.base import GenPort
 from vsperf.errors import CommandError
 from vsperf.executor import CommandLog, LocalExecutor
+from vsperf.host.workdir import RunContext
+from vsperf.traffic.ports import GenPort
 
 IP_JSON = json.dumps([{
     "ifname": "g0",

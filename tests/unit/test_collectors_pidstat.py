@@ -28,8 +28,8 @@ from vsperf.collectors.pidstat import (
     pidstat_row,
     read_sample,
 )
-from vsperf.host.workdir import RunContext
 from vsperf.executor import LocalExecutor
+from vsperf.host.workdir import RunContext
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 

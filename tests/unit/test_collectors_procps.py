@@ -13,8 +13,8 @@ from settings_util import make_settings
 from vsperf.collectors.base import CollectorTarget
 from vsperf.collectors.pidstat import MIN_WINDOW_S, PIDSTAT_COLUMNS, PidstatCollector, pidstat_row, read_host_sample
 from vsperf.collectors.procps import PS_ARGV, HostFacts, PsRow, host_facts, parse_ps, select_processes
-from vsperf.host.workdir import RunContext
 from vsperf.executor import LocalExecutor
+from vsperf.host.workdir import RunContext
 
 PS = """      1       0     0 systemd
    4100       1     0 ovsdb-server

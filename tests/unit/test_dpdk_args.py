@@ -21,7 +21,7 @@ from vsperf.dpdk.eal import (
     virtio_user_vdev,
 )
 from vsperf.errors import CommandError, ConfigError, DeploymentError, PrerequisiteError
-from vsperf.trafficgen.cpus import parse_cpu_mask
+from vsperf.host.cpus import parse_cpu_mask
 
 
 class FakeExecutor:

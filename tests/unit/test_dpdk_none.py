@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 from dpdk_fixtures import dpdk_settings, make_ctx, make_lab
+from vsperf.vnf.host import LabProcessHost
 
 from vsperf.errors import ConfigError, DeploymentError
-from vsperf.vnf.host import LabProcessHost
 from vsperf.vswitch.base import ForwardingPlan, ForwardRule, SwitchPort
 from vsperf.vswitch.none import NoVSwitch, forwarding_pairs
 

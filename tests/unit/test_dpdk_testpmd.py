@@ -9,8 +9,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
+from vsperf.lab.env import LabEnv
+from vsperf.lab.process import pid_exists
+from vsperf.lab.state import RunState
+from vsperf.vnf.host import LabProcessHost
 
-from vsperf.host.workdir import RunContext
 from vsperf.dpdk.eal import EalConfig, TestpmdConfig
 from vsperf.dpdk.testpmd import (
     PortCounters,
@@ -21,11 +24,8 @@ from vsperf.dpdk.testpmd import (
 )
 from vsperf.errors import DeploymentError
 from vsperf.executor import LocalExecutor
-from vsperf.lab.env import LabEnv
 from vsperf.host.names import RunNames
-from vsperf.lab.process import pid_exists
-from vsperf.lab.state import RunState
-from vsperf.vnf.host import LabProcessHost
+from vsperf.host.workdir import RunContext
 
 # Captured from dpdk-testpmd 22.11 (io forwarding between two net_af_packet ports).
 NIC_STATS = """\

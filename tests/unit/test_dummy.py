@@ -15,7 +15,7 @@ from vsperf.host.host import Host
 from vsperf.registry import Registry
 from vsperf.search.back2back import rfc2544_back2back
 from vsperf.search.config import Back2BackConfig, ThroughputSearchConfig
-from vsperf.search.dispatch import run_traffic
+from vsperf.run.kinds import run_traffic
 from vsperf.search.measurer import Measurer
 from vsperf.search.throughput import rfc2544_throughput
 from vsperf.traffic import Traffic, TrafficType

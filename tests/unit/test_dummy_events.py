@@ -7,7 +7,7 @@ from settings_util import dut_model, make_settings
 
 from vsperf.errors import ConfigError, TrafficGenError
 from vsperf.host.host import Host
-from vsperf.search.dispatch import run_traffic
+from vsperf.run.kinds import run_traffic
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.dummy.backend import DummyTrafficGenerator
 from vsperf.trafficgen.dummy.events import (

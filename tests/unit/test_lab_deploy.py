@@ -7,10 +7,10 @@ import pytest
 
 from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
-from vsperf.host.workdir import RunContext
+from vsperf.deploy.deployment import LabDeployment, build_deployment, mtu_for, resolve_vnf
 from vsperf.errors import ConfigError, PrerequisiteError, UnknownNameError
 from vsperf.executor import LocalExecutor
-from vsperf.deploy.deployment import LabDeployment, build_deployment, mtu_for, resolve_vnf
+from vsperf.host.workdir import RunContext
 from vsperf.traffic import Traffic
 from vsperf.vnf.netns import NetnsVnf
 from vsperf.vswitch.linux_bridge import LinuxBridgeVSwitch, kernel_config_option

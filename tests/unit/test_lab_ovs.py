@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 from settings_util import make_settings
 
-from vsperf.host.workdir import RunContext
 from vsperf.errors import DeploymentError
 from vsperf.executor import LocalExecutor
+from vsperf.host.workdir import RunContext
 from vsperf.vswitch.base import ForwardingPlan, ForwardRule, SwitchPort
 from vsperf.vswitch.ovs import OvsVSwitch, parse_version, plan_flows, rule_to_flow
 

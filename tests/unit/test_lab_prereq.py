@@ -4,11 +4,11 @@ import os
 from typing import Any
 
 import pytest
+from vsperf.deploy.preflight import check_prerequisites
 
 from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
 from vsperf.errors import PrerequisiteError, UnknownNameError
-from vsperf.deploy.preflight import check_prerequisites
 
 REGS = build_registries()
 

@@ -4,10 +4,10 @@ from dataclasses import replace
 
 import pytest
 
-from vsperf.deploy.base import GenPort
 from vsperf.errors import ConfigError
-from vsperf.deploy.streams import directions, int_to_mac, mac_to_int
 from vsperf.traffic import L2, L3, Traffic
+from vsperf.traffic.ports import GenPort
+from vsperf.traffic.streams import directions, int_to_mac, mac_to_int
 
 PORTS = (
     GenPort("ns0", "g0", "02:00:00:00:00:0a", "198.18.0.1"),

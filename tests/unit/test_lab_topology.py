@@ -4,16 +4,16 @@ from dataclasses import replace
 
 import pytest
 
-from vsperf.deploy.base import GenPort
-from vsperf.errors import ConfigError, UnknownNameError
-from vsperf.deploy.streams import directions
 from vsperf.deploy.topology import (
     check_frame_modification,
     forwarding_rules,
     parse_deployment,
     port_names,
 )
+from vsperf.errors import ConfigError, UnknownNameError
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
+from vsperf.traffic.streams import directions
 from vsperf.vswitch.base import ForwardRule
 
 PORTS = (

@@ -9,15 +9,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from vsperf.host.workdir import RunContext
-from vsperf.errors import DeploymentError
-from vsperf.executor import CommandLog, LocalExecutor, Process
 from vsperf.lab.env import LabEnv
-from vsperf.host.names import RunNames
 from vsperf.lab.process import is_same_process, process_start_time
 from vsperf.lab.release import release_all
 from vsperf.lab.state import RunState
+
+from vsperf.errors import DeploymentError
+from vsperf.executor import CommandLog, LocalExecutor, Process
+from vsperf.host.names import RunNames
+from vsperf.host.workdir import RunContext
 from vsperf.loadgen.base import LocalLoadHost
 
 RUN_ID = "10ad01"

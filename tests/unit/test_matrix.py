@@ -8,8 +8,8 @@ import pytest
 from report_fixtures import make_run
 
 from vsperf.cli.main import main
+from vsperf.report.matrix import MATRIX_FILE, performance_matrix, write_matrix
 from vsperf.results.load import load_results
-from vsperf.verdicts.matrix import MATRIX_FILE, performance_matrix, write_matrix
 
 
 def test_changes_against_the_first_test(tmp_path: Path) -> None:

@@ -11,9 +11,9 @@ import pytest
 
 pytest.importorskip("snappi", reason="pip install 'vsperf[otg]'")
 
-from vsperf.deploy.base import GenPort
-from vsperf.deploy.streams import directions
 from vsperf.traffic import Traffic, Vlan
+from vsperf.traffic.ports import GenPort
+from vsperf.traffic.streams import directions
 from vsperf.trafficgen.otg.client import new_api
 from vsperf.trafficgen.otg.flows import burst_plans, rate_plans, trial_config
 from vsperf.trafficgen.otg.translate import flow_defs

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from vsperf.deploy.base import GenPort
-from vsperf.deploy.streams import directions
 from vsperf.search.measurer import FLAG_RX_EXCEEDS_TX, FLAG_UNDER_DELIVERY
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
+from vsperf.traffic.streams import directions
 from vsperf.trafficgen.otg.client import new_api
 from vsperf.trafficgen.otg.flows import burst_plans, rate_plans
 from vsperf.trafficgen.otg.metrics import FlowCounts, flow_counts, trial_result

@@ -22,10 +22,10 @@ pytest.importorskip("snappi", reason="pip install 'vsperf[otg]'")
 from gen_host import generator_host, recorded
 from test_vsgen_engine import fake_engine
 
-from vsperf.deploy.base import GenPort
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
 from vsperf.host.host import Host
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
 from vsperf.trafficgen.otg import client
 from vsperf.trafficgen.otg.backend import OtgTrafficGenerator, check_location, port_locations
 from vsperf.trafficgen.otg.server import OtgServer, check_listen_address

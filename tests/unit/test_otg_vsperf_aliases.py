@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from vsperf.config import Settings, load_settings
-from vsperf.deploy.base import GenPort
 from vsperf.errors import ConfigError
 from vsperf.host.host import Host
+from vsperf.traffic.ports import GenPort
 from vsperf.trafficgen.otg.backend import OtgTrafficGenerator, configured_ports, port_locations
 from vsperf.trafficgen.otg.server import check_listen_address
 

@@ -14,12 +14,12 @@ from gen_host import AnsweringExecutor, generator_host, recorded
 
 from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
-from vsperf.deploy.base import GenPort
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
 from vsperf.host.host import Host
 from vsperf.host.journal import Entry
 from vsperf.host.names import RunNames
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
 from vsperf.trafficgen.pktgen.backend import PktgenTrafficGenerator
 from vsperf.trafficgen.pktgen.launch import LUA_MARKER
 

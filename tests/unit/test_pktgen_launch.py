@@ -13,9 +13,9 @@ from fake_pktgen import fake_pktgen, free_port
 from gen_host import generator_host, recorded
 from settings_util import make_settings
 
-from vsperf.deploy.base import GenPort
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
 from vsperf.host.names import RunNames, run_dirs_removal
+from vsperf.traffic.ports import GenPort
 from vsperf.trafficgen.pktgen.launch import LUA_MARKER, Endpoint, Launched, check_binary, launch, pktgen_config
 
 PORTS = (GenPort(None, "lo", "02:00:00:00:00:01", "198.18.0.1"), GenPort(None, "lo", "02:00:00:00:00:02",

@@ -9,9 +9,9 @@ import pytest
 from settings_util import make_settings
 
 from vsperf.backends import build_registries
-from vsperf.host.workdir import RunContext
 from vsperf.errors import ConfigError, PrerequisiteError
 from vsperf.executor import LocalExecutor
+from vsperf.host.workdir import RunContext
 from vsperf.vnf.qemu.vhost_user import QemuVhostUserVnf
 from vsperf.vnf.qemu.virtio_net import QemuVirtioNetVnf
 from vsperf.vnf.qemu.vnf import GuestSpec, QemuPciPassthroughVnf, user_image_script

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from vsperf.deploy.base import ComponentInfo
 from vsperf.report.analysis import anomalies_of, conclusions, is_simulated, rationale
-from vsperf.results.model import FrameSizeResult, RunResults, TestResult
+from vsperf.results.model import ComponentInfo, FrameSizeResult, RunResults, TestResult
 from vsperf.search.measurer import FLAG_RX_EXCEEDS_TX, FLAG_UNDER_DELIVERY, TrialResult
 
 

@@ -8,8 +8,8 @@ from docutils import nodes
 from docutils.core import publish_doctree
 from settings_util import make_settings
 
-from vsperf.host.workdir import RunContext
 from vsperf.executor import LocalExecutor
+from vsperf.host.workdir import RunContext
 from vsperf.report.confidence import confidence_note, with_confidence
 from vsperf.report.formats import render_report
 from vsperf.report.markup import format_value

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from vsperf.deploy.base import ComponentInfo
 from vsperf.errors import ConfigError
 from vsperf.report.formats import render_report as render_formats
 from vsperf.report.markup import format_value
 from vsperf.results.load import load_results
+from vsperf.results.model import ComponentInfo
 from vsperf.results.writer import ResultsWriter
 from vsperf.search.measurer import FLAG_UNDER_DELIVERY, LatencyStats, TrialResult
 from vsperf.search.outcome import SearchOutcome

@@ -5,8 +5,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from vsperf.deploy.base import ComponentInfo
 from vsperf.results.csvfile import ATTRIBUTE_COLUMNS, csv_filename, format_cell
+from vsperf.results.model import ComponentInfo
 from vsperf.results.writer import ResultsWriter
 from vsperf.search.outcome import SearchOutcome
 

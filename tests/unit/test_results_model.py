@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from vsperf.deploy.base import ComponentInfo
 from vsperf.results.model import (
+    ComponentInfo,
     FrameSizeResult,
     RunResults,
     TestResult,

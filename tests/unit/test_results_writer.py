@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from vsperf.deploy.base import ComponentInfo
 from vsperf.results.load import load_results
+from vsperf.results.model import ComponentInfo
 from vsperf.results.writer import ResultsWriter
 from vsperf.search.measurer import LatencyStats, TrialResult
 from vsperf.search.outcome import SearchOutcome

@@ -13,9 +13,10 @@ from vsperf.backends import build_registries
 from vsperf.catalog import Catalog
 from vsperf.config import load_settings
 from vsperf.config.schema_core import TRAFFIC_TYPES
-from vsperf.deploy.base import GenPort, SimulatedDeployment
+from vsperf.deploy.base import SimulatedDeployment
 from vsperf.run.measure import HEADLINE_KEYS, Measurement, _generator_details, _load, guest_loopback
 from vsperf.run.plan import PlannedTest, plan_tests
+from vsperf.traffic.ports import GenPort
 
 
 def _planned(test: str, params: str = "") -> PlannedTest:

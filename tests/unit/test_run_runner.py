@@ -13,7 +13,6 @@ import pytest
 from vsperf.backends import build_registries, register_builtin
 from vsperf.catalog import Catalog
 from vsperf.config import load_settings
-from vsperf.deploy.base import GenPort
 from vsperf.errors import TrafficGenError
 from vsperf.executor import CommandLog
 from vsperf.host.host import Host
@@ -23,6 +22,7 @@ from vsperf.run.plan import plan_tests
 from vsperf.run.runner import Runner
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
 from vsperf.trafficgen.dummy.backend import DummyTrafficGenerator
 from vsperf.ui.progress import Progress
 

@@ -10,8 +10,8 @@ import pytest
 from dutsim import SimDut
 from settings_util import make_settings
 
-from vsperf.host.workdir import RunContext
 from vsperf.executor import LocalExecutor
+from vsperf.host.workdir import RunContext
 from vsperf.search.confirm import (
     MAX_SCOUTS,
     PROBE_LABEL,

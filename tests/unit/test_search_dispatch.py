@@ -8,7 +8,7 @@ from dutsim_events import EventDut, FakeDutControl
 from settings_util import make_settings
 
 from vsperf.errors import ConfigError, TrafficGenError
-from vsperf.search.dispatch import TRAFFIC_TYPES, run_traffic
+from vsperf.run.kinds import TRAFFIC_TYPES, run_traffic
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
 

@@ -12,18 +12,18 @@ from typing import IO, Any, cast
 
 import pytest
 from settings_util import make_settings
-
-from vsperf.config import traffic_from_settings
-from vsperf.host.workdir import RunContext
-from vsperf.errors import DeploymentError
-from vsperf.executor import Executor, Process
-from vsperf.run.plan import PlannedTest
 from vsperf.testbed.checks import dut_tools, gen_tools, missing_tools, unsupported_on_testbed
 from vsperf.testbed.deploy import TestbedDeployment, bridge_name
 from vsperf.testbed.journal import PortJournal
-from vsperf.testbed.model import Cable, DutPort, GenPortSpec, Testbed, TestbedHost
-from vsperf.host.ports import read_port
 from vsperf.testbed.session import TestbedSession
+
+from vsperf.config import traffic_from_settings
+from vsperf.errors import DeploymentError
+from vsperf.executor import Executor, Process
+from vsperf.host.ports import read_port
+from vsperf.host.workdir import RunContext
+from vsperf.run.plan import PlannedTest
+from vsperf.testbed.model import Cable, DutPort, GenPortSpec, Testbed, TestbedHost
 from vsperf.vswitch.linux_bridge import LinuxBridgeVSwitch
 from vsperf.vswitch.ovs import OvsVSwitch
 

@@ -16,19 +16,19 @@ import pytest
 from pci_tree import DEV, KernelTree
 from settings_util import make_settings
 from test_testbed_deploy import FakeHost, _link, _pt
+from vsperf.testbed.checks import dut_problems
+from vsperf.testbed.deploy import TestbedDeployment
+from vsperf.testbed.journal import PortJournal
+from vsperf.testbed.session import TestbedSession
 
 from vsperf.config import traffic_from_settings
-from vsperf.host.workdir import RunContext
+from vsperf.deploy.hugepages import HugepageConf, dut_problem, pci_unsupported
 from vsperf.dpdk.eal import HugepageMemory, ovs_dpdk_hugepage_config
 from vsperf.errors import ConfigError
 from vsperf.executor import Executor
-from vsperf.testbed.checks import dut_problems
-from vsperf.testbed.deploy import TestbedDeployment
-from vsperf.deploy.hugepages import HugepageConf, dut_problem, pci_unsupported
-from vsperf.testbed.journal import PortJournal
-from vsperf.testbed.model import Cable, DutPort, GenPortSpec, Testbed, TestbedHost
 from vsperf.host.ports import PortError, read_port
-from vsperf.testbed.session import TestbedSession
+from vsperf.host.workdir import RunContext
+from vsperf.testbed.model import Cable, DutPort, GenPortSpec, Testbed, TestbedHost
 from vsperf.vswitch.ovs_dpdk import OvsDpdkVSwitch
 
 HUGE = "sys/kernel/mm/hugepages/hugepages-2048kB"

@@ -14,17 +14,17 @@ from typing import Any, cast
 import pytest
 from settings_util import make_settings
 from test_testbed_deploy import _pt, _session
-
-from vsperf.config import traffic_from_settings
-from vsperf.host.workdir import RunContext
-from vsperf.errors import ConfigError, DeploymentError
-from vsperf.executor import Executor, Process
-from vsperf.loadgen.stressng import StressNgLoad
-from vsperf.run.plan import PlannedTest
 from vsperf.testbed.checks import dut_tools, missing_tools, unsupported_on_testbed
 from vsperf.testbed.deploy import TestbedDeployment
 from vsperf.testbed.extras import TestbedLoadHost, frame_modification_vlan, load_programs, load_unsupported
 from vsperf.testbed.session import TestbedSession
+
+from vsperf.config import traffic_from_settings
+from vsperf.errors import ConfigError, DeploymentError
+from vsperf.executor import Executor, Process
+from vsperf.host.workdir import RunContext
+from vsperf.loadgen.stressng import StressNgLoad
+from vsperf.run.plan import PlannedTest
 from vsperf.vswitch.linux_bridge import LinuxBridgeVSwitch
 
 CPU_LOAD = {"tool": "stress-ng", "load": 20, "reserved": 1, "pattern": "c"}

@@ -9,16 +9,16 @@ from typing import cast
 
 from settings_util import make_settings
 from test_testbed_deploy import FakeHost, _link, _pt
-
-from vsperf.config import traffic_from_settings
-from vsperf.host.workdir import RunContext
-from vsperf.executor import Executor
 from vsperf.testbed.checks import gen_ports_problem, used_cables
 from vsperf.testbed.deploy import LOCATION_MACS, TestbedDeployment
 from vsperf.testbed.journal import PortJournal
-from vsperf.testbed.model import Cable, DutPort, GenPortSpec, Testbed, TestbedHost
-from vsperf.host.ports import read_port
 from vsperf.testbed.session import TestbedSession
+
+from vsperf.config import traffic_from_settings
+from vsperf.executor import Executor
+from vsperf.host.ports import read_port
+from vsperf.host.workdir import RunContext
+from vsperf.testbed.model import Cable, DutPort, GenPortSpec, Testbed, TestbedHost
 from vsperf.vswitch.linux_bridge import LinuxBridgeVSwitch
 
 LOCATIONS = ("192.0.2.50;1;1", "192.0.2.50;1;2")

@@ -10,9 +10,9 @@ from typing import cast
 
 from test_testbed_switch_host import Host
 from test_testbed_vnf_host import _local_host, _session
+from vsperf.testbed.vnf_host import TestbedVnfHost
 
 from vsperf.executor import Executor
-from vsperf.testbed.vnf_host import TestbedVnfHost
 from vsperf.vnf.qemu.console import SerialConsole
 
 

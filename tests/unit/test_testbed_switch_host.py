@@ -10,13 +10,13 @@ from pathlib import Path, PurePosixPath
 from typing import IO, cast
 
 import pytest
+from vsperf.testbed.journal import PortJournal
+from vsperf.testbed.session import TestbedSession
+from vsperf.testbed.switch_host import RemoteDaemon, TestbedSwitchHost, host_bridge_name, host_dir
 
 from vsperf.errors import DeploymentError
 from vsperf.executor import Executor, Process
-from vsperf.testbed.journal import PortJournal
 from vsperf.testbed.model import Testbed, TestbedHost
-from vsperf.testbed.session import TestbedSession
-from vsperf.testbed.switch_host import RemoteDaemon, TestbedSwitchHost, host_bridge_name, host_dir
 
 # /proc/PID/stat of a daemon whose command name has a space and a parenthesis; start time 4242
 STAT = "4321 (ovs vswitchd) S 1 4321 4321 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 4242 0 0\n"

@@ -11,13 +11,13 @@ from typing import cast
 
 from settings_util import make_settings
 from test_testbed_switch_host import Host
-
-from vsperf.host.workdir import RunContext
-from vsperf.executor import Executor, LocalExecutor
 from vsperf.testbed.journal import PortJournal
-from vsperf.testbed.model import Testbed, TestbedHost
 from vsperf.testbed.session import TestbedSession
 from vsperf.testbed.vnf_host import TestbedVnfHost, host_vnf_names
+
+from vsperf.executor import Executor, LocalExecutor
+from vsperf.host.workdir import RunContext
+from vsperf.testbed.model import Testbed, TestbedHost
 from vsperf.vnf.netns import NetnsVnf
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from settings_util import make_settings
 from test_testbed_deploy import _pt, _session
+from vsperf.testbed.checks import checks_dut_ports, dut_problems, dut_tools, gen_tools
+from vsperf.testbed.wire import TestbedWireDeployment, generator_cables
 
 from vsperf.config import traffic_from_settings
 from vsperf.errors import DeploymentError
-from vsperf.testbed.checks import checks_dut_ports, dut_problems, dut_tools, gen_tools
 from vsperf.testbed.model import Cable, DutPort, GenPortSpec, Testbed
-from vsperf.testbed.wire import TestbedWireDeployment, generator_cables
 
 
 def test_traffic_only_uses_the_generator_ports_and_puts_them_back(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from settings_util import make_settings
 
-from vsperf.trafficgen.cpus import parse_cpu_mask, pmd_cpus, sender_cpus
+from vsperf.host.cpus import parse_cpu_mask, pmd_cpus, sender_cpus
 
 
 @pytest.mark.parametrize(("mask", "cpus"), [("0x2", [1]), ("6", [1, 2]), ("0XF0", [4, 5, 6, 7]), (" 0x1 ", [0])])

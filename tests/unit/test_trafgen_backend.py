@@ -13,11 +13,11 @@ from gen_host import recorded
 from settings_util import make_settings
 from trafgen_host import FakeGenHost, FakeProc, host
 
-from vsperf.deploy.base import GenPort
-from vsperf.deploy.streams import directions
 from vsperf.errors import PrerequisiteError, TrafficGenError
 from vsperf.search.measurer import FLAG_UNDER_DELIVERY
 from vsperf.traffic import Traffic, Vlan
+from vsperf.traffic.ports import GenPort
+from vsperf.traffic.streams import directions
 from vsperf.trafficgen.trafgen import agent, bpf
 from vsperf.trafficgen.trafgen.backend import FLAG_RX_UNTAGGED, FLAG_RX_WRONG_VLAN, TrafgenTrafficGenerator
 from vsperf.trafficgen.trafgen.config import packet_config

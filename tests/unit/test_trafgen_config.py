@@ -2,10 +2,10 @@
 
 import pytest
 
-from vsperf.deploy.base import GenPort
-from vsperf.deploy.streams import directions
 from vsperf.errors import TrafficGenError
 from vsperf.traffic import L4, Traffic, Vlan
+from vsperf.traffic.ports import GenPort
+from vsperf.traffic.streams import directions
 from vsperf.trafficgen.trafgen.config import packet_config, parse_report, parse_version, payload_bytes
 
 PORTS = (

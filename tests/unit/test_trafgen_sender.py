@@ -12,9 +12,9 @@ import pytest
 from gen_host import recorded
 from trafgen_host import FakeGenHost, host
 
-from vsperf.deploy.base import GenPort
 from vsperf.errors import TrafficGenError
 from vsperf.host.host import Host
+from vsperf.traffic.ports import GenPort
 from vsperf.trafficgen.trafgen import agent
 from vsperf.trafficgen.trafgen.agent_client import AgentClient
 from vsperf.trafficgen.trafgen.sender import PIN_SCRIPT, PortSender, SendResult, pacer_argv

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from vsperf.deploy.base import GenPort
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
 from vsperf.trafficgen.vsgen.addresses import (
     FLOOD_DIR,
     LEARN_DIR,

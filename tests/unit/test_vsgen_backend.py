@@ -15,8 +15,6 @@ from gen_host import AnsweringExecutor, generator_host, recorded
 from settings_util import make_settings
 from test_vsgen_engine import fake_engine
 
-from vsperf.deploy.base import GenPort
-from vsperf.deploy.streams import directions
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
 from vsperf.executor import CommandLog
 from vsperf.host.host import Host
@@ -24,6 +22,8 @@ from vsperf.host.journal import Journal
 from vsperf.host.names import RunNames
 from vsperf.search.measurer import FLAG_UNDER_DELIVERY
 from vsperf.traffic import Traffic, Vlan
+from vsperf.traffic.ports import GenPort
+from vsperf.traffic.streams import directions
 from vsperf.trafficgen.vsgen.backend import (
     VsgenTrafficGenerator,
     frame_spec,

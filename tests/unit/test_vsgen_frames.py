@@ -7,9 +7,9 @@ import struct
 
 import pytest
 
-from vsperf.deploy.base import GenPort
-from vsperf.deploy.streams import directions
 from vsperf.traffic import L2, Traffic
+from vsperf.traffic.ports import GenPort
+from vsperf.traffic.streams import directions
 from vsperf.trafficgen.vsgen.frames import (
     FCS_BYTES,
     FrameSpec,

@@ -14,11 +14,12 @@ from settings_util import make_settings
 from test_vsgen_backend import PORTS
 from test_vsgen_engine import fake_engine
 
+from vsperf.config.schema_vsgen import MAX_TX_THREADS
 from vsperf.errors import ConfigError
 from vsperf.host.host import Host
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.vsgen.backend import VsgenTrafficGenerator
-from vsperf.trafficgen.vsgen.protocol import MAX_TX_THREADS, RunRequest, parse_event, parse_result
+from vsperf.trafficgen.vsgen.protocol import RunRequest, parse_event, parse_result
 
 
 def _generator(tmp_path: Path, host: Host, **settings: Any) -> VsgenTrafficGenerator:

@@ -10,14 +10,14 @@ from types import SimpleNamespace
 from typing import IO, Any
 
 import pytest
-
-from vsperf.host.workdir import RunContext
-from vsperf.errors import CommandError, DeploymentError
 from vsperf.lab.env import LabEnv
-from vsperf.host.names import RunNames
 from vsperf.lab.state import RunState
-from vsperf.vswitch.base import ForwardingPlan, ForwardRule, SwitchPort, VSwitch
 from vsperf.vswitch.host import SwitchHost
+
+from vsperf.errors import CommandError, DeploymentError
+from vsperf.host.names import RunNames
+from vsperf.host.workdir import RunContext
+from vsperf.vswitch.base import ForwardingPlan, ForwardRule, SwitchPort, VSwitch
 from vsperf.vswitch.linux_bridge import LinuxBridgeVSwitch
 from vsperf.vswitch.ovs import NORMAL_FLOW, OvsVSwitch
 

@@ -1,7 +1,7 @@
 """The seeds' other benchmarks as traffic types: measurements that run their own programs
 between the deployment's two endpoints instead of driving the traffic generator.
 
-`BENCHMARKS` maps a traffic type to its benchmark; vsperf.search.dispatch runs them from the
+`BENCHMARKS` maps a traffic type to its benchmark; vsperf.run.kinds runs them from the
 same table as the RFC 2544 searches, and the runner leaves the traffic generator's ports alone
 for them (its receive programs would take the benchmark's packets).
 """

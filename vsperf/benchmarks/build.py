@@ -1,5 +1,5 @@
 """Building a benchmark's C programs on first use, into the vsperf cache, keyed by source hash:
-the vsgen engine's recipe (vsperf.trafficgen.vsgen.build.make_into_cache) with make and a C
+the one recipe of vsperf's native helpers (vsperf.host.build.make_into_cache) with make and a C
 compiler only.
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from vsperf.executor import Executor
-from vsperf.trafficgen.vsgen.build import cache_root, make_into_cache
+from vsperf.host.build import cache_root, make_into_cache
 
 BUILD_PACKAGES = "make gcc"
 

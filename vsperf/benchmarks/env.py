@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vsperf.deploy.base import GenPort
 from vsperf.executor import Executor
 from vsperf.search.outcome import SearchOutcome
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
 
 LOOPBACK_IPV4 = "127.0.0.1"
 

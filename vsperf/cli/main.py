@@ -26,6 +26,7 @@ from vsperf.executor import CommandLog
 from vsperf.host.workdir import new_run_id
 from vsperf.registry import Registries
 from vsperf.report.formats import FORMATS, render_report
+from vsperf.report.matrix import write_matrix
 from vsperf.results.load import load_results
 from vsperf.run.plan import PlannedTest, plan_tests
 from vsperf.run.preflight import check_plan, open_hosts
@@ -36,7 +37,6 @@ from vsperf.ui.progress import Progress
 from vsperf.ui.progress_live import LiveProgress
 from vsperf.verdicts.compare import compare_runs, format_comparison
 from vsperf.verdicts.criteria import evaluate_run
-from vsperf.verdicts.matrix import write_matrix
 from vsperf.verdicts.xunit import XUNIT_FILE, write_xunit
 from vsperf.vnf.qemu.image_cli import guest_image_command
 
@@ -244,7 +244,8 @@ def _run(opts: dict[str, Any]) -> int:
     if opts["xunit"] or opts["xunit_dir"]:
         xunit_dir = opts["xunit_dir"] or summary.results_dir
         xunit_dir.mkdir(parents=True, exist_ok=True)
-        write_xunit(xunit_dir / XUNIT_FILE, summary.tests)
+        run = load_results(summary.results_dir)
+        write_xunit(xunit_dir / XUNIT_FILE, run, evaluate_run(run))
     if mode == "trafficgen":
         write_trafficgen_csv(summary.results_dir)
     _print_summary(summary)

@@ -20,11 +20,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from vsperf.deploy.base import ComponentInfo, GenPort
 from vsperf.executor import Executor
 from vsperf.host.workdir import RunContext
 from vsperf.lifecycle import Started
 from vsperf.registry import Registry
+from vsperf.results.model import ComponentInfo
+from vsperf.traffic.ports import GenPort
 
 log = logging.getLogger(__name__)
 

@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from vsperf.collectors.base import Collector, CollectorTarget, Statistics
-from vsperf.deploy.base import GenPort
 from vsperf.errors import CommandError, PrerequisiteError
 from vsperf.executor import Executor
 from vsperf.host.workdir import RunContext
+from vsperf.traffic.ports import GenPort
 
 log = logging.getLogger(__name__)
 

@@ -7,10 +7,14 @@ The DPDK entries (OVS-DPDK, testpmd as switch or VNF) are read by vsperf.dpdk.co
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from vsperf.config.types import NAME, Bool, Constraint, Int, ListOf, MapOf, OneOf, Setting, Str
-from vsperf.dpdk.eal import FWD_MODES, PORT_DRIVERS
+
+# The DPDK drivers that attach a veth (vsperf.dpdk.eal) and testpmd's forwarding modes.
+PortDriver = Literal["af_xdp", "af_packet"]
+PORT_DRIVERS: tuple[PortDriver, ...] = ("af_xdp", "af_packet")
+FWD_MODES = ("io", "mac", "macswap", "csum")
 
 _CPU = Int(min=0, unit="CPU number")
 _FWD_MODE = Str(choices=FWD_MODES)

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from vsperf.config.types import Int, ListOf, Setting, Str
-from vsperf.trafficgen.vsgen.protocol import MAX_TX_THREADS, PATHS
+
+# How the engine transmits (vsperf.trafficgen.vsgen.protocol), and its threads per direction.
+Path = Literal["auto", "xdp", "afxdp", "packet"]
+PATHS: tuple[Path, ...] = ("auto", "xdp", "afxdp", "packet")
+MAX_TX_THREADS = 8  # transmit threads per direction (VSG_MAX_THREADS in csrc/vsgen_shared.h)
 
 SETTINGS: dict[str, Setting] = {
     "VSGEN_ENGINE": Setting(

@@ -7,69 +7,12 @@ test, and `NoDeployment` for `--mode trafficgen` without ports of the run's own.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from abc import abstractmethod
+from collections.abc import Sequence
 
-from vsperf.host.host import Host
 from vsperf.lifecycle import Started
-
-
-@dataclass(frozen=True)
-class GenPort:
-    """A traffic generator port: an interface inside a network namespace of the run."""
-
-    netns: str | None  # None: the interface lives in the root namespace
-    ifname: str
-    mac: str
-    ipv4: str  # in 198.18.0.0/15
-    peer_mac: str = "ff:ff:ff:ff:ff:ff"  # destination MAC frames from this port should carry
-    peer_ipv4: str = ""  # destination IPv4 frames from this port should carry
-    rx_vlan_id: int | None = None  # VLAN id the switch pushes on frames to this port (None: none)
-    # A hardware generator's port location (a testbed cable's `location`, e.g. OTG's "chassis;card;port"):
-    # the port has no interface here (`ifname` is ""), only a generator that takes locations drives it.
-    location: str | None = None
-
-
-@dataclass(frozen=True)
-class ComponentInfo:
-    """A deployed component as the report names it."""
-
-    role: str  # "vswitch", "vnf", "dpdk", "trafficgen", ...
-    name: str  # registry name, e.g. "ovs"
-    version: str
-    details: dict[str, str] = field(default_factory=dict)
-
-
-class Component(ABC):
-    """What switches and VNFs share: a name in a registry, settings, the host it runs on
-    (`Host.probe()` for the checks made before anything is deployed), prerequisites, a report
-    entry."""
-
-    NAME: ClassVar[str]
-    ALIASES: ClassVar[tuple[str, ...]] = ()
-    ROLE: ClassVar[str]  # the report's role of the component: "vswitch", "vnf"
-
-    def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
-        self.settings = settings
-        self.host = host
-
-    def check_prerequisites(self) -> None:  # noqa: B027 - optional hook
-        """Raise PrerequisiteError naming what to install or do on `self.host` (a probe of the host
-        it will run on); nothing may be created yet."""
-
-    @abstractmethod
-    def version(self) -> str:
-        """Version of the component (switch, loopback application or kernel), for the report."""
-
-    def details(self) -> dict[str, str]:
-        """Extra facts for the report (port type, datapath, loopback application, ...)."""
-        return {}
-
-    def components(self) -> list[ComponentInfo]:
-        """What this component deployed, for the report."""
-        return [ComponentInfo(self.ROLE, self.NAME, self.version(), self.details())]
+from vsperf.results.model import ComponentInfo
+from vsperf.traffic.ports import GenPort
 
 
 class Deployment(Started):

@@ -22,14 +22,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from vsperf.deploy.base import ComponentInfo, Deployment, GenPort
+from vsperf.deploy.base import Deployment
 from vsperf.deploy.hugepages import HugepageConf, dpdk_ports, take_over
 from vsperf.deploy.ports import CabledPorts, GenPorts
-from vsperf.deploy.streams import directions
 from vsperf.deploy.topology import Topology, forwarding_rules, port_names
 from vsperf.errors import CommandError, DeploymentError, UserError
 from vsperf.host.host import Host
+from vsperf.results.model import ComponentInfo
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
+from vsperf.traffic.streams import directions
 from vsperf.vnf.base import Vnf
 from vsperf.vswitch.base import ForwardingPlan, SwitchPort, VSwitch
 

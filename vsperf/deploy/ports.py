@@ -12,14 +12,15 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from vsperf.deploy.base import ComponentInfo, GenPort
 from vsperf.errors import CommandError, DeploymentError
 from vsperf.host.facts import port_details
 from vsperf.host.hosts import RunHosts
 from vsperf.host.network import LinkEnd
 from vsperf.host.ports import interface_mac
+from vsperf.results.model import ComponentInfo
 from vsperf.testbed.model import Cable
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
 from vsperf.vswitch.base import SwitchPort
 
 GEN_PREFIX_LEN = 15  # generator addresses share 198.18.0.0/15

@@ -19,9 +19,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from vsperf.deploy.streams import Direction
 from vsperf.errors import ConfigError, UnknownNameError
 from vsperf.traffic import Traffic
+from vsperf.traffic.streams import Direction
 from vsperf.vswitch.base import ForwardRule, Match
 
 Layout = Literal["p2p", "series", "parallel", "clean", "wire"]
@@ -137,7 +137,7 @@ def forwarding_rules(
 ) -> tuple[ForwardRule, ...]:
     """Every rule of `topology` (both directions are always programmed; VSPERF does the same).
 
-    `forward`/`reverse` describe port 0 -> 1 and 1 -> 0 frames (see vsperf.deploy.streams); the
+    `forward`/`reverse` describe port 0 -> 1 and 1 -> 0 frames (see vsperf.traffic.streams); the
     reverse one is needed even for unidirectional traffic, to program the way back.
     """
     rules: list[ForwardRule] = []

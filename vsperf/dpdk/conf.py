@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from vsperf.dpdk.eal import FWD_MODES, PORT_DRIVERS, EalConfig, PortDriver, TestpmdConfig, single_cpu_lcores
+from vsperf.config.schema_lab import FWD_MODES, PORT_DRIVERS, PortDriver
+from vsperf.dpdk.eal import EalConfig, TestpmdConfig, single_cpu_lcores
 from vsperf.errors import ConfigError
-from vsperf.trafficgen.cpus import parse_cpu_mask
+from vsperf.host.cpus import parse_cpu_mask
 
 # Setting names (VSPERF's where VSPERF had them).
 PMD_CPU_MASK = "VSWITCH_PMD_CPU_MASK"

@@ -24,8 +24,8 @@ import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Literal
 
+from vsperf.config.schema_lab import FWD_MODES, PORT_DRIVERS, PortDriver
 from vsperf.errors import CommandError, ConfigError, DeploymentError, PrerequisiteError
 from vsperf.executor import Executor
 from vsperf.host.host import Host
@@ -36,9 +36,6 @@ TELEMETRY_CLIENT = "dpdk-telemetry.py"
 UNIX_PATH_MAX_CHARS = 107  # sun_path is 108 bytes including the terminating NUL
 MAX_VETH_MTU_BYTES = 1500  # largest IP MTU DPDK's veth drivers carry here (1518-byte frames)
 
-PortDriver = Literal["af_xdp", "af_packet"]
-PORT_DRIVERS: tuple[PortDriver, ...] = ("af_xdp", "af_packet")
-FWD_MODES = ("io", "mac", "macswap", "csum")
 _AF_XDP = 44  # AF_XDP address family (linux/socket.h); Python's socket module has no name for it
 
 

@@ -6,9 +6,9 @@ from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from vsperf.deploy.base import ComponentInfo
 from vsperf.host.host import Host
 from vsperf.lifecycle import Started
+from vsperf.results.model import ComponentInfo
 
 
 class LoadGenerator(Started):

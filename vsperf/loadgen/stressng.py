@@ -5,10 +5,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from vsperf.deploy.base import ComponentInfo
 from vsperf.errors import DeploymentError
 from vsperf.host.process import HostProcess
 from vsperf.loadgen.base import LoadGenerator
+from vsperf.results.model import ComponentInfo
 
 log = logging.getLogger(__name__)
 STOP_TIMEOUT_S = 10.0

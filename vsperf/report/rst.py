@@ -17,7 +17,6 @@ from typing import Any, ClassVar
 import jinja2
 
 from vsperf.benchmarks.tables import TABLE_DETAIL_KEYS, seed_tables
-from vsperf.deploy.base import ComponentInfo
 from vsperf.paths import data_dir
 from vsperf.report.analysis import anomalies_of, conclusions, is_simulated, rationale
 from vsperf.report.anomalies import LoggedWarnings
@@ -27,6 +26,7 @@ from vsperf.report.plots import Plot
 from vsperf.report.tables import overview_table, statistics_tables
 from vsperf.results.model import (
     ROW_ATTRIBUTE_KEYS,
+    ComponentInfo,
     FrameSizeResult,
     RunResults,
     TestResult,

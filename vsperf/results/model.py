@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any, ClassVar
 
-from vsperf.deploy.base import ComponentInfo
 from vsperf.search.measurer import TrialResult
 from vsperf.search.outcome import MetricValue, SearchOutcome
 
@@ -64,6 +63,16 @@ VSPERF_METRIC_KEYS = (
 )
 # Per-row attributes VSPERF lists after the metrics; never treated as metrics themselves.
 ROW_ATTRIBUTE_KEYS = ("type", "packet_size", "traffic_type")
+
+
+@dataclass(frozen=True)
+class ComponentInfo:
+    """A deployed component as the report names it."""
+
+    role: str  # "vswitch", "vnf", "dpdk", "trafficgen", ...
+    name: str  # registry name, e.g. "ovs"
+    version: str
+    details: dict[str, str] = field(default_factory=dict)
 
 
 def jsonable(value: Any) -> Any:
@@ -204,6 +213,8 @@ class TestResult:
     started_at: str  # ISO 8601, UTC
     finished_at: str | None  # ISO 8601, UTC; None while running
     results: tuple[FrameSizeResult, ...] = ()
+    headline_metric: str = ""  # the metric that sums the test up per frame size ("" before this field)
+    duration_s: float | None = None  # wall time from its start to its end (None while running)
 
     def __post_init__(self) -> None:
         _check_status(self.status, TEST_STATUSES, "test")
@@ -247,6 +258,8 @@ class TestResult:
             started_at=str(data["started_at"]),
             finished_at=None if finished is None else str(finished),
             results=tuple(FrameSizeResult.from_dict(r) for r in data.get("results") or ()),
+            headline_metric=str(data.get("headline_metric") or ""),
+            duration_s=None if data.get("duration_s") is None else float(data["duration_s"]),
         )
 
 

@@ -7,6 +7,7 @@ nothing that was measured: the file on disk always holds every frame size finish
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -14,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from vsperf import __version__
-from vsperf.deploy.base import ComponentInfo
 from vsperf.results.atomic import write_text_atomic
 from vsperf.results.csvfile import write_test_csv
 from vsperf.results.encode import ResultsEncoder
 from vsperf.results.model import (
     RESULTS_FILENAME,
     SCHEMA_VERSION,
+    ComponentInfo,
     FrameSizeResult,
     RunResults,
     TestResult,
@@ -55,6 +56,7 @@ class ResultsWriter:
         """Create `results_dir` if needed and write results.json at once (status running)."""
         self._dir = results_dir
         self._clock = clock
+        self._started: dict[int, float] = {}  # test index -> when it started (monotonic)
         self._lock = threading.Lock()
         self._encoder = ResultsEncoder()
         self._dir.mkdir(parents=True, exist_ok=True)
@@ -94,6 +96,7 @@ class ResultsWriter:
         frame_modification: str | None,
         parameters: dict[str, Any],
         components: list[ComponentInfo],
+        headline_metric: str = "",
     ) -> int:
         """Record a test as running; returns its 0-based index for the other calls."""
         with self._lock:
@@ -103,7 +106,9 @@ class ResultsWriter:
                 traffic_type=traffic_type, bidir=bidir, frame_modification=frame_modification,
                 components=tuple(components), parameters=dict(jsonable(parameters)),
                 status="running", error=None, started_at=self._clock(), finished_at=None,
+                headline_metric=headline_metric,
             )
+            self._started[index] = time.monotonic()
             self._run = replace(self._run, tests=(*self._run.tests, test))
             self._write()
             return index
@@ -145,7 +150,10 @@ class ResultsWriter:
             allowed = ", ".join(FINAL_TEST_STATUSES)
             raise ValueError(f"a finished test's status is one of {allowed}, not {status!r}")
         with self._lock:
-            test = replace(self._test(index), status=status, error=error, finished_at=self._clock())
+            started = self._started.pop(index, None)
+            duration = round(time.monotonic() - started, 3) if started is not None else None
+            test = replace(self._test(index), status=status, error=error, finished_at=self._clock(),
+                           duration_s=duration)
             self._put(test)
             self._write()
             if test.results:

@@ -19,7 +19,7 @@ from vsperf.benchmarks import BenchEnv, is_benchmark, runs_own_programs
 from vsperf.benchmarks.csvfiles import benchmark_csv_paths
 from vsperf.collectors.base import CollectorTarget, build_collectors, collecting
 from vsperf.config import traffic_from_settings
-from vsperf.deploy.base import ComponentInfo, Deployment
+from vsperf.deploy.base import Deployment
 from vsperf.deploy.build import build_deployment
 from vsperf.deploy.topology import parse_deployment
 from vsperf.host.facts import port_details
@@ -27,10 +27,11 @@ from vsperf.host.host import Host
 from vsperf.host.hosts import RunHosts
 from vsperf.host.workdir import RunContext
 from vsperf.registry import Registries
+from vsperf.results.model import ComponentInfo
 from vsperf.results.vsperf_keys import with_vsperf_keys
 from vsperf.results.writer import ResultsWriter
+from vsperf.run.kinds import run_traffic
 from vsperf.run.plan import PlannedTest
-from vsperf.search.dispatch import run_traffic
 from vsperf.search.measurer import DutControl
 from vsperf.trafficgen.base import TrafficGenerator
 from vsperf.ui.progress import Progress

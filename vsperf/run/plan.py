@@ -15,7 +15,7 @@ from vsperf.config import Settings, traffic_from_settings
 from vsperf.deploy.build import DeploymentSpec
 from vsperf.deploy.topology import check_frame_modification, parse_deployment
 from vsperf.registry import Registries
-from vsperf.search.dispatch import configure_traffic
+from vsperf.run.kinds import configure_traffic
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from vsperf.host.workdir import RunContext, create_work_dir
 from vsperf.registry import Registries
 from vsperf.report.formats import render_report
 from vsperf.results.writer import ResultsWriter
-from vsperf.run.measure import Headline, Measurement, measure_test
+from vsperf.run.measure import HEADLINE_KEYS, Headline, Measurement, measure_test
 from vsperf.run.plan import PlannedTest
 from vsperf.signals import Terminated, stop_signals_raise
 from vsperf.ui.logsetup import add_file_log
@@ -164,6 +164,7 @@ class Runner:
             # a --test-params sweep records each element under VSPERF's name for them
             parameters={**test.parameters, **({"TEST_PARAMS": pt.test_params} if pt.test_params else {})},
             components=[],
+            headline_metric=HEADLINE_KEYS.get(traffic0.traffic_type, ""),
         )
         outcome = TestOutcome(test.name, test.deployment, "passed")
         started = time.monotonic()

@@ -1,5 +1,5 @@
 """Checks and choices every search shares, used when a test's configuration is built
-(`vsperf.search.dispatch.configure_traffic`, which `vsperf.run.plan.plan_tests` calls before anything is
+(`vsperf.run.kinds.configure_traffic`, which `vsperf.run.plan.plan_tests` calls before anything is
 deployed): a bad value raises the one-line ConfigError naming the setting, e.g. TRAFFICGEN_LOSSRATE=100
 or TRAFFICGEN_PDR_LOSSRATE below TRAFFICGEN_LOSSRATE, so such a run exits 2 with nothing deployed.
 """

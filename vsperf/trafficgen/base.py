@@ -6,11 +6,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from vsperf.deploy.base import GenPort
 from vsperf.errors import TrafficGenError
 from vsperf.host.host import Host
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
 
 
 class TrafficGenerator(ABC):

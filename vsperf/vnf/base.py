@@ -18,8 +18,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import ClassVar
 
-from vsperf.deploy.base import Component
-from vsperf.vswitch.base import PortKind, SwitchPort
+from vsperf.vswitch.base import Component, PortKind, SwitchPort
 
 
 class Vnf(Component):

@@ -19,16 +19,48 @@ Optional DUT actions (RFC 2544 reset, RFC 2889 address tests), between configure
 
 from __future__ import annotations
 
-from abc import abstractmethod
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from vsperf.deploy.base import Component
 from vsperf.dpdk.eal import HugepageMemory
 from vsperf.errors import DeploymentError
+from vsperf.host.host import Host
+from vsperf.results.model import ComponentInfo
 
 PortKind = Literal["veth", "vhostuser", "pci"]
 PortRole = Literal["phy", "vnf"]
+
+
+class Component(ABC):
+    """What switches and VNFs share: a name in a registry, settings, the host it runs on
+    (`Host.probe()` for the checks made before anything is deployed), prerequisites, a report
+    entry."""
+
+    NAME: ClassVar[str]
+    ALIASES: ClassVar[tuple[str, ...]] = ()
+    ROLE: ClassVar[str]  # the report's role of the component: "vswitch", "vnf"
+
+    def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
+        self.settings = settings
+        self.host = host
+
+    def check_prerequisites(self) -> None:  # noqa: B027 - optional hook
+        """Raise PrerequisiteError naming what to install or do on `self.host` (a probe of the host
+        it will run on); nothing may be created yet."""
+
+    @abstractmethod
+    def version(self) -> str:
+        """Version of the component (switch, loopback application or kernel), for the report."""
+
+    def details(self) -> dict[str, str]:
+        """Extra facts for the report (port type, datapath, loopback application, ...)."""
+        return {}
+
+    def components(self) -> list[ComponentInfo]:
+        """What this component deployed, for the report."""
+        return [ComponentInfo(self.ROLE, self.NAME, self.version(), self.details())]
 
 
 @dataclass(frozen=True)

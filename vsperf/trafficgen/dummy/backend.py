@@ -15,7 +15,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, ParamSpec, TypeVar
 
 from vsperf import __version__
-from vsperf.deploy.base import GenPort
 from vsperf.errors import TrafficGenError
 from vsperf.host.host import Host
 from vsperf.search.measurer import (
@@ -26,6 +25,7 @@ from vsperf.search.measurer import (
     TrialResult,
 )
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
 from vsperf.trafficgen.base import TrafficGenerator
 from vsperf.trafficgen.dummy.events import simulate_address_trial, simulate_recovery_trial, simulate_reset_trial
 from vsperf.trafficgen.dummy.model import (

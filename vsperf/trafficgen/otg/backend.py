@@ -15,12 +15,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlparse
 
-from vsperf.deploy.base import GenPort
-from vsperf.deploy.streams import directions
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
 from vsperf.host.host import Host
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
+from vsperf.traffic.streams import directions
 from vsperf.trafficgen.base import TrafficGenerator, check_burst, check_rate_trial
 from vsperf.trafficgen.otg import client
 from vsperf.trafficgen.otg.flows import FlowPlan, burst_plans, rate_plans, trial_config

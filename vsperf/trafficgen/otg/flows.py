@@ -1,6 +1,6 @@
 """One trial as one OTG configuration: a flow per direction, exact frame counts, latency on.
 
-The headers are those every vsperf generator sends (vsperf.deploy.streams): Ethernet, an 802.1Q
+The headers are those every vsperf generator sends (vsperf.traffic.streams): Ethernet, an 802.1Q
 tag when the test pushes one, IPv4 and UDP. Multistream varies one destination field per
 stream (stream_type L2: MAC, L3: IPv4 address, L4: UDP port) from the direction's base value
 upwards, written as an OTG increment with step 1 and count = streams. Rates are `rate.pps`
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vsperf.deploy.streams import Direction
 from vsperf.traffic import Traffic
+from vsperf.traffic.streams import Direction
 
 PORT_NAMES = ("p0", "p1")
 

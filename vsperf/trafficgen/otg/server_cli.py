@@ -14,6 +14,8 @@ from typing import Any
 
 import click
 
+from vsperf.config.schema_vsgen import PATHS
+from vsperf.config.schema_vsgen import Path as TxPath
 from vsperf.errors import ConfigError, PrerequisiteError
 from vsperf.executor import CommandLog, LocalExecutor
 from vsperf.host.host import Host
@@ -27,8 +29,6 @@ from vsperf.trafficgen.otg.session import ServerOptions, ServerSession
 from vsperf.trafficgen.otg.translate import PortLocation
 from vsperf.trafficgen.vsgen.backend import MIN_KERNEL, kernel_version
 from vsperf.trafficgen.vsgen.build import locate_engine
-from vsperf.trafficgen.vsgen.protocol import PATHS
-from vsperf.trafficgen.vsgen.protocol import Path as TxPath
 
 
 def parse_listen(text: str) -> tuple[str, int]:

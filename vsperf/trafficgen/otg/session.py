@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from vsperf.config.schema_vsgen import Path as TxPath
 from vsperf.errors import TrafficGenError
 from vsperf.host.host import Host
 from vsperf.trafficgen.otg.translate import FlowDef, PortLocation, Unsupported, flow_defs, resolve_location
 from vsperf.trafficgen.vsgen.engine import Engine
-from vsperf.trafficgen.vsgen.protocol import Path as TxPath
 from vsperf.trafficgen.vsgen.protocol import RunRequest, RunResult, Tick, dir_command, port_command
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vsperf.deploy.streams import BENCHMARK_NET, mac_to_int
+from vsperf.traffic.streams import BENCHMARK_NET, mac_to_int
 from vsperf.trafficgen.vsgen.frames import (
     DEFAULT_TTL,
     MAX_DIRECTIONS,

@@ -29,13 +29,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
 
-from vsperf.deploy.base import GenPort
-from vsperf.deploy.streams import Direction, directions
 from vsperf.dpdk.eal import check_veth_queues, require_port_driver
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
 from vsperf.host.host import Host
 from vsperf.search.measurer import LatencyStats, TrialResult
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
+from vsperf.traffic.streams import Direction, directions
 from vsperf.trafficgen.base import (
     TrafficGenerator,
     burst_shares,

@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vsperf.deploy.base import GenPort
 from vsperf.errors import ConfigError, PrerequisiteError
 from vsperf.host.host import Host
+from vsperf.traffic.ports import GenPort
 from vsperf.trafficgen.pktgen.client import LuaClient
 from vsperf.trafficgen.pktgen.process import LOOPBACK, PktgenConfig, PktgenProcess, group_by_netns
 

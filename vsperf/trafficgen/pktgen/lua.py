@@ -18,7 +18,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vsperf.deploy.streams import Headers
+from vsperf.traffic.streams import Headers
 
 # One line: the JSON encoder (control, quote, backslash and non-ASCII bytes as \u00XX, so a
 # reply never contains a raw newline) and the request wrapper.
@@ -126,7 +126,7 @@ class PortSetup(Headers):
     frame_size_bytes: int  # including the FCS, as pktgen's `size`
     rate: float  # percent of the link speed pktgen reads (see rate_percent)
     count: int  # frames to send; pktgen stops by itself after them
-    vary: str  # "none", "dl_dst", "nw_dst" or "tp_dst" (vsperf.deploy.streams.Direction)
+    vary: str  # "none", "dl_dst", "nw_dst" or "tp_dst" (vsperf.traffic.streams.Direction)
     streams: int  # >= 1; more than 1 uses pktgen's range mode
     vlan_id: int | None = None  # 802.1Q tag on every frame (None: untagged)
     tx_burst: int = DEFAULT_TX_BURST  # frames pktgen sends per transmit slot

@@ -23,7 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vsperf.dpdk.eal import PortDriver, eal_memory_args, runtime_dir, veth_vdev
+from vsperf.config.schema_lab import PortDriver
+from vsperf.dpdk.eal import eal_memory_args, runtime_dir, veth_vdev
 from vsperf.errors import DeploymentError, TrafficGenError
 from vsperf.host.host import Host
 from vsperf.host.process import HostProcess

@@ -19,12 +19,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from vsperf.deploy.base import GenPort
-from vsperf.deploy.streams import Direction, directions
 from vsperf.errors import CommandError, DeploymentError, PrerequisiteError, TrafficGenError
+from vsperf.host.cpus import sender_cpus
 from vsperf.host.host import Host
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
+from vsperf.traffic.streams import Direction, directions
 from vsperf.trafficgen.base import (
     TrafficGenerator,
     burst_shares,
@@ -32,7 +33,6 @@ from vsperf.trafficgen.base import (
     check_rate_trial,
     rate_shares,
 )
-from vsperf.trafficgen.cpus import sender_cpus
 from vsperf.trafficgen.trafgen import bpf
 from vsperf.trafficgen.trafgen.agent_client import AgentClient, RxCounter
 from vsperf.trafficgen.trafgen.config import FCS_BYTES, packet_config, parse_version

@@ -4,7 +4,7 @@ One configuration per transmitting port: Ethernet, an optional 802.1Q tag (TRAFF
 IPv4 and UDP, padded so that the frame is `frame_size_bytes` long with its FCS (trafgen
 sends the frame without FCS: 4 bytes less). Multistream varies the direction's destination
 field with trafgen's run-time counter `dinc(min, max)`, so stream i of the generator is
-exactly stream i of vsperf.deploy.streams, which the switch's per-stream flows match.
+exactly stream i of vsperf.traffic.streams, which the switch's per-stream flows match.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
-from vsperf.deploy.streams import Direction, mac_to_int
 from vsperf.errors import TrafficGenError
 from vsperf.traffic import Traffic
+from vsperf.traffic.streams import Direction, mac_to_int
 
 FCS_BYTES = 4
 ETH_HEADER_BYTES = 14

@@ -20,10 +20,10 @@ import math
 import time
 from dataclasses import dataclass
 
-from vsperf.deploy.base import GenPort
 from vsperf.errors import CommandError, DeploymentError, TrafficGenError
 from vsperf.host.host import Host
 from vsperf.host.process import HostProcess
+from vsperf.traffic.ports import GenPort
 from vsperf.trafficgen.trafgen.agent_client import AgentClient
 from vsperf.trafficgen.trafgen.config import parse_report
 

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vsperf.deploy.base import GenPort
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
 from vsperf.trafficgen.vsgen.frames import MAX_STREAMS, FrameSpec, Vary, build_frame
 from vsperf.trafficgen.vsgen.protocol import dir_command
 

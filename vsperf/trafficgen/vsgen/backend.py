@@ -23,10 +23,10 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any, ClassVar
 
-from vsperf.deploy.base import GenPort
-from vsperf.deploy.streams import Direction, directions
+from vsperf.config.schema_vsgen import Path
 from vsperf.errors import CommandError, ConfigError, PrerequisiteError, TrafficGenError
 from vsperf.executor import LocalExecutor
+from vsperf.host.cpus import sender_cpus
 from vsperf.host.host import Host
 from vsperf.search.measurer import (
     AddressTrialResult,
@@ -36,14 +36,15 @@ from vsperf.search.measurer import (
     TrialResult,
 )
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
+from vsperf.traffic.streams import Direction, directions
 from vsperf.trafficgen.base import TrafficGenerator
-from vsperf.trafficgen.cpus import sender_cpus
 from vsperf.trafficgen.vsgen.addresses import FLOOD_DIR, LEARN_DIR, TEST_DIR, address_phases, range_base
 from vsperf.trafficgen.vsgen.build import ENGINE_NAME, EngineBinary, locate_engine
 from vsperf.trafficgen.vsgen.engine import Engine
 from vsperf.trafficgen.vsgen.events import last_loss_after_drop_s, phase_trial, phases, reset_gap
 from vsperf.trafficgen.vsgen.frames import FrameSpec, build_frame, vary_of
-from vsperf.trafficgen.vsgen.protocol import Mode, Path, RunRequest, RunResult, Tick, dir_command, port_command
+from vsperf.trafficgen.vsgen.protocol import Mode, RunRequest, RunResult, Tick, dir_command, port_command
 from vsperf.trafficgen.vsgen.results import latency_stats, per_second_rows, second_row, sequence_flags, vlan_flags
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ import struct
 from dataclasses import dataclass
 from typing import Literal
 
-from vsperf.deploy.streams import Direction, Headers, mac_to_int
+from vsperf.traffic.streams import Direction, Headers, mac_to_int
 
 FCS_BYTES = 4
 MIN_FRAME_BYTES = 64

@@ -16,15 +16,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from vsperf.config.schema_vsgen import MAX_TX_THREADS, PATHS, Path
 from vsperf.errors import TrafficGenError
 from vsperf.trafficgen.vsgen.frames import MAX_DIRECTIONS, MAX_STREAMS, Vary
 from vsperf.trafficgen.vsgen.histogram import PortLatency
 
 Mode = Literal["rate", "burst", "cont"]
-Path = Literal["auto", "xdp", "afxdp", "packet"]
-PATHS: tuple[Path, ...] = ("auto", "xdp", "afxdp", "packet")
 MAX_PORTS = 16
-MAX_TX_THREADS = 8  # transmit threads per direction (VSG_MAX_THREADS in csrc/vsgen_shared.h)
 _NAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,63}$")
 
 

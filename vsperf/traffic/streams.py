@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from vsperf.deploy.base import GenPort
 from vsperf.errors import ConfigError
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
 
 VaryField = Literal["none", "dl_dst", "nw_dst", "tp_dst"]
 BENCHMARK_NET = ipaddress.IPv4Network("198.18.0.0/15")
