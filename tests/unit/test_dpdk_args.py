@@ -22,6 +22,7 @@ from vsperf.dpdk.eal import (
 )
 from vsperf.errors import CommandError, ConfigError, DeploymentError, PrerequisiteError
 from vsperf.host.cpus import parse_cpu_mask
+from vsperf.host.host import Host
 
 
 class FakeExecutor:
@@ -168,8 +169,8 @@ def test_dpdk_version_from_pkg_config_or_unknown() -> None:
 
 def test_require_testpmd_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
-    with pytest.raises(PrerequisiteError, match="apt-get install dpdk-dev"):
-        dpdk.require_testpmd()
+    with pytest.raises(PrerequisiteError, match=r"^dpdk-testpmd is missing: apt-get install dpdk-dev$"):
+        dpdk.require_testpmd(Host.probe())
 
 
 def test_require_port_driver_checks_the_pmd_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,9 +13,9 @@ from settings_util import dut_model, make_settings
 from vsperf.errors import ConfigError, TrafficGenError
 from vsperf.host.host import Host
 from vsperf.registry import Registry
+from vsperf.run.kinds import run_traffic
 from vsperf.search.back2back import rfc2544_back2back
 from vsperf.search.config import Back2BackConfig, ThroughputSearchConfig
-from vsperf.run.kinds import run_traffic
 from vsperf.search.measurer import Measurer
 from vsperf.search.throughput import rfc2544_throughput
 from vsperf.traffic import Traffic, TrafficType

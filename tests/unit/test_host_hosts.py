@@ -54,7 +54,10 @@ def _cabled(*cables: tuple[str, str]) -> Testbed:
 
 
 def _open(testbed: Testbed, tmp_path: Path, **kwargs: Any) -> RunHosts:
-    return RunHosts.open(testbed, run_id="new001", command_log=CommandLog(None), state_root=tmp_path, **kwargs)
+    """The hosts opened, and swept as a run does (a testbed's at opening, the lab's when the run starts)."""
+    hosts = RunHosts.open(testbed, run_id="new001", command_log=CommandLog(None), state_root=tmp_path, **kwargs)
+    hosts.sweep()
+    return hosts
 
 
 @pytest.fixture
@@ -229,6 +232,7 @@ def test_a_killed_runs_kernel_setting_is_put_back_by_the_next_run(tmp_path: Path
     killed = Journal.load(run.journal.path)
     Journal(killed.run_id, root=state, owner=_dead(), entries=killed.entries()).save()
     later = local_lab("zz9k2", CommandLog(None), state_root=state)
+    later.sweep()  # when its run starts
     later.close()
     assert knob.read_text() == "0\n" and list(state.glob("*/journal.json")) == []
     assert f"sh 64 {knob}\n" in (tmp_path / "commands.log").read_text()  # the write, replayable

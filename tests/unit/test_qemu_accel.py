@@ -22,8 +22,9 @@ class NoProbeHost:
     def __init__(self, name: str = "local") -> None:
         self.executor = LocalExecutor()
         self.name = name
+        self.local = name == "local"
 
-    def spawn_console(self, *args: Any, **kwargs: Any) -> Any:
+    def spawn(self, *args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the probe ran")
 
 

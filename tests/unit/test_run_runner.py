@@ -126,6 +126,9 @@ class FakeHosts:
     def __init__(self, dut: Host, trafficgen: Host, *, is_lab: bool) -> None:
         self.dut, self.trafficgen, self.is_lab = dut, trafficgen, is_lab
 
+    def sweep(self) -> None:
+        """Nothing killed left anything here."""
+
     def describe(self) -> list[dict[str, Any]]:
         return [{"name": self.dut.name, "roles": ["DUT"]},
                 {"name": self.trafficgen.name, "roles": ["traffic generator"]}]

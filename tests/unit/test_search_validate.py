@@ -7,8 +7,8 @@ from settings_util import make_settings
 
 from vsperf.config import Settings
 from vsperf.errors import ConfigError
-from vsperf.search.config import Back2BackConfig, ContinuousConfig, ThroughputSearchConfig
 from vsperf.run.kinds import TRAFFIC_KINDS, TRAFFIC_TYPES, configure_traffic
+from vsperf.search.config import Back2BackConfig, ContinuousConfig, ThroughputSearchConfig
 from vsperf.search.goal_config import GoalSearchConfig
 from vsperf.search.latency import LatencyConfig
 from vsperf.search.reset import ResetConfig

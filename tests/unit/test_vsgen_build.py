@@ -10,8 +10,8 @@ import pytest
 
 from vsperf.errors import PrerequisiteError
 from vsperf.executor import LocalExecutor
-from vsperf.trafficgen.vsgen import build
 from vsperf.host.build import cache_root, source_files, source_hash
+from vsperf.trafficgen.vsgen import build
 from vsperf.trafficgen.vsgen.build import SOURCE_DIRS, find_sources, locate_engine, missing_build_tools
 
 
