@@ -6,7 +6,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
-from vsperf.executor import Command, Executor, Process, Streams
+from vsperf.executor import Command, Executor, Process, Streams, TcpStream
 
 
 class RecordedHost(Executor):
@@ -39,3 +39,6 @@ class RecordedHost(Executor):
 
     def get(self, remote: PurePosixPath | str, local: Path) -> None:
         raise AssertionError("collectors copy no file")
+
+    def open_tcp(self, port: int, *, netns: str | None = None, timeout_s: float = 5.0) -> TcpStream:
+        raise AssertionError("collectors open no connection")
