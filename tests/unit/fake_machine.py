@@ -133,6 +133,7 @@ class FakeMachine(Executor):
         self.dirs: set[str] = set()
         self.procs: dict[int, FakeProc] = {}
         self.absent: set[str] = set()  # programs `command -v` does not find
+        self.devices: set[str] = set()  # device nodes that can be opened (/dev/kvm, /dev/vhost-net)
         self.handlers: dict[str, Handler] = {}
         self.outputs: dict[str, str] = {}  # program -> what it writes to its log when it starts
         self.final_outputs: dict[str, str] = {}  # program -> what it writes when signalled
@@ -242,6 +243,8 @@ class FakeMachine(Executor):
             return (1, "", "") if argv[-1] in self.absent else (0, f"/usr/bin/{argv[-1]}\n", "")
         if argv[:2] == ["sh", "-c"] and "kill -" in argv[2]:
             return self._signal(argv[2])
+        if argv[:2] == ["sh", "-c"] and "/dev/kvm" in argv[2]:  # can /dev/kvm be opened?
+            return (0 if "/dev/kvm" in self.devices else 1), "", ""
         if argv[:2] == ["sh", "-c"] and argv[2].startswith("printf"):
             self.files[argv[5]] = argv[4]
             return 0, "", ""
@@ -265,7 +268,7 @@ class FakeMachine(Executor):
             return 0, "", ""
         if prog == "test":
             path = argv[-1]
-            return (0 if path in self.files or path in self.dirs else 1), "", ""
+            return (0 if path in self.files or path in self.dirs or path in self.devices else 1), "", ""
         if prog == "readlink":
             return 1, "", ""
         if prog in self.absent:

@@ -5,8 +5,8 @@ from dataclasses import replace
 import pytest
 
 from vsperf.deploy.base import GenPort
-from vsperf.errors import ConfigError
 from vsperf.deploy.streams import directions, int_to_mac, mac_to_int
+from vsperf.errors import ConfigError
 from vsperf.traffic import L2, L3, Traffic
 
 PORTS = (

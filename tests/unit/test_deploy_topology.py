@@ -5,7 +5,6 @@ from dataclasses import replace
 import pytest
 
 from vsperf.deploy.base import GenPort
-from vsperf.errors import ConfigError, UnknownNameError
 from vsperf.deploy.streams import directions
 from vsperf.deploy.topology import (
     check_frame_modification,
@@ -13,6 +12,7 @@ from vsperf.deploy.topology import (
     parse_deployment,
     port_names,
 )
+from vsperf.errors import ConfigError, UnknownNameError
 from vsperf.traffic import Traffic
 from vsperf.vswitch.base import ForwardRule
 
