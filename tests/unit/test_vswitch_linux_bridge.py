@@ -170,3 +170,16 @@ def test_the_switch_hosts_kernel_says_what_it_can_do(tmp_path: Path, name: str, 
     switch.check_prerequisites()
     assert switch.version() == "6.1.0-test"
     assert all(argv[0] in ("uname", "cat", "gzip") for argv, _ns in machine.calls)  # read only
+
+
+def test_a_bridge_it_could_not_make_is_not_deleted(tmp_path: Path) -> None:
+    switch, machine, journal = _switch(tmp_path)
+    for name in ("p0", "p1", "v0", "v1"):
+        machine.add_phys(name, netns=NS)
+    machine.add_phys(B1, netns=NS)  # an interface of that name exists already: not the run's
+    switch.start(NS)
+    with pytest.raises(DeploymentError, match=rf"^cannot create bridge {B1}: .*File exists"):
+        switch.configure(_pvp())
+    switch.stop()
+    assert (NS, B1) in machine.links and (NS, B0) not in machine.links
+    assert [e.name for e in journal] == []  # neither is recorded any more
