@@ -60,9 +60,11 @@ class GenPorts(ABC):
         """The DUT host's namespace the switch runs in (None: the host's own)."""
 
     @abstractmethod
-    def create(self, traffic: Traffic, mtu_bytes: int, vlan_id: int | None) -> list[SwitchPort]:
+    def create(self, traffic: Traffic, mtu_bytes: int, vlan_id: int | None, *,
+               traffic_ports: bool = True) -> list[SwitchPort]:
         """Make or prepare the ports (`self.ports` set); the switch ports phy0 and phy1 (none
-        for a wire)."""
+        for a wire). Without `traffic_ports` (deployment clean: the switch only) no port is
+        made, only the switch's namespace."""
 
     @abstractmethod
     def components(self) -> list[ComponentInfo]:
@@ -98,7 +100,8 @@ class VethPorts(GenPorts):
     def switch_netns(self) -> str | None:
         return self.hosts.dut.names.switch_netns
 
-    def create(self, traffic: Traffic, mtu_bytes: int, vlan_id: int | None) -> list[SwitchPort]:
+    def create(self, traffic: Traffic, mtu_bytes: int, vlan_id: int | None, *,
+               traffic_ports: bool = True) -> list[SwitchPort]:
         host = self.hosts.dut
         names, net = host.names, host.net
         if self.wire:
@@ -109,6 +112,8 @@ class VethPorts(GenPorts):
             self._address(list(pair), traffic, vlan_id)
             return []
         net.add_netns(names.switch_netns)
+        if not traffic_ports:
+            return []
         ends: list[LinkEnd] = []
         for i in (0, 1):
             net.add_netns(names.gen_netns(i))
@@ -157,8 +162,11 @@ class CabledPorts(GenPorts):
     def switch_netns(self) -> str | None:
         return None
 
-    def create(self, traffic: Traffic, mtu_bytes: int, vlan_id: int | None) -> list[SwitchPort]:
+    def create(self, traffic: Traffic, mtu_bytes: int, vlan_id: int | None, *,
+               traffic_ports: bool = True) -> list[SwitchPort]:
         dut, gen = self.hosts.dut, self.hosts.trafficgen
+        if not traffic_ports:  # (the preflight refuses deployment clean on a testbed)
+            return []
         try:
             for cable in self.cables:
                 if cable.trafficgen.interface:  # a hardware port (location) is the generator's own
