@@ -7,7 +7,7 @@ given the run's journal (`watch`), what the journal held when each command ran (
 a test can check that a thing was recorded before it existed. Programs it does not know answer
 through `handlers` (argv[0]'s name -> a function of the argv: (exit code, stdout)), else exit 0.
 
-`lab_hosts` and `testbed_hosts` build the `RunHosts` of a local lab (one host, `local`) and of a
+`lab_hosts` and `cabled_hosts` build the `RunHosts` of a local lab (one host, `local`) and of a
 testbed of two SSH-like hosts (`dut`, `gen`) on such machines, without connecting anywhere.
 """
 
@@ -28,6 +28,7 @@ from vsperf.host.hosts import RunHosts
 from vsperf.host.journal import Entry, Journal
 from vsperf.host.names import RunNames
 from vsperf.host.ports import read_port
+from vsperf.remote.connection import HostLostError
 from vsperf.testbed.model import Cable, DutPort, GenPortSpec, Testbed, TestbedHost
 
 RUN_ID = "abc123"
@@ -142,6 +143,7 @@ class FakeMachine(Executor):
         self.calls: list[tuple[tuple[str, ...], str | None]] = []  # (argv, netns)
         self.journal_at: list[list[Entry]] = []  # the watched journal's entries at each call
         self.watched: Journal | None = None
+        self.up = True  # False: the host does not answer any more
 
     @property
     def host(self) -> str:
@@ -186,10 +188,20 @@ class FakeMachine(Executor):
     def link(self, name: str, netns: str | None = None) -> Link:
         return self.links[(netns, name)]
 
+    def remove_link(self, name: str, netns: str | None = None) -> None:
+        """Interface `name` disappears (someone deleted it): its ports leave it, a veth's peer goes."""
+        self._drop((netns, name))
+
     # --- Executor ---------------------------------------------------------------------------------
+
+    def alive(self) -> bool:
+        """False once the connection to the host is lost (`up` False: every command fails)."""
+        return self.up
 
     def _complete(self, cmd: Command, timeout_s: float | None,
                   input_text: str | None) -> subprocess.CompletedProcess[str]:
+        if not self.up:
+            raise HostLostError(f"host {self.name}: connection lost")
         argv = list(cmd.argv)
         self.calls.append((cmd.argv, cmd.netns))
         self.journal_at.append(self.watched.entries() if self.watched is not None else [])
@@ -446,7 +458,7 @@ def two_cables() -> tuple[Cable, Cable]:
                  for d, g in (("ens1", "p0"), ("ens2", "p1")))
 
 
-def testbed_hosts(tmp_path: Path, cables: Sequence[Cable] | None = None, *,
+def cabled_hosts(tmp_path: Path, cables: Sequence[Cable] | None = None, *,
                   run_id: str = RUN_ID) -> tuple[RunHosts, FakeMachine, FakeMachine]:
     """A testbed `lab.yaml` of hosts `dut` and `gen` (SSH-like FakeMachines): dut's ens1, ens2
     (down) cabled to gen's p0 (up) and p1 (down), or `cables`."""

@@ -1,266 +1,275 @@
-"""The testbed's p2p deployment against a recording executor: what it refuses, the order of its
-commands (the bridge journaled before it exists, ports recorded before they change), teardown."""
+"""vsperf.deploy.deployment: the one deployment, on the local lab (one host, veth ports) and on a
+testbed (a DUT host and a generator host over SSH, cabled ports), against FakeMachines: the order
+of its commands and on which host they run, each thing recorded in the run's journal before it
+exists, what teardown releases, the report's components, and its one-line errors."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-from collections.abc import Mapping, Sequence
-from pathlib import Path, PurePosixPath
-from types import SimpleNamespace
-from typing import IO, Any, cast
+from pathlib import Path
+from typing import Any
 
 import pytest
+from fake_machine import RUN_ID, FakeMachine, FakeOvs, cabled_hosts, lab_hosts
 from settings_util import make_settings
 
+from vsperf.backends import build_registries
 from vsperf.config import traffic_from_settings
-from vsperf.host.workdir import RunContext
+from vsperf.deploy.build import DeploymentSpec, build_deployment
+from vsperf.deploy.deployment import HostDeployment, mtu_for
 from vsperf.errors import DeploymentError
-from vsperf.executor import Executor, Process
-from vsperf.run.plan import PlannedTest
-from vsperf.testbed.checks import dut_tools, gen_tools, missing_tools, unsupported_on_testbed
-from vsperf.testbed.deploy import TestbedDeployment, bridge_name
-from vsperf.testbed.journal import PortJournal
-from vsperf.testbed.model import Cable, DutPort, GenPortSpec, Testbed, TestbedHost
-from vsperf.host.ports import read_port
-from vsperf.testbed.session import TestbedSession
-from vsperf.vswitch.linux_bridge import LinuxBridgeVSwitch
-from vsperf.vswitch.ovs import OvsVSwitch
+from vsperf.host.hosts import RunHosts
+from vsperf.traffic import Traffic
+
+REGS = build_registries()
+TAG = f"vsp{RUN_ID}"
+SWITCH_NS, G0, G1, V0 = f"{TAG}s", f"{TAG}g0", f"{TAG}g1", f"{TAG}v0"
+BRIDGE = f"{TAG}b0"
 
 
-class FakeHost:
-    """An executor whose interfaces are a dict; every command is recorded."""
-
-    def __init__(self, name: str, links: dict[str, dict[str, Any]], calls: list[tuple[str, list[str]]]) -> None:
-        self.name = name
-        self.links = links
-        self.calls = calls
-        self.absent: set[str] = set()  # programs `command -v` does not find
-
-    @property
-    def host(self) -> str:
-        return self.name
-
-    def run(self, argv: Sequence[str], *, netns: str | None = None, check: bool = True,
-            timeout_s: float | None = 60.0, env: Mapping[str, str] | None = None,
-            input_text: str | None = None) -> subprocess.CompletedProcess[str]:
-        args = list(argv)
-        self.calls.append((self.name, args))
-        out = ""
-        if args[:2] == ["ip", "-j"]:
-            dev = args[-1]
-            out = json.dumps([self.links[dev]] if dev in self.links else [])
-        elif args[:3] == ["ip", "link", "set"]:
-            link = self.links[args[4]]
-            if "master" in args:
-                link["master"] = args[args.index("master") + 1]
-            if args[-1] in ("up", "down"):
-                link["flags"] = ["UP", "LOWER_UP"] if args[-1] == "up" else []
-            if "mtu" in args:
-                link["mtu"] = int(args[args.index("mtu") + 1])
-        elif args[:4] == ["ip", "link", "add", "name"]:
-            self.links[args[4]] = {"ifname": args[4], "flags": [], "mtu": 1500, "address": "02:00:00:00:00:ff"}
-        elif args[:3] == ["ip", "link", "del"]:
-            gone = args[-1]
-            self.links.pop(gone, None)
-            for link in self.links.values():
-                if link.get("master") == gone:
-                    link.pop("master")
-        elif args[:3] == ["ip", "link", "show"]:
-            return subprocess.CompletedProcess(args, 0 if args[-1] in self.links else 1, "", "")
-        elif args[:3] == ["sh", "-c", 'command -v "$1"']:
-            return subprocess.CompletedProcess(args, 1 if args[-1] in self.absent else 0, "", "")
-        elif args[0] == "uname":
-            out = "6.1.0-test\n"
-        return subprocess.CompletedProcess(args, 0, out, "")
-
-    def spawn(self, argv: Sequence[str], *, netns: str | None = None, env: Mapping[str, str] | None = None,
-              stdout: IO[bytes] | int | None = None, stderr: IO[bytes] | int | None = None,
-              stdin: int | None = None) -> Process:
-        raise AssertionError("the deployment starts no process")
-
-    def put(self, local: Path, remote: PurePosixPath | str, *, mode: int | None = None) -> None:
-        raise AssertionError("no file copied")
-
-    def get(self, remote: PurePosixPath | str, local: Path) -> None:
-        raise AssertionError("no file copied")
+def _deployment(hosts: RunHosts, name: str = "p2p", vswitch: str = "linux-bridge", *, traffic_only: bool = False,
+                fm: str | None = None, **settings: Any) -> HostDeployment:
+    values = make_settings(settings)
+    spec = DeploymentSpec(name, vswitch, "auto", values, frame_modification=fm, traffic_only=traffic_only)
+    deployment = build_deployment(spec, REGS, hosts, traffic_from_settings(values, 64))
+    assert isinstance(deployment, HostDeployment)
+    return deployment
 
 
-def _link(name: str, mac: str, up: bool = False) -> dict[str, Any]:
-    return {"ifname": name, "flags": ["UP", "LOWER_UP"] if up else [], "mtu": 1500, "address": mac, "addr_info": []}
+def _created(machine: FakeMachine) -> list[tuple[str, str, str]]:
+    """(command, kind, name) of each namespace, veth, bridge and tap the machine was asked to make."""
+    made = []
+    for command in machine.commands():
+        words = command.split()
+        if words[:3] == ["ip", "netns", "add"]:
+            made.append((command, "netns", words[3]))
+        elif "link" in words and "add" in words and words[words.index("link") + 1] == "add":
+            at = words.index("add") + 1
+            made.append((command, "link", words[at + 1] if words[at] == "name" else words[at]))
+    return made
 
 
-def _session(tmp_path: Path) -> tuple[TestbedSession, list[tuple[str, list[str]]], dict[str, FakeHost]]:
-    calls: list[tuple[str, list[str]]] = []
-    hosts = {
-        "dut": FakeHost("dut", {"ens1": _link("ens1", "02:00:00:00:00:01"),
-                                "ens2": _link("ens2", "02:00:00:00:00:02")}, calls),
-        "gen": FakeHost("gen", {"p0": _link("p0", "02:00:00:00:01:01", up=True),
-                                "p1": _link("p1", "02:00:00:00:01:02")}, calls),
-    }
-    cables = tuple(Cable(DutPort(d, None, "kernel"), GenPortSpec(g, None)) for d, g in (("ens1", "p0"), ("ens2", "p1")))
-    testbed = Testbed("lab.yaml", (TestbedHost("dut"), TestbedHost("gen")), "dut", "gen", cables)
-    executors = cast(dict[str, Executor], hosts)
-    session = TestbedSession(testbed, executors, PortJournal.create(tmp_path, "abc123"))
-    for host, ifname in (("dut", "ens1"), ("dut", "ens2"), ("gen", "p0"), ("gen", "p1")):
-        session.checked[(host, ifname)] = read_port(executors[host], ifname)
-    calls.clear()
-    return session, calls, hosts
+def test_mtu_carries_the_biggest_frame() -> None:
+    assert mtu_for(Traffic(frame_size_bytes=64)) == 1500
+    assert mtu_for(Traffic(frame_size_bytes=9018)) == 9000
 
 
-def test_p2p_bridges_the_dut_ports_and_puts_everything_back(tmp_path: Path) -> None:
-    session, calls, hosts = _session(tmp_path)
-    traffic = traffic_from_settings(make_settings(), 64)
-    # the lab's Linux bridge class, given the DUT host's executor
-    vswitch = LinuxBridgeVSwitch(make_settings(), RunContext("abc123", tmp_path, tmp_path, session.dut))
-    deployment = TestbedDeployment("p2p", session, run_id="abc123", traffic=traffic, vswitch=vswitch)
+# --- the local lab --------------------------------------------------------------------------------
+
+
+def test_lab_pvp_is_built_in_order_each_thing_recorded_first_and_all_removed(tmp_path: Path) -> None:
+    hosts, machine = lab_hosts(tmp_path)
+    deployment = _deployment(hosts, "pvp")
     with deployment:
-        bridge = bridge_name("abc123")
-        assert hosts["dut"].links["ens1"]["master"] == bridge and hosts["dut"].links["ens2"]["master"] == bridge
-        journal = json.loads(session.journal.path.read_text())
-        assert journal["links"] == [{"host": "dut", "name": bridge}]
-        assert {(p["host"], p["interface"]) for p in journal["ports"]} == {("dut", "ens1"), ("dut", "ens2"),
-                                                                           ("gen", "p0"), ("gen", "p1")}
+        made = _created(machine)
+        # ports (switch namespace, generator namespaces and veths), then the VNF's, then the bridges,
+        # then the VNF's loopback
+        assert [name for _, _, name in made] == [SWITCH_NS, G0, G0, G1, G1, V0, f"{V0}i0", f"{V0}i1",
+                                                 BRIDGE, f"{TAG}b1", f"{V0}b"]
+        for command, kind, name in made:
+            assert machine.recorded_before(command, kind, name), command
+        ports = deployment.gen_ports
+        assert [(p.netns, p.ifname, p.ipv4, p.peer_ipv4) for p in ports] == [
+            (G0, G0, "198.18.0.1", "198.18.1.1"), (G1, G1, "198.18.1.1", "198.18.0.1")]
+        assert ports[0].mac == machine.link(G0, G0).mac and ports[0].peer_mac == ports[1].mac
+        assert machine.link(G0, G0).addresses == ["198.18.0.1/15"]  # static neighbours, ARP off
+        assert f"ip -n {G0} neigh replace 198.18.1.1 lladdr {ports[1].mac} dev {G0} nud permanent" in \
+            machine.commands()
+        # the generator ports' switch ends are in the switch's namespace, bridged to the VNF's
+        assert machine.link(f"{TAG}p0", SWITCH_NS).master == BRIDGE
+        assert machine.link(f"{V0}s0", SWITCH_NS).master == BRIDGE
+        assert deployment.dut_ports() == ((SWITCH_NS, f"{TAG}p0"), (SWITCH_NS, f"{TAG}p1"))
+        assert hosts.journal.path.exists()
+        # the local lab's report names no host
+        assert [(c.role, c.name, c.details.get("host")) for c in deployment.components()] == [
+            ("vswitch", "linux-bridge", None), ("vnf", "netns", None)]
+        assert deployment.components()[1].details["index"] == "0"
+        deployment.check_alive()
+    assert machine.namespaces == set() and machine.links == {}
+    assert len(hosts.journal) == 0 and not hosts.journal.path.exists()
+    assert deployment.gen_ports == () and deployment.dut_ports() == ()
+
+
+def test_lab_wire_joins_the_generator_ports_back_to_back(tmp_path: Path) -> None:
+    hosts, machine = lab_hosts(tmp_path)
+    deployment = _deployment(hosts, traffic_only=True)
+    with deployment:
+        assert machine.namespaces == {G0, G1}  # no switch namespace, no switch
+        assert machine.link(G0, G0).peer == (G1, G1)
+        assert [(c.role, c.name, c.version, c.details) for c in deployment.components()] == [
+            ("port", "wire", "veth pair",
+             {"note": "traffic only (--mode trafficgen): the generator ports are joined back to back"})]
+        assert deployment.dut_pids() == {} and deployment.dut_ports() == ()
+        deployment.check_alive()
+        with pytest.raises(DeploymentError, match=r"^--mode trafficgen has no switch to restart$"):
+            deployment.restart()
+        with pytest.raises(DeploymentError, match=r"^--mode trafficgen has no switch whose addresses to flush$"):
+            deployment.forget_addresses()
+    assert machine.namespaces == set() and not hosts.journal.path.exists()
+
+
+def test_lab_clean_runs_the_switch_only(tmp_path: Path) -> None:
+    # deployment clean: the switch is started and stopped, nothing else (no generator ports)
+    hosts, machine = lab_hosts(tmp_path)
+    ovs = FakeOvs(machine)
+    deployment = _deployment(hosts, "clean", "ovs")
+    with deployment:
+        assert machine.namespaces == {SWITCH_NS} and ovs.running() == {"ovsdb-server", "ovs-vswitchd"}
+        assert ovs.netns == SWITCH_NS and deployment.gen_ports == () and deployment.dut_ports() == ()
+        assert set(deployment.dut_pids()) == {"ovsdb-server", "ovs-vswitchd"}
+    assert ovs.running() == set() and machine.namespaces == set()
+
+
+def test_lab_teardown_after_a_failed_deploy_removes_only_what_the_run_made(tmp_path: Path) -> None:
+    hosts, machine = lab_hosts(tmp_path)
+    machine.namespaces.add(V0)  # someone's namespace with the VNF's name: creating it fails
+    deployment = _deployment(hosts, "pvp")
+    with pytest.raises(DeploymentError, match=rf"^cannot create network namespace {V0}: .*File exists"), deployment:
+        pass
+    assert machine.namespaces == {V0}  # not the run's: left alone
+    assert machine.links == {} and not hosts.journal.path.exists()
+
+
+def test_teardown_before_deploy_is_harmless(tmp_path: Path) -> None:
+    hosts, machine = lab_hosts(tmp_path)
+    deployment = _deployment(hosts, "pvp")
+    deployment.teardown()
+    deployment.teardown()
+    assert deployment.dut_pids() == {} and deployment.gen_ports == ()
+    assert [argv for argv, _ns in machine.calls if argv[0] != "find"] == []
+
+
+def test_a_vanished_bridge_or_daemon_is_reported(tmp_path: Path) -> None:
+    hosts, machine = lab_hosts(tmp_path)
+    with _deployment(hosts) as deployment:
+        machine.remove_link(BRIDGE, SWITCH_NS)
+        with pytest.raises(DeploymentError, match=rf"^bridge {BRIDGE} is gone$"):
+            deployment.check_alive()
+    hosts, machine = lab_hosts(tmp_path / "ovs")
+    FakeOvs(machine)
+    with _deployment(hosts, vswitch="ovs") as deployment:
+        deployment.check_alive()
+        machine.procs[4102].running = False  # ovs-vswitchd died
+        with pytest.raises(DeploymentError, match=r"^ovs-vswitchd \(pid 4102\) died"):
+            deployment.check_alive()
+
+
+# --- a testbed --------------------------------------------------------------------------------------
+
+
+def test_testbed_p2p_bridges_the_dut_ports_and_puts_everything_back(tmp_path: Path) -> None:
+    hosts, dut, gen = cabled_hosts(tmp_path)
+    traffic = traffic_from_settings(make_settings(), 64)
+    deployment = _deployment(hosts)  # the lab's Linux bridge class, given the DUT host
+    with deployment:
+        assert dut.link("ens1").master == BRIDGE and dut.link("ens2").master == BRIDGE
+        assert dut.link("ens1").up and gen.link("p1").up
+        journal = json.loads(hosts.journal.path.read_text())
+        assert [(e["kind"], e["host"], e["name"]) for e in journal["entries"] if e["kind"] == "link"] == [
+            ("link", "dut", BRIDGE)]
+        assert dut.recorded_before(f"ip link add name {BRIDGE} type bridge", "link", BRIDGE)
+        # each cabled port's state recorded before it was changed
+        assert {(e["host"], e["name"]) for e in journal["entries"] if e["kind"] == "port"} == {
+            ("dut", "ens1"), ("dut", "ens2"), ("gen", "p0"), ("gen", "p1")}
+        assert dut.recorded_before("ip link set dev ens1 up", "port", "ens1")
+        assert gen.recorded_before("ip link set dev p1 up", "port", "p1")
         ports = deployment.gen_ports
         assert [(p.netns, p.ifname, p.mac, p.peer_mac) for p in ports] == [
             (None, "p0", "02:00:00:00:01:01", "02:00:00:00:01:02"),
             (None, "p1", "02:00:00:00:01:02", "02:00:00:00:01:01")]
         assert ports[0].ipv4 == traffic.l3.srcip and ports[1].ipv4 == traffic.l3.dstip
+        assert deployment.dut_ports() == ()  # read on the DUT host by the collectors, not from here
         deployment.check_alive()
-        before = len(calls)
+        before = len(dut.calls)
         deployment.restart()  # RFC 2544 reset: the lab's bridge code, on the DUT host
-        assert calls[before:] == [("dut", ["ip", "link", "set", "dev", bridge, "down"]),
-                                  ("dut", ["ip", "link", "set", "dev", bridge, "up"])]
+        assert dut.commands()[before:] == [f"ip link set dev {BRIDGE} down", f"ip link set dev {BRIDGE} up"]
+        deployment.forget_addresses()
+        assert dut.commands()[-1] == f"ip link set dev {BRIDGE} type bridge fdb_flush"
         components = {c.name: c for c in deployment.components()}
-        bridge_info = components["linux-bridge"]
-        assert bridge_info.version == "6.1.0-test" and bridge_info.details["host"] == "dut"
+        assert components["linux-bridge"].version == "6.1.0-test"
+        assert components["linux-bridge"].details["host"] == "dut"  # a testbed's report names the host
+        assert [(c.details["host"], c.details["interface"], c.details["cabled to"])
+                for c in deployment.components() if c.role == "port"] == [("dut", "ens1", "gen:p0"),
+                                                                           ("dut", "ens2", "gen:p1")]
+        dut.remove_link(BRIDGE)
+        with pytest.raises(DeploymentError, match=rf"^host dut: bridge {BRIDGE} is gone$"):
+            deployment.check_alive()
     # every command ran on its own host; the bridge is gone, the ports are as they were
-    assert {host for host, argv in calls if argv[:3] == ["ip", "link", "add"]} == {"dut"}
-    assert bridge not in hosts["dut"].links and "master" not in hosts["dut"].links["ens1"]
-    assert hosts["dut"].links["ens1"]["flags"] == [] and hosts["gen"].links["p0"]["flags"] == ["UP", "LOWER_UP"]
-    assert hosts["gen"].links["p1"]["flags"] == [] and not session.journal.path.exists()
-    with pytest.raises(DeploymentError, match=r"bridge .* is gone"):
-        deployment.check_alive()
+    assert not any(" add " in c for c in gen.commands()) and not gen.namespaces
+    assert (None, BRIDGE) not in dut.links and dut.link("ens1").master is None
+    assert not dut.link("ens1").up and gen.link("p0").up and not gen.link("p1").up
+    assert not hosts.journal.path.exists()
 
 
-def test_the_bridge_name_is_an_interface_name_with_the_run_id() -> None:
-    assert bridge_name("abc123") == "vsperfabc123b0" and len(bridge_name("abc123")) <= 15
-
-
-def _pt(**kw: Any) -> PlannedTest:
-    values = {"simulated": False, "traffic_only": False, "hold": "", "vswitch": "linux-bridge", "trafficgen": "vsgen",
-              "settings": make_settings(),
-              "test": SimpleNamespace(name="phy2phy_tput", deployment="p2p", frame_modification=None, load={})}
-    values.update(kw)
-    return cast(PlannedTest, SimpleNamespace(**values))
-
-
-def test_what_a_testbed_cannot_run_yet_is_named() -> None:
-    assert unsupported_on_testbed([_pt(), _pt(vswitch="ovs"), _pt(vswitch="ovs-dpdk"),
-                                   _pt(simulated=True, vswitch="vpp")]) is None
-    assert unsupported_on_testbed([_pt(vswitch="none")]) is None  # testpmd forwarding on the DUT host
-    assert unsupported_on_testbed([_pt(vswitch="vpp")]) == \
-        "test phy2phy_tput: vswitch vpp (only linux-bridge, ovs, ovs-dpdk, none deploy on a testbed)"
-    pvp = SimpleNamespace(name="pvp_tput", deployment="pvp", frame_modification=None, load={})
-    # the lab's chains of VNFs (pvvpN) and VNFs side by side (pvpvN: header matches, >= N streams)
-    pvvp = SimpleNamespace(name="pvvp_tput", deployment="pvvp", frame_modification=None, load={})
-    pvpv = SimpleNamespace(name="pvpv_tput", deployment="pvpv", frame_modification=None, load={})
-    clean = SimpleNamespace(name="ovsdpdk_qos", deployment="clean", frame_modification=None, load={})
-    streams = make_settings({"TRAFFIC": {"multistream": 2}})
-    assert unsupported_on_testbed([_pt(test=pvvp, vnf="netns"), _pt(test=pvvp, vswitch="ovs", vnf="auto"),
-                                   _pt(test=pvpv, vswitch="ovs", vnf="netns", settings=streams)]) is None
-    assert unsupported_on_testbed([_pt(test=pvpv, vnf="netns", settings=streams)]) == \
-        ("test pvpv_tput: deployment pvpv splits streams between VNFs by header fields, which linux-bridge "
-         "cannot do: use --vswitch ovs")
-    assert "set TRAFFIC multistream >= 2 (it is 0)" in \
-        str(unsupported_on_testbed([_pt(test=pvpv, vswitch="ovs", vnf="netns")]))
-    assert unsupported_on_testbed([_pt(test=clean)]) == \
-        "test ovsdpdk_qos: deployment clean (only p2p, pvp, pvvpN, pvpvN deploy on a testbed)"
-    settings = make_settings()
-    # pvp with the netns VNF (the default of linux-bridge and ovs, either loopback) and ovs-dpdk's
-    # default VNF (testpmd-vhost)
-    testpmd = make_settings(GUEST_LOOPBACK=["testpmd"])
-    assert unsupported_on_testbed([_pt(test=pvp, vnf="auto", settings=settings),
-                                   _pt(test=pvp, vswitch="ovs", vnf="netns", settings=settings),
-                                   _pt(test=pvp, vswitch="ovs-dpdk", vnf="netns", settings=settings),
-                                   _pt(test=pvp, vnf="netns", settings=testpmd),
-                                   _pt(test=pvp, vswitch="ovs-dpdk", vnf="auto", settings=settings)]) is None
-    # the QEMU guests run on the DUT host; PCI passthrough is refused by name
-    assert unsupported_on_testbed([_pt(test=pvp, vswitch="ovs-dpdk", vnf="qemu-vhost-user", settings=settings),
-                                   _pt(test=pvp, vswitch="ovs", vnf="qemu-virtio-net", settings=settings)]) is None
-    assert "VNF qemu-pci-passthrough runs on the local lab only (on a testbed: --vnf netns, testpmd-vhost, " \
-        "qemu-vhost-user, qemu-virtio-net)" in \
-        str(unsupported_on_testbed([_pt(test=pvp, vnf="qemu-pci-passthrough", settings=settings)]))
-    assert "traffic generator moongen" in str(unsupported_on_testbed([_pt(trafficgen="moongen")]))
-    assert unsupported_on_testbed([_pt(trafficgen="pktgen")]) is None  # vsperf starts it on the generator host
-    assert unsupported_on_testbed([_pt(trafficgen="trafgen")]) is None  # it runs on the generator host
-    # --mode trafficgen: the generator host's ports only (vsperf.testbed.wire); -off/-pause deploy as usual
-    assert unsupported_on_testbed([_pt(traffic_only=True), _pt(hold="off"), _pt(hold="pause")]) is None
-    assert "--mode trafficgen with otg (on a testbed: --trafficgen vsgen, trafgen)" in \
-        str(unsupported_on_testbed([_pt(traffic_only=True, trafficgen="otg")]))
-
-
-def test_the_dut_hosts_programs_are_checked_with_a_one_line_fix(tmp_path: Path) -> None:
-    tools = dut_tools([_pt(vswitch="ovs"), _pt(simulated=True, vswitch="linux-bridge")])
-    assert tools["ovs-vswitchd"] == "openvswitch-switch" and tools["ip"] == "iproute2"
-    assert dut_tools([_pt(simulated=True)]) == {} and "ovs-vsctl" not in dut_tools([_pt()])
-    settings = make_settings()
-    dpdk = dut_tools([_pt(vswitch="ovs-dpdk", settings=settings)])
-    assert dpdk[str(settings["OVS_DPDK_VSWITCHD"])] == "openvswitch-switch-dpdk" and "ovs-vsctl" in dpdk
-    assert "ovs-vswitchd" not in dpdk  # the DPDK build, not the plain one
-    assert "dpdk-testpmd" not in dpdk  # p2p: no VNF
-    pvp = SimpleNamespace(name="pvp_tput", deployment="pvp", frame_modification=None, load={})
-    # testpmd-vhost (ovs-dpdk's default VNF) and the netns VNF's testpmd loopback run dpdk-testpmd,
-    # and read its counters with DPDK's telemetry client
-    for vnf_pt in (_pt(test=pvp, vswitch="ovs-dpdk", vnf="auto", settings=settings),
-                   _pt(test=pvp, vnf="netns", settings=make_settings(GUEST_LOOPBACK=["testpmd"]))):
-        assert {k: v for k, v in dut_tools([vnf_pt]).items() if "dpdk-" in k} == \
-            {"dpdk-testpmd": "dpdk-dev", "dpdk-telemetry.py": "dpdk-dev"}
-    assert "dpdk-testpmd" not in dut_tools([_pt(test=pvp, vnf="netns", settings=settings)])  # kernel bridge
-    assert dut_tools([_pt(vswitch="none")])["dpdk-testpmd"] == "dpdk-dev"  # testpmd forwarding
-    # pidstat reads the DUT host's process table (ps) and clock tick (getconf); cpu needs only cat
-    assert dut_tools([_pt(settings=make_settings({"COLLECTOR": ["Pidstat"]}))])["ps"] == "procps"
-    assert "ps" not in dut_tools([_pt(settings=make_settings({"COLLECTOR": ["cpu", "ifstats"]}))])
-    session, calls, hosts = _session(tmp_path)
-    assert missing_tools(session, tools) is None
-    hosts["dut"].absent.add("ovs-vswitchd")
-    assert missing_tools(session, tools) == \
-        "host dut: ovs-vswitchd is missing: apt-get install openvswitch-switch there"
-    assert all(host == "dut" for host, _ in calls)
-
-
-def test_the_generator_hosts_programs_are_checked_on_that_host(tmp_path: Path) -> None:
-    tools = gen_tools([_pt(trafficgen="trafgen"), _pt(simulated=True, trafficgen="dummy")])
-    assert tools == {"trafgen": "netsniff-ng", "tc": "iproute2", "python3": "python3", "taskset": "util-linux"}
-    assert gen_tools([_pt(trafficgen="vsgen")]) == {} and gen_tools([_pt(simulated=True, trafficgen="trafgen")]) == {}
-    session, calls, hosts = _session(tmp_path)
-    assert missing_tools(session, tools, host="gen") is None
-    hosts["gen"].absent.add("trafgen")
-    hosts["dut"].absent.add("tc")  # the DUT host's programs are not what is asked here
-    assert missing_tools(session, tools, host="gen") == \
-        "host gen: trafgen is missing: apt-get install netsniff-ng there"
-    assert calls and all(host == "gen" for host, _ in calls)
-
-
-def test_pktgen_on_the_generator_host_is_checked_there_with_how_to_build_it(tmp_path: Path) -> None:
-    tools = gen_tools([_pt(trafficgen="pktgen", settings=make_settings(TRAFFICGEN_PKTGEN_BINARY="/opt/pg/pktgen"))])
-    assert tools == {"/opt/pg/pktgen": "pktgen", "python3": "python3"}  # python3: its pty launcher
-    # a pktgen the user started (TRAFFICGEN_PKTGEN_HOST): nothing to find on the host
-    assert gen_tools([_pt(trafficgen="pktgen", settings=make_settings(TRAFFICGEN_PKTGEN_HOST="198.18.0.9"))]) == {}
-    session, _calls, hosts = _session(tmp_path)
-    hosts["gen"].absent.add("/opt/pg/pktgen")
-    assert missing_tools(session, tools, host="gen") == \
-        "host gen: /opt/pg/pktgen is missing: build Pktgen-DPDK >= 23.06 with Lua there (docs/trafficgens.rst) " \
-        "and set TRAFFICGEN_PKTGEN_BINARY to its path"
+def test_testbed_vlan_push_tags_frames_towards_the_generator(tmp_path: Path) -> None:
+    hosts, dut, _gen = cabled_hosts(tmp_path)
+    with _deployment(hosts, "p2p", fm="vlan", VSWITCH_VLAN_ID=123) as deployment:
+        # the generator counts only frames that carry the tag (vsgen flags the others)
+        assert [p.rx_vlan_id for p in deployment.gen_ports] == [123, 123]
+        commands = dut.commands()
+        assert f"ip link add name {BRIDGE} type bridge stp_state 0 forward_delay 0 vlan_filtering 1" in commands
+        # frames leave towards the generator on both DUT ports tagged (no "untagged")
+        for ifname in ("ens1", "ens2"):
+            assert f"bridge vlan add dev {ifname} vid 123 pvid" in commands
 
 
 def test_another_userspace_ovs_on_the_dut_host_is_refused_before_the_switch_starts(tmp_path: Path) -> None:
-    session, calls, hosts = _session(tmp_path)
-    hosts["dut"].links["ovs-netdev"] = _link("ovs-netdev", "02:00:00:00:00:09")
-    vswitch = OvsVSwitch(make_settings(), RunContext("abc123", tmp_path, tmp_path, session.dut))
-    deployment = TestbedDeployment("p2p", session, run_id="abc123", traffic=traffic_from_settings(make_settings(), 64),
-                                   vswitch=vswitch)
-    with pytest.raises(DeploymentError, match=r"^host dut: another Open vSwitch .*\(ovs-netdev exists\)"), deployment:
+    hosts, dut, gen = cabled_hosts(tmp_path)
+    FakeOvs(dut)
+    dut.add_phys("ovs-netdev", "02:00:00:00:00:09")
+    with pytest.raises(DeploymentError, match=r"^host dut: another Open vSwitch .*\(ovs-netdev exists\)"), \
+            _deployment(hosts, vswitch="ovs"):
         pass
-    assert not any(argv[0].startswith("ovs") for _, argv in calls)  # no OVS command ran
-    assert hosts["dut"].links["ens1"]["flags"] == [] and not session.journal.path.exists()
+    assert not any(argv[0].startswith("ovs") for argv, _ns in dut.calls)  # no OVS command ran
+    assert not dut.link("ens1").up and not gen.link("p1").up and not hosts.journal.path.exists()
+
+
+def test_testbed_ovs_runs_in_the_dut_hosts_namespace_and_is_stopped(tmp_path: Path) -> None:
+    hosts, dut, _gen = cabled_hosts(tmp_path)
+    ovs = FakeOvs(dut)
+    with _deployment(hosts, vswitch="ovs") as deployment:
+        assert ovs.netns is None and ovs.ifaces == ["ens1", "ens2"]
+        # a testbed's interfaces are attached as they are: AF_XDP, no GRO change
+        add_br = next(c for c in dut.commands() if " add-br " in c)
+        assert "add-port vspabc123b0 ens1 -- set Interface ens1 type=afxdp ofport_request=1" in add_br
+        assert not any("ethtool -K" in c for c in dut.commands())
+        assert deployment.dut_pids() == {"ovs-vswitchd": 4102, "ovsdb-server": 4101}
+        assert {c.name: c.details["host"] for c in deployment.components()}["ovs"] == "dut"
+    assert ovs.running() == set() and not hosts.journal.path.exists()
+    assert f"/tmp/vsperf-{RUN_ID}-ovs" not in dut.dirs  # the run's directory on the host removed
+
+
+def test_a_dut_host_lost_during_the_run_keeps_its_records_for_the_next_run(tmp_path: Path) -> None:
+    hosts, dut, gen = cabled_hosts(tmp_path)
+    deployment = _deployment(hosts)
+    deployment.deploy()
+    dut.up = False  # the DUT host stops answering
+    deployment.teardown()  # nothing is asked of it; the generator host is put back
+    assert not gen.link("p1").up
+    left = {(e.host, e.kind, e.name) for e in hosts.journal}
+    assert left == {("dut", "port", "ens1"), ("dut", "port", "ens2"), ("dut", "link", BRIDGE)}
+    assert hosts.journal.path.exists()  # the next run finds them
+
+
+def test_testbed_wire_uses_the_generator_ports_only_and_puts_them_back(tmp_path: Path) -> None:
+    # --mode trafficgen on a testbed: the cables' DUT ends are the user's DUT, never touched
+    hosts, dut, gen = cabled_hosts(tmp_path)
+    dut.link("ens1").master = "userbr0"  # the user's DUT: a bridge vsperf did not make
+    traffic = traffic_from_settings(make_settings(), 64)
+    deployment = _deployment(hosts, traffic_only=True)
+    with deployment:
+        journal = json.loads(hosts.journal.path.read_text())
+        assert {(e["host"], e["name"]) for e in journal["entries"]} == {("gen", "p0"), ("gen", "p1")}
+        assert gen.link("p1").up
+        ports = deployment.gen_ports
+        assert [(p.netns, p.ifname, p.mac, p.peer_mac, p.rx_vlan_id) for p in ports] == [
+            (None, "p0", "02:00:00:00:01:01", "02:00:00:00:01:02", None),
+            (None, "p1", "02:00:00:00:01:02", "02:00:00:00:01:01", None)]
+        assert ports[0].ipv4 == traffic.l3.srcip and ports[1].peer_ipv4 == traffic.l3.srcip
+        deployment.check_alive()
+        assert [(c.role, c.details["host"], c.details["interface"], c.details["cabled to"])
+                for c in deployment.components()] == [("port", "gen", "p0", "dut:ens1"),
+                                                      ("port", "gen", "p1", "dut:ens2")]
+    assert dut.calls == []  # not one command on the DUT host
+    assert dut.link("ens1").master == "userbr0"
+    assert not gen.link("p1").up and not hosts.journal.path.exists()
