@@ -211,7 +211,8 @@ def _run(opts: dict[str, Any]) -> int:
     results_dir = opts["results_dir"] or _default_results_dir(settings)
     _check_results_dir(results_dir)
     command_log = CommandLog(None)  # the run's commands.log once its directory exists
-    hosts = open_hosts(plan, str(settings["TESTBED"] or ""), run_id=run_id, command_log=command_log)
+    hosts = open_hosts(plan, str(settings["TESTBED"] or ""), run_id=run_id, command_log=command_log,
+                       registries=registries)
     try:
         check_plan(plan, registries, hosts)
         progress = _progress(plan)
