@@ -105,7 +105,9 @@ def test_parse_telemetry_stats() -> None:
 # --- lifecycle, with a script standing in for dpdk-testpmd -------------------------------------
 
 FAKE_TESTPMD = textwrap.dedent("""\
-    import signal, sys, time
+    import os, signal, sys, time
+    print(f"pid {{os.getpid()}}", flush=True)
+    print("EAL: a warning on stderr", file=sys.stderr, flush=True)
     if "{exit}" == "early":
         print("EAL: Cause: Creation of mbuf pool for socket 0 failed: Cannot allocate memory", flush=True)
         sys.exit(1)
@@ -191,7 +193,9 @@ def test_start_waits_for_forwarding_and_stop_collects_final_counters(tmp_path: P
     assert pid is not None and pid_exists(pid)
     (tmp_path / "dpdk" / "vspab12t0").mkdir(parents=True)  # what DPDK makes for its file prefix
     assert _recorded_processes(tp) == [("local", "testpmd vnf0", pid)]  # on disk while it runs
-    assert "io packet forwarding" in (tmp_path / "normal.log").read_text()  # its output in its log
+    log = (tmp_path / "normal.log").read_text()  # its output and its errors in its log on its host
+    assert "io packet forwarding" in log and "EAL: a warning on stderr" in log
+    assert f"pid {pid}\n" in log  # the PID recorded is the command's own (the log wrapper execs in place)
     tp.check_alive()
     assert tp.counters(0).rx_packets == 39439
     assert tp.host.executor.telemetry_inputs == ["/ethdev/stats,0\n"]  # type: ignore[attr-defined]

@@ -183,6 +183,8 @@ def test_each_program_is_looked_for_on_the_host_that_runs_it(tmp_path: Path) -> 
         host.absent.discard(program)
     dut.absent.add("tc")  # the generator's programs are not the DUT host's business
     check_plan(plan, REGS, hosts)
+    dut.absent.add("stress-ng")  # the simulated DUT gets no load: nothing asked of the DUT host
+    check_plan(_plan("phy2phy_cpu_load", TRAFFICGEN="dummy"), REGS, hosts)
 
 
 def test_what_a_testbed_cannot_run_is_refused_after_its_hosts_were_checked(tmp_path: Path) -> None:

@@ -230,3 +230,21 @@ def test_restart_starts_a_new_vswitchd_and_programs_the_flows_again(tmp_path: Pa
     assert [(e.name, e.pid) for e in journal if e.kind == "process"] == [("ovsdb-server", 4101),
                                                                          ("ovs-vswitchd", 4112)]
     switch.stop()
+
+
+def test_a_daemon_that_ignores_exit_is_signalled_by_pid_with_its_start_time_checked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("vsperf.vswitch.ovs._STOP_TIMEOUT_S", 0.05)
+    machine = FakeMachine("dut")
+    ovs = FakeOvs(machine)
+    switch = _ovs(tmp_path, machine)
+    switch.start(None)
+    answer = ovs.answer
+    machine.handlers["ovs-appctl"] = lambda argv: (0, "") if "exit" in argv else answer(argv)  # hangs on
+    machine.calls.clear()
+    switch.stop()
+    signals = [argv[2] for argv, _ns in machine.calls if argv[:2] == ("sh", "-c") and "kill -" in argv[2]]
+    # SIGTERM to its group, only while PID 4102 is still the process that started at tick 5002
+    assert signals and "kill -15 -4102" in signals[0] and '[ "$1" = 5002 ]' in signals[0]
+    assert ovs.running() == set()
+    assert [e for e in switch.host.journal or [] if e.kind == "process"] == []
