@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from dpdk_fixtures import dpdk_settings, make_host
-from fake_machine import FakeMachine
+from fake_machine import FakeMachine, FakeOvs
 
 from vsperf.errors import ConfigError, DeploymentError, PrerequisiteError
 from vsperf.vswitch.base import ForwardingPlan, ForwardRule, SwitchPort
@@ -157,3 +157,36 @@ def test_rxq_polled_needs_an_enabled_queue() -> None:
     assert not rxq_polled("vspab12b0x3", PMD_RXQ_SHOW)  # vring not enabled yet
     assert not rxq_polled("vspab12p1", PMD_RXQ_SHOW)  # not assigned to a PMD yet
     assert not rxq_polled("vspab12p", PMD_RXQ_SHOW)
+
+
+def test_a_private_ovs_dpdk_on_its_host_from_start_to_stop(tmp_path: Path) -> None:
+    host = machine(VERSION)
+    ovs = FakeOvs(host, VERSION)
+    switch = OvsDpdkVSwitch(dpdk_settings(VSWITCH_VHOSTUSER_SERVER_MODE=True, VSWITCH_OVS_PORT_TYPE="afxdp",
+                                          VSWITCH_FLOW_MODE="ports", OVS_VSWITCHD="ovs-vswitchd",
+                                          VSWITCH_OVS_AFXDP_MODE="native"), make_host(tmp_path, host))
+    journal = switch.host.journal
+    assert journal is not None
+    host.watch(journal)
+    switch.start("vspab12s")
+    # its DPDK runtime directory recorded before ovs-vswitchd starts; DPDK without hugepages or PCI
+    assert host.recorded_before("[vspab12s] /usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk unix:", "dir",
+                                "/var/run/dpdk/vspab12o")
+    config = next(c for c in host.commands() if "other_config:dpdk-init=true" in c)
+    assert "'other_config:dpdk-extra=--no-huge -m 1024 --legacy-mem --file-prefix=vspab12o --no-pci'" in config
+    assert any(c.endswith("get Open_vSwitch . dpdk_initialized") for c in host.commands())  # waited for DPDK
+    phy = SwitchPort("phy0", "veth", "phy", ifname="vspab12p0")
+    vhost = SwitchPort("vnf0.0", "vhostuser", "vnf", socket_path="/tmp/vsperf-ab12-vhost/v0p0.sock")
+    host.files["/tmp/vsperf-ab12-ovs/vspab12b0x1"] = ""  # the socket OVS serves for the dpdkvhostuser port
+    switch.configure(ForwardingPlan((phy, vhost), (ForwardRule("phy0", "vnf0.0"), ForwardRule("vnf0.0", "phy0"))))
+    add_br = next(c for c in host.commands() if " add-br " in c)
+    assert "vspab12p0 type=dpdk ofport_request=1 mtu_request=1500 options:dpdk-devargs=net_af_xdp0,iface=vspab12p0" \
+        in add_br and "vspab12b0x1 type=dpdkvhostuser ofport_request=2" in add_br
+    # VSWITCH_VHOSTUSER_SERVER_MODE: the VNF's socket path is a link to the socket OVS made
+    assert "ln -sfn /tmp/vsperf-ab12-ovs/vspab12b0x1 /tmp/vsperf-ab12-vhost/v0p0.sock" in host.commands()
+    switch.wait_ready()
+    assert "port: vspab12b0x1" in switch.rxq_show
+    switch.stop()
+    assert ovs.running() == set()
+    assert "rm -f -- /tmp/vsperf-ab12-vhost/v0p0.sock" in host.commands()
+    assert host.commands()[-1] == "rm -rf -- /var/run/dpdk/vspab12o"
