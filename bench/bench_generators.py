@@ -41,14 +41,14 @@ import bench_vsgen_switches as switches  # the sibling benchmark (bench/ is the 
 from bench_host import bench_host
 
 from vsperf.config import load_settings
-from vsperf.traffic.ports import GenPort
-from vsperf.traffic.streams import directions
 from vsperf.dpdk.eal import remove_runtime_dir
 from vsperf.errors import TrafficGenError
 from vsperf.executor import CommandLog, LocalExecutor, Process
 from vsperf.host import netlink as netdev
 from vsperf.host.host import Host
 from vsperf.traffic import L3, Traffic
+from vsperf.traffic.ports import GenPort
+from vsperf.traffic.streams import directions
 from vsperf.trafficgen.trafgen.agent_client import AgentClient, RxCounter
 from vsperf.trafficgen.trafgen.config import packet_config
 from vsperf.trafficgen.vsgen.backend import VsgenTrafficGenerator

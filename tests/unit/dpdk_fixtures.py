@@ -1,16 +1,14 @@
-"""Shared fixtures of the DPDK backend tests: a complete settings mapping and a lab handle."""
+"""Shared fixtures of the DPDK backend tests: a complete settings mapping and a host to run on."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from vsperf.lab.env import LabEnv
-from vsperf.lab.state import RunState
-
 from vsperf.executor import Executor, LocalExecutor
+from vsperf.host.host import Host
+from vsperf.host.journal import Journal
 from vsperf.host.names import RunNames
-from vsperf.host.workdir import RunContext
 
 RUN_ID = "ab12"
 
@@ -38,9 +36,6 @@ def dpdk_settings(**overrides: Any) -> dict[str, Any]:
     return settings
 
 
-def make_ctx(tmp_path: Path, executor: Executor | None = None) -> RunContext:
-    return RunContext(RUN_ID, tmp_path, tmp_path, executor or LocalExecutor())
-
-
-def make_lab(ctx: RunContext, tmp_path: Path) -> LabEnv:
-    return LabEnv(ctx, RunNames(RUN_ID), RunState(RUN_ID, root=tmp_path / "state"))
+def make_host(tmp_path: Path, executor: Executor | None = None, *, name: str = "local") -> Host:
+    """Host `name` of run RUN_ID on `executor` (this machine by default), its journal under `tmp_path`."""
+    return Host(name, executor or LocalExecutor(), RunNames(RUN_ID), Journal(RUN_ID, root=tmp_path / "state"))

@@ -9,10 +9,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
-from vsperf.lab.env import LabEnv
-from vsperf.lab.process import pid_exists
-from vsperf.lab.state import RunState
-from vsperf.vnf.host import LabProcessHost
 
 from vsperf.dpdk.eal import EalConfig, TestpmdConfig
 from vsperf.dpdk.testpmd import (
@@ -24,8 +20,10 @@ from vsperf.dpdk.testpmd import (
 )
 from vsperf.errors import DeploymentError
 from vsperf.executor import LocalExecutor
+from vsperf.host.host import Host
+from vsperf.host.journal import Journal
 from vsperf.host.names import RunNames
-from vsperf.host.workdir import RunContext
+from vsperf.host.proc import local_stat
 
 # Captured from dpdk-testpmd 22.11 (io forwarding between two net_af_packet ports).
 NIC_STATS = """\
@@ -107,7 +105,9 @@ def test_parse_telemetry_stats() -> None:
 # --- lifecycle, with a script standing in for dpdk-testpmd -------------------------------------
 
 FAKE_TESTPMD = textwrap.dedent("""\
-    import signal, sys, time
+    import os, signal, sys, time
+    print(f"pid {{os.getpid()}}", flush=True)
+    print("EAL: a warning on stderr", file=sys.stderr, flush=True)
     if "{exit}" == "early":
         print("EAL: Cause: Creation of mbuf pool for socket 0 failed: Cannot allocate memory", flush=True)
         sys.exit(1)
@@ -142,9 +142,15 @@ class TelemetryExecutor(LocalExecutor):
                            input_text=input_text)
 
 
-def _lab(tmp_path: Path) -> LabProcessHost:
-    ctx = RunContext("ab12", tmp_path, tmp_path, TelemetryExecutor())
-    return LabProcessHost(LabEnv(ctx, RunNames("ab12"), RunState("ab12", root=tmp_path / "state")))
+def _host(tmp_path: Path) -> Host:
+    """This machine as the run's host (its journal under `tmp_path`), telemetry answered."""
+    return Host("local", TelemetryExecutor(), RunNames("ab12"), Journal("ab12", root=tmp_path / "state"))
+
+
+def pid_exists(pid: int) -> bool:
+    """True while `pid` runs on this machine (a zombie does not count)."""
+    stat = local_stat(pid)
+    return stat is not None and stat.running
 
 
 _STARTED: list[TestpmdProcess] = []  # every fake testpmd of the current test, stopped after it
@@ -165,15 +171,19 @@ def _testpmd(tmp_path: Path, behaviour: str, ready_timeout_s: float = 10.0) -> T
     wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {script} \"$@\"\n", encoding="utf-8")
     wrapper.chmod(0o755)
     cfg = TestpmdConfig(eal=EalConfig("vspab12t0", 64, vdevs=("a", "b")), binary=str(wrapper))
-    tp = TestpmdProcess(_lab(tmp_path), "testpmd vnf0", cfg, log_path=tmp_path / f"{behaviour}.log",
+    tp = TestpmdProcess(_host(tmp_path), "testpmd vnf0", cfg, log_path=tmp_path / f"{behaviour}.log",
                         runtime_root=tmp_path / "dpdk", ready_timeout_s=ready_timeout_s)
     _STARTED.append(tp)
     return tp
 
 
-def _recorded_processes(tp: TestpmdProcess) -> list[str]:
-    assert isinstance(tp.host, LabProcessHost)
-    return [r.name for r in tp.host.lab.state if r.kind == "process"]
+def _recorded_processes(tp: TestpmdProcess) -> list[tuple[str, str, int]]:
+    """(host, label, pid) of the processes the run's journal file lists (what a kill leaves)."""
+    journal = tp.host.journal
+    assert journal is not None
+    if not journal.path.exists():
+        return []
+    return [(e.host, e.name, e.pid) for e in Journal.load(journal.path) if e.kind == "process"]
 
 
 def test_start_waits_for_forwarding_and_stop_collects_final_counters(tmp_path: Path) -> None:
@@ -181,8 +191,11 @@ def test_start_waits_for_forwarding_and_stop_collects_final_counters(tmp_path: P
     tp.start()
     pid = tp.pid
     assert pid is not None and pid_exists(pid)
-    assert (tmp_path / "dpdk" / "vspab12t0").is_dir()  # runtime dir recorded before the launch
-    assert _recorded_processes(tp) == ["testpmd vnf0"]
+    (tmp_path / "dpdk" / "vspab12t0").mkdir(parents=True)  # what DPDK makes for its file prefix
+    assert _recorded_processes(tp) == [("local", "testpmd vnf0", pid)]  # on disk while it runs
+    log = (tmp_path / "normal.log").read_text()  # its output and its errors in its log on its host
+    assert "io packet forwarding" in log and "EAL: a warning on stderr" in log
+    assert f"pid {pid}\n" in log  # the PID recorded is the command's own (the log wrapper execs in place)
     tp.check_alive()
     assert tp.counters(0).rx_packets == 39439
     assert tp.host.executor.telemetry_inputs == ["/ethdev/stats,0\n"]  # type: ignore[attr-defined]
@@ -197,10 +210,12 @@ def test_start_waits_for_forwarding_and_stop_collects_final_counters(tmp_path: P
 
 def test_exit_before_forwarding_reports_its_log(tmp_path: Path) -> None:
     tp = _testpmd(tmp_path, "early")
+    (tmp_path / "dpdk" / "vspab12t0").mkdir(parents=True)  # what its EAL made before it gave up
     with pytest.raises(DeploymentError, match=r"exited \(code 1\) before forwarding.*Cannot allocate memory"):
         tp.start()
     tp.stop()
     assert not (tmp_path / "dpdk" / "vspab12t0").exists()
+    assert _recorded_processes(tp) == []
 
 
 def test_never_ready_times_out_and_stop_still_kills_it(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import time
 from pathlib import Path, PurePosixPath
 
 import pytest
-from fake_machine import FakeMachine, RemoteMachine
+from fake_host import FakeMachine, RemoteMachine
 
 from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
 from vsperf.executor import CommandLog, LocalExecutor

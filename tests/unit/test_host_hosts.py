@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
-from fake_machine import FakeMachine, RemoteMachine, install
+from fake_host import FakeMachine, RemoteMachine, install
 from pci_tree import DEV, KernelTree
 
 from vsperf.deploy.hugepages import set_knob

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fake_machine import FakeMachine, RemoteMachine, mac_of
+from fake_host import FakeMachine, RemoteMachine, mac_of
 
 from vsperf.errors import CommandError, DeploymentError
 from vsperf.host.host import Host

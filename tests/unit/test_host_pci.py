@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 
 import pytest
-from fake_machine import FakeMachine
+from fake_host import FakeMachine
 from pci_tree import DEV, KernelTree
 
 from vsperf.errors import CommandError

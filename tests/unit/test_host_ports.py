@@ -8,7 +8,7 @@ import logging
 from typing import Any
 
 import pytest
-from fake_machine import RemoteMachine
+from fake_host import RemoteMachine
 from recorded_host import RecordedHost
 
 from vsperf.errors import DeploymentError

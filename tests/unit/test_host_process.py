@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path, PurePosixPath
 
-from fake_machine import FakeMachine, RemoteMachine
+from fake_host import FakeMachine, RemoteMachine
 
 from vsperf.errors import CommandError
 from vsperf.executor import CommandLog, LocalExecutor

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fake_machine import FakeMachine, RemoteMachine
+from fake_host import FakeMachine, RemoteMachine
 from pci_tree import DEV, KernelTree
 
 from vsperf.executor import LocalExecutor

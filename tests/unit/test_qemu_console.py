@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
 
 from vsperf.errors import DeploymentError
+from vsperf.executor import LocalExecutor
+from vsperf.host.host import Host
+from vsperf.host.journal import Journal
+from vsperf.host.names import RunNames
+from vsperf.host.release import release
 from vsperf.vnf.qemu.console import ConsoleTimeout, GuestDied, SerialConsole, clean, last_lines
 
 
@@ -68,3 +74,36 @@ def test_output_reaches_the_log_as_it_comes_even_without_a_newline(tmp_path: Pat
         os.close(write_end)
         console.close()
     assert found.index == 0 and log.stat().st_size == 200_000 + len(b"\r\nvm login: ")
+
+
+def test_a_console_process_on_its_host_talks_over_its_pipes_and_logs_only_stderr_there(tmp_path: Path) -> None:
+    # A guest's console as the QEMU VNF starts it (Host.spawn with pipes), on this machine as a
+    # testbed host `dut`: stdin and stdout are the console, stderr goes to a log on the host.
+    run_id = f"q{os.getpid() % 10**6}"
+    journal = Journal(run_id, root=tmp_path / "state")
+    host = Host("dut", LocalExecutor(), RunNames(run_id), journal)
+    try:
+        log = host.log_path("guest.qemu.log")
+        assert str(log) == f"/tmp/vsperf-{run_id}-logs/guest.qemu.log"
+        # a stand-in for QEMU's serial console: a prompt without a newline, then echo what is typed
+        # (4 bytes: a line ends in a carriage return, as typed on a terminal)
+        script = 'printf "login: "; echo warning >&2; line=$(head -c 4); echo "typed $line"; exec sleep 30'
+        proc = host.spawn("qemu vm0", ["sh", "-c", script], log_path=log, pipes=True)
+        console = SerialConsole(tmp_path / "guest0-console.log", "qemu vm0")
+        console.attach(proc.stdin, proc.stdout)
+        seen = console.wait_for([r"login: $"], timeout_s=10, alive=proc.alive)
+        console.send_line("root")
+        console.wait_for([r"typed root"], timeout_s=10, alive=proc.alive, offset=seen.offset)
+        assert [(e.host, e.name, e.pid) for e in Journal.load(journal.path) if e.kind == "process"] == [
+            ("dut", "qemu vm0", proc.pid)]
+        deadline = time.monotonic() + 10
+        while "warning" not in host.read_text(log) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert host.read_text(log) == "warning\n"  # stdout is the console's, not the log's
+        host.stop_process(proc)
+        console.close()
+        assert not proc.alive() and [e for e in journal if e.kind == "process"] == []
+        assert "typed root" in (tmp_path / "guest0-console.log").read_text()
+    finally:
+        release(journal, {"dut": host.executor})  # the process if an assertion failed, and the directory
+    assert not Path(f"/tmp/vsperf-{run_id}-logs").exists()

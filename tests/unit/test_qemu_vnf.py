@@ -1,4 +1,6 @@
-"""vsperf.vnf.qemu.vnf: per-VM guest settings, refused loopbacks and backends, registry names."""
+"""vsperf.vnf.qemu.vnf: per-VM guest settings, refused loopbacks and backends, registry names, and
+what a guest asks of its host before it boots (a testbed's DUT host here): the image's files
+copied into the run's directory there, taps recorded before they exist, its CPUs, its programs."""
 
 from __future__ import annotations
 
@@ -6,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_machine import RUN_ID, FakeMachine
 from settings_util import make_settings
 
 from vsperf.backends import build_registries
 from vsperf.errors import ConfigError, PrerequisiteError
-from vsperf.executor import LocalExecutor
-from vsperf.host.workdir import RunContext
+from vsperf.host.host import Host
+from vsperf.host.journal import Journal
+from vsperf.host.names import RunNames
 from vsperf.vnf.qemu.vhost_user import QemuVhostUserVnf
 from vsperf.vnf.qemu.virtio_net import QemuVirtioNetVnf
 from vsperf.vnf.qemu.vnf import GuestSpec, QemuPciPassthroughVnf, user_image_script
@@ -59,9 +63,8 @@ def test_unusable_values_are_config_errors(overrides: dict[str, Any], match: str
 
 
 def test_pci_passthrough_is_refused_in_one_line(tmp_path: Path) -> None:
-    ctx = RunContext("ab12", tmp_path, tmp_path, LocalExecutor())
     with pytest.raises(PrerequisiteError) as err:
-        QemuPciPassthroughVnf(make_settings(), ctx).check_prerequisites()
+        QemuPciPassthroughVnf(make_settings(), _dut(tmp_path)[0]).check_prerequisites()
     assert "\n" not in str(err.value) and "QemuDpdkVhostUser" in str(err.value)
 
 
@@ -87,3 +90,71 @@ def test_user_image_commands() -> None:
     bare = user_image_script(spec(GUEST_IMAGE=["/img/x.qcow2"], GUEST_LOOPBACK=["testpmd"], GUEST_TESTPMD_PARAMS=[""]))
     assert "dpdk-testpmd -- --forward-mode=io" in bare.commands[-2]
     assert user_image_script(spec(GUEST_IMAGE=["/img/x.qcow2"], GUEST_LOOPBACK=["buildin"])).commands == ()
+
+
+def _dut(tmp_path: Path) -> tuple[Host, FakeMachine]:
+    """A testbed's DUT host `dut` with 4 CPUs, watched by the run's journal."""
+    machine = FakeMachine("dut", cpus=4)
+    journal = Journal(RUN_ID, root=tmp_path / "state")
+    machine.watch(journal)
+    return Host("dut", machine, RunNames(RUN_ID), journal), machine
+
+
+def _user_image(tmp_path: Path) -> Path:
+    image = tmp_path / "guest.qcow2"
+    image.write_text("disk")
+    return image
+
+
+def test_a_users_image_is_copied_into_the_runs_directory_and_taps_are_recorded_before_they_exist(
+        tmp_path: Path) -> None:
+    host, machine = _dut(tmp_path)
+    image = _user_image(tmp_path)
+    vnf = QemuVirtioNetVnf(make_settings(GUEST_IMAGE=[str(image)], GUEST_ACCEL="tcg"), host)
+    ports = vnf.create(0, 1500, None)  # a testbed host: the switch and the taps in its own namespace
+    staged = f"/tmp/vsperf-{RUN_ID}-files/vm0-guest.qcow2"
+    assert machine.files[staged] == "disk" and machine.modes[staged] == 0o400  # read-only, booted -snapshot
+    assert machine.recorded_before(f"put {staged}", "dir", f"/tmp/vsperf-{RUN_ID}-files")
+    assert image.read_text() == "disk"  # the original is untouched
+    taps = (f"vsp{RUN_ID}v0s0", f"vsp{RUN_ID}v0s1")
+    assert [(p.name, p.ifname, p.tap) for p in ports] == [("vnf0.0", taps[0], True), ("vnf0.1", taps[1], True)]
+    for tap in taps:
+        assert machine.recorded_before(f"ip tuntap add dev {tap} mode tap", "link", tap)
+        assert f"ip link set dev {tap} mtu 1500 up" in machine.commands()
+    assert vnf.details()["vhost_net"] == "off (/dev/vhost-net missing)"  # the host's, read there
+    vnf.stop()  # never started: its taps go, and their records
+    assert machine.commands()[-2:] == [f"ip link del dev {taps[0]}", f"ip link del dev {taps[1]}"]
+    assert (None, taps[0]) not in machine.links
+    assert [e.kind for e in host.journal or []] == ["dir"]  # the run's directory: removed by the release
+
+
+def test_vhost_user_sockets_are_in_the_runs_directory_on_the_guests_host(tmp_path: Path) -> None:
+    host, machine = _dut(tmp_path)
+    vnf = QemuVhostUserVnf(make_settings(GUEST_IMAGE=[str(_user_image(tmp_path))], GUEST_ACCEL="tcg"), host)
+    ports = vnf.create(1, 1500, None)
+    assert [p.socket_path for p in ports] == [f"/tmp/vsperf-{RUN_ID}-vhost/v1p{k}.sock" for k in (0, 1)]
+    assert [c.socket_path for c in vnf.nic_configs()] == [p.socket_path for p in ports]
+    machine.files[ports[0].socket_path] = ""  # QEMU as the server leaves its sockets behind
+    vnf.stop()
+    assert ports[0].socket_path not in machine.files
+
+
+def test_cpus_and_programs_are_the_guests_hosts(tmp_path: Path) -> None:
+    host, machine = _dut(tmp_path)
+    settings = make_settings(GUEST_IMAGE=[str(_user_image(tmp_path))], GUEST_ACCEL="tcg", GUEST_CORE_BINDING=[[5]])
+    vnf = QemuVirtioNetVnf(settings, host)
+    vnf.check_prerequisites()  # a testbed host's CPUs are checked when the guest is created there
+    with pytest.raises(ConfigError) as err:
+        vnf.create(0, 1500, None)
+    assert str(err.value) == "GUEST_CORE_BINDING of VM 0: CPU 5 does not exist (host dut has CPUs 0-3)"
+    assert not any("tuntap" in c for c in machine.commands())  # nothing made
+    machine.absent.add("qemu-system-x86_64")
+    with pytest.raises(PrerequisiteError) as missing:
+        vnf.check_prerequisites()
+    assert str(missing.value) == "host dut: qemu-system-x86_64 is missing: apt-get install qemu-system-x86 there"
+
+
+def test_virtio_net_is_refused_with_ovs_dpdk(tmp_path: Path) -> None:
+    vnf = QemuVirtioNetVnf(make_settings(VSWITCH="ovs-dpdk"), _dut(tmp_path)[0])
+    with pytest.raises(PrerequisiteError, match="does not work with ovs-dpdk here; use --vnf QemuDpdkVhostUser"):
+        vnf.check_prerequisites()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from vsperf.errors import ConfigError
-from vsperf.testbed import load_testbed
+from vsperf.testbed.file import load_testbed
 
 GOOD = """
 hosts:

@@ -9,7 +9,7 @@ import os
 from pathlib import Path, PurePosixPath
 
 import pytest
-from fake_machine import RemoteMachine
+from fake_host import RemoteMachine
 from recorded_host import RecordedHost
 from settings_util import make_settings
 

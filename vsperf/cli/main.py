@@ -212,7 +212,7 @@ def _run(opts: dict[str, Any]) -> int:
     _check_results_dir(results_dir)
     command_log = CommandLog(None)  # the run's commands.log once its directory exists
     hosts = open_hosts(plan, str(settings["TESTBED"] or ""), run_id=run_id, command_log=command_log,
-                       results_dir=results_dir.resolve())
+                       results_dir=results_dir.resolve(), registries=registries)
     try:
         check_plan(plan, registries, hosts)
         progress = _progress(plan)

@@ -90,11 +90,7 @@ class HostDeployment(Deployment):
 
     def _deploy(self) -> None:
         mtu = mtu_for(self.traffic)
-        if self.topology.has_traffic_ports:
-            phy = self.ports.create(self.traffic, mtu, self.vlan_id)
-        else:  # "clean": the switch alone
-            phy = []
-            self.ports.switch_only()
+        phy = self.ports.create(self.traffic, mtu, self.vlan_id, traffic_ports=self.topology.has_traffic_ports)
         vswitch = self.vswitch
         if vswitch is None:
             return
@@ -176,7 +172,8 @@ class HostDeployment(Deployment):
         for bridge in self.vswitch.bridges():
             if self.dut.executor.run(["ip", *(("-n", netns) if netns else ()), "link", "show", "dev", bridge],
                                      check=False, timeout_s=10).returncode != 0:
-                raise DeploymentError(f"host {self.dut.name}: bridge {bridge} is gone")
+                where = "" if self.dut.local else f"host {self.dut.name}: "
+                raise DeploymentError(f"{where}bridge {bridge} is gone")
         self.vswitch.check_alive()
         for vnf in self.vnfs:
             vnf.check_alive()

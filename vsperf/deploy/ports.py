@@ -61,12 +61,11 @@ class GenPorts(ABC):
         """The DUT host's namespace the switch runs in (None: the host's own)."""
 
     @abstractmethod
-    def create(self, traffic: Traffic, mtu_bytes: int, vlan_id: int | None) -> list[SwitchPort]:
+    def create(self, traffic: Traffic, mtu_bytes: int, vlan_id: int | None, *,
+               traffic_ports: bool = True) -> list[SwitchPort]:
         """Make or prepare the ports (`self.ports` set); the switch ports phy0 and phy1 (none
-        for a wire)."""
-
-    def switch_only(self) -> None:  # noqa: B027 - nothing to prepare by default
-        """Prepare what the switch needs when the deployment has no generator ports ("clean")."""
+        for a wire). Without `traffic_ports` (deployment clean: the switch only) no port is
+        made, only the switch's namespace."""
 
     @abstractmethod
     def components(self) -> list[ComponentInfo]:
@@ -102,7 +101,8 @@ class VethPorts(GenPorts):
     def switch_netns(self) -> str | None:
         return self.hosts.dut.names.switch_netns
 
-    def create(self, traffic: Traffic, mtu_bytes: int, vlan_id: int | None) -> list[SwitchPort]:
+    def create(self, traffic: Traffic, mtu_bytes: int, vlan_id: int | None, *,
+               traffic_ports: bool = True) -> list[SwitchPort]:
         host = self.hosts.dut
         names, net = host.names, host.net
         if self.wire:
@@ -112,7 +112,9 @@ class VethPorts(GenPorts):
                                 mtu_bytes=mtu_bytes, queues=self.queues)
             self._address(list(pair), traffic, vlan_id)
             return []
-        self.switch_only()
+        net.add_netns(names.switch_netns)
+        if not traffic_ports:
+            return []
         ends: list[LinkEnd] = []
         for i in (0, 1):
             net.add_netns(names.gen_netns(i))
@@ -121,10 +123,6 @@ class VethPorts(GenPorts):
             ends.append(gen_end)
         self._address(ends, traffic, vlan_id)
         return [SwitchPort(f"phy{i}", "veth", "phy", ifname=names.phy_if(i), tunable=True) for i in (0, 1)]
-
-    def switch_only(self) -> None:
-        """The switch's namespace (the run makes everything on the local lab)."""
-        self.hosts.dut.net.add_netns(self.hosts.dut.names.switch_netns)
 
     def _address(self, ends: list[LinkEnd], traffic: Traffic, vlan_id: int | None) -> None:
         ips = (traffic.l3.srcip, traffic.l3.dstip)
@@ -165,8 +163,11 @@ class CabledPorts(GenPorts):
     def switch_netns(self) -> str | None:
         return None
 
-    def create(self, traffic: Traffic, mtu_bytes: int, vlan_id: int | None) -> list[SwitchPort]:
+    def create(self, traffic: Traffic, mtu_bytes: int, vlan_id: int | None, *,
+               traffic_ports: bool = True) -> list[SwitchPort]:
         dut, gen = self.hosts.dut, self.hosts.trafficgen
+        if not traffic_ports:  # (the preflight refuses deployment clean on a testbed)
+            return []
         try:
             for cable in self.cables:
                 if cable.trafficgen.interface:  # a hardware port (location) is the generator's own

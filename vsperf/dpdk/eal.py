@@ -263,8 +263,10 @@ def dpdk_version(executor: Executor) -> str:
 
 
 def require_testpmd(host: Host, binary: str = TESTPMD_BINARY) -> None:
-    """PrerequisiteError saying how to install dpdk-testpmd when `host` lacks it."""
+    """PrerequisiteError saying how to install dpdk-testpmd when `host` lacks it, or the DPDK
+    telemetry client vsperf reads a running testpmd's counters and links through (both dpdk-dev)."""
     host.require(binary, "apt-get install dpdk-dev")
+    host.require(TELEMETRY_CLIENT, "apt-get install dpdk-dev")
 
 
 def _pmd_present(driver: str, lib_roots: Sequence[Path]) -> bool:

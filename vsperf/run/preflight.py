@@ -28,6 +28,10 @@ from vsperf.testbed.file import load_testbed
 from vsperf.testbed.model import Testbed
 from vsperf.trafficgen.base import TrafficGenerator
 
+# Programs a collector runs on a testbed's DUT host (program -> Debian package): pidstat finds the
+# DUT's processes with `ps` and reads the clock tick and page size with `getconf` (vsperf.collectors.procps).
+DUT_COLLECTOR_TOOLS = {"pidstat": {"ps": "procps", "getconf": "libc-bin"}}
+
 
 class TestbedUnsupportedError(UserError):
     """The testbed is valid and reachable, but what the run asks of it is not supported."""
@@ -45,12 +49,16 @@ def _where(hosts: RunHosts | None) -> str:
 
 
 def open_hosts(plan: Sequence[PlannedTest], testbed_file: str, *, run_id: str, command_log: CommandLog,
-               results_dir: Path | None = None) -> RunHosts | None:
+               registries: Registries | None = None, results_dir: Path | None = None) -> RunHosts | None:
     """The run's hosts (None when the plan deploys nothing): the testbed file's, connected and
-    its ports checked, or the local lab (this machine: Linux and root). The caller closes them."""
+    its ports checked, or the local lab (this machine: Linux and root). The caller closes them.
+    With `registries`, a collector that cannot read a testbed's hosts is refused first, before
+    the file is read or a host contacted."""
     if not any(pt.deploys for pt in plan):
         return None
     if testbed_file:
+        if registries is not None:
+            _check_collectors_read_hosts(plan, registries)
         testbed = load_testbed(Path(testbed_file))
         # --mode trafficgen: the DUT's ports are the user's DUT's, neither checked nor touched
         return RunHosts.open(testbed, run_id=run_id, command_log=command_log, results_dir=results_dir,
@@ -73,10 +81,21 @@ def check_plan(plan: Sequence[PlannedTest], registries: Registries, hosts: RunHo
         raise PrerequisiteError(f"{where}{exc}" if where and not str(exc).startswith(where) else str(exc)) from None
 
 
+def _check_collectors_read_hosts(plan: Sequence[PlannedTest], registries: Registries) -> None:
+    """UserError for a collector of a deploying test that reads only this machine (a testbed run)."""
+    for pt in plan:
+        for name in collector_names(pt.settings["COLLECTOR"]):
+            if pt.deploys and not registries.collectors.get(name).cls.REMOTE:
+                raise UserError(f"collector {name} reads only this machine, not the testbed's hosts: "
+                                f"remove it from COLLECTOR for a --testbed run")
+
+
 def _check_test(pt: PlannedTest, registries: Registries, hosts: RunHosts | None, seen: set[tuple[object, ...]]) -> None:
     generator: type[TrafficGenerator] = registries.trafficgens.get(pt.trafficgen).cls
     spec = pt.deployment
-    key = ("deploy", spec.name, spec.vswitch, spec.vnf, spec.traffic_only, pt.trafficgen)
+    # Tests that deploy the same with the same own Parameters are checked once.
+    key = ("deploy", spec.name, spec.vswitch, spec.vnf, spec.traffic_only, spec.frame_modification, pt.trafficgen,
+           repr(pt.test.parameters))
     if hosts is not None and key not in seen:
         seen.add(key)
         _check_deployment(pt, generator, registries, hosts)
@@ -97,6 +116,10 @@ def _check_test(pt: PlannedTest, registries: Registries, hosts: RunHosts | None,
             raise UserError(f"collector {name} reads only this machine, not the testbed's hosts: "
                             f"remove it from COLLECTOR for a --testbed run")
         collector(pt.settings, probe_ctx, CollectorTarget()).check_prerequisites()
+        if hosts is not None and not hosts.is_lab:  # what it runs on the DUT host, looked for there
+            dut = _probe(hosts.dut)
+            for tool, package in DUT_COLLECTOR_TOOLS.get(collector.NAME, {}).items():
+                dut.require(tool, f"apt-get install {package}")
 
 
 def _check_deployment(pt: PlannedTest, generator: type[TrafficGenerator], registries: Registries,

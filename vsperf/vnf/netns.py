@@ -101,9 +101,9 @@ class NetnsVnf(Vnf):
         self._index, self._mtu, self._switch_netns = index, mtu_bytes, switch_netns
         self._loopback = loopback_for(self.settings, index)
         names = self._names = self.host.names.vnf(index)
-        self._built = True
         net = self.host.net
         net.add_netns(names.netns)
+        self._built = True  # only now: a namespace that could not be made (someone's) is never deleted
         ports: list[SwitchPort] = []
         for side in (0, 1):
             net.add_veth(names.inner_ifs[side], names.netns, names.switch_ifs[side], switch_netns,

@@ -145,8 +145,8 @@ class LinuxBridgeVSwitch(VSwitch):
             raise DeploymentError(f"linux-bridge can push one VLAN id per deployment, got {sorted(vlan_ids)}")
         for index, members in enumerate(bridge_groups(plan)):
             name = self.host.names.bridge(index)
-            self._bridges.append(name)
             net.add_bridge(name, ns, vlan_filtering=bool(vlan_ids))
+            self._bridges.append(name)  # only once it is ours: stop deletes no one else's bridge
             for member in members:
                 port = plan.port(member)
                 net.enslave(port.ifname, name, ns)

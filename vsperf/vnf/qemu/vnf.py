@@ -350,8 +350,10 @@ class QemuPciPassthroughVnf(QemuVnf):
     NIC_TYPE: ClassVar[str] = "PCI passthrough"
 
     def check_prerequisites(self) -> None:
-        raise PrerequisiteError("VNF QemuPciPassthrough needs a physical NIC to pass to the guest, which the "
-                                "local lab has none of; use --vnf QemuDpdkVhostUser or QemuVirtioNet")
+        which = ("the local lab has none of" if self.host.local
+                 else f"vsperf does not pass through on host {self.host.name}")
+        raise PrerequisiteError(f"VNF QemuPciPassthrough needs a physical NIC to pass to the guest, which {which}; "
+                                "use --vnf QemuDpdkVhostUser or QemuVirtioNet")
 
     def create_ports(self, index: int, mtu_bytes: int) -> tuple[SwitchPort, SwitchPort]:
         self.check_prerequisites()

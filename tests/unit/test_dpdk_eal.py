@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import IO
 
 import pytest
+from dpdk_fixtures import make_host
+from fake_machine import FakeMachine
 
 from vsperf.dpdk import eal as dpdk
 from vsperf.dpdk.eal import (
@@ -22,7 +24,6 @@ from vsperf.dpdk.eal import (
 )
 from vsperf.errors import CommandError, ConfigError, DeploymentError, PrerequisiteError
 from vsperf.host.cpus import parse_cpu_mask
-from vsperf.host.host import Host
 
 
 class FakeExecutor:
@@ -167,10 +168,18 @@ def test_dpdk_version_from_pkg_config_or_unknown() -> None:
     assert dpdk.dpdk_version(FakeExecutor({})) == "unknown"
 
 
-def test_require_testpmd_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", "/nonexistent")
-    with pytest.raises(PrerequisiteError, match=r"^dpdk-testpmd is missing: apt-get install dpdk-dev$"):
-        dpdk.require_testpmd(Host.probe())
+@pytest.mark.parametrize(("host", "where", "there"), [("local", "", ""), ("dut", "host dut: ", " there")])
+@pytest.mark.parametrize("program", ["dpdk-testpmd", "dpdk-telemetry.py"])
+def test_require_testpmd_names_the_package_on_the_host_that_lacks_it(
+        tmp_path: Path, host: str, where: str, there: str, program: str) -> None:
+    # testpmd's counters and links are read through DPDK's telemetry client: both come with dpdk-dev
+    machine = FakeMachine(host)
+    dpdk.require_testpmd(make_host(tmp_path, machine, name=host))
+    machine.absent.add(program)
+    with pytest.raises(PrerequisiteError) as err:
+        dpdk.require_testpmd(make_host(tmp_path, machine, name=host))
+    assert str(err.value) == f"{where}{program} is missing: apt-get install dpdk-dev{there}"
+    assert {argv[-1] for argv, _ns in machine.calls} <= {"dpdk-testpmd", "dpdk-telemetry.py"}
 
 
 def test_require_port_driver_checks_the_pmd_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

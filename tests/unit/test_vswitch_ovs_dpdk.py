@@ -2,42 +2,25 @@
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO
 
 import pytest
-from dpdk_fixtures import dpdk_settings, make_ctx
+from dpdk_fixtures import dpdk_settings, make_host
+from fake_machine import FakeMachine, FakeOvs
 
-from vsperf.errors import CommandError, ConfigError, DeploymentError, PrerequisiteError
+from vsperf.errors import ConfigError, DeploymentError, PrerequisiteError
 from vsperf.vswitch.base import ForwardingPlan, ForwardRule, SwitchPort
 from vsperf.vswitch.ovs_dpdk import OvsDpdkVSwitch, polled_rxqs, rx_queue_packets, rxq_polled
 
 BINARY = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
+VERSION = "ovs-vswitchd-dpdk (Open vSwitch) 3.1.0\nDPDK 22.11.11\n"
 
 
-class RecordingExecutor:
-    """Records commands; answers `<binary> --version` and everything else with empty output."""
-
-    def __init__(self, version_text: str | None = None) -> None:
-        self.version_text = version_text
-        self.calls: list[list[str]] = []
-
-    def run(self, argv: Sequence[str], *, netns: str | None = None, check: bool = True,
-            timeout_s: float | None = 60.0, env: Mapping[str, str] | None = None,
-            input_text: str | None = None) -> subprocess.CompletedProcess[str]:
-        self.calls.append(list(argv))
-        if list(argv[-1:]) == ["--version"]:
-            if self.version_text is None:
-                raise CommandError(list(argv), 127, f"{argv[0]}: not found")
-            return subprocess.CompletedProcess(list(argv), 0, self.version_text, "")
-        return subprocess.CompletedProcess(list(argv), 0, "", "")
-
-    def spawn(self, argv: Sequence[str], *, netns: str | None = None, env: Mapping[str, str] | None = None,
-              stdout: IO[bytes] | int | None = None, stderr: IO[bytes] | int | None = None
-              ) -> subprocess.Popen[bytes]:
-        raise AssertionError("not used")
+def machine(version_text: str | None = None, name: str = "local") -> FakeMachine:
+    """A host that records commands and answers `<binary> --version` (exit 127 without `version_text`)."""
+    host = FakeMachine(name)
+    host.handlers["ovs-vswitchd-dpdk"] = lambda argv: (0, version_text) if version_text is not None else (127, "")
+    return host
 
 
 def test_registry_facts() -> None:
@@ -48,7 +31,7 @@ def test_registry_facts() -> None:
 
 
 def test_other_config_enables_dpdk_privately(tmp_path: Path) -> None:
-    switch = OvsDpdkVSwitch(dpdk_settings(VSWITCH_DPDK_MEMORY_MB=256), make_ctx(tmp_path))
+    switch = OvsDpdkVSwitch(dpdk_settings(VSWITCH_DPDK_MEMORY_MB=256), make_host(tmp_path))
     assert switch.vswitchd_binary() == BINARY
     assert switch.other_config() == {
         "dpdk-init": "true",
@@ -61,7 +44,7 @@ def test_other_config_enables_dpdk_privately(tmp_path: Path) -> None:
 
 def test_vswitchd_dpdk_config_overrides_vsperf_values(tmp_path: Path) -> None:
     settings = dpdk_settings(VSWITCHD_DPDK_CONFIG={"pmd-cpu-mask": "0x1", "per-port-memory": "false"})
-    config = OvsDpdkVSwitch(settings, make_ctx(tmp_path)).other_config()
+    config = OvsDpdkVSwitch(settings, make_host(tmp_path)).other_config()
     assert config["pmd-cpu-mask"] == "0x1" and config["per-port-memory"] == "false"
     assert "dpdk-lcore-mask" not in config
 
@@ -69,61 +52,66 @@ def test_vswitchd_dpdk_config_overrides_vsperf_values(tmp_path: Path) -> None:
 def test_interface_config_per_port_kind_and_mode(tmp_path: Path) -> None:
     phy = SwitchPort("phy1", "veth", "phy", ifname="vspab12p1")
     vhost = SwitchPort("vnf0.0", "vhostuser", "vnf", socket_path="/tmp/vsperf-ab12/vhost-ab12/v0p0.sock")
-    ctx = make_ctx(tmp_path)
-    client = OvsDpdkVSwitch(dpdk_settings(), ctx)
+    host = make_host(tmp_path)
+    client = OvsDpdkVSwitch(dpdk_settings(), host)
     assert client.interface_config(phy, 1) == ("dpdk", {"dpdk-devargs": "net_af_xdp1,iface=vspab12p1"})
     assert client.interface_config(vhost, 2) == (
         "dpdkvhostuserclient", {"vhost-server-path": "/tmp/vsperf-ab12/vhost-ab12/v0p0.sock"}
     )
     settings = dpdk_settings(VSWITCH_VHOSTUSER_SERVER_MODE=True, DPDK_PORT_DRIVER="af_packet")
-    server = OvsDpdkVSwitch(settings, ctx)
+    server = OvsDpdkVSwitch(settings, host)
     assert server.interface_config(vhost, 2) == ("dpdkvhostuser", {})
     assert server.interface_config(phy, 0) == ("dpdk", {"dpdk-devargs": "net_af_packet0,iface=vspab12p1"})
 
 
 def test_two_queues_open_two_af_packet_queue_pairs_and_n_rxq(tmp_path: Path) -> None:
     phy = SwitchPort("phy1", "veth", "phy", ifname="vspab12p1")
-    switch = OvsDpdkVSwitch(dpdk_settings(DPDK_PORT_DRIVER="af_packet", LAB_PORT_QUEUES=2), make_ctx(tmp_path))
+    switch = OvsDpdkVSwitch(dpdk_settings(DPDK_PORT_DRIVER="af_packet", LAB_PORT_QUEUES=2), make_host(tmp_path))
     assert switch.interface_config(phy, 1) == (
         "dpdk", {"dpdk-devargs": "net_af_packet1,iface=vspab12p1,qpairs=2", "n_rxq": "2"})
     assert switch.details()["rx_queues_per_veth_port"] == "2"
 
 
 def test_two_queues_on_af_xdp_are_refused_before_anything_starts(tmp_path: Path) -> None:
-    executor = RecordingExecutor("ovs-vswitchd-dpdk (Open vSwitch) 3.1.0\nDPDK 22.11.11\n")
-    switch = OvsDpdkVSwitch(dpdk_settings(LAB_PORT_QUEUES=2), make_ctx(tmp_path, executor))
+    switch = OvsDpdkVSwitch(dpdk_settings(LAB_PORT_QUEUES=2), make_host(tmp_path, machine(VERSION)))
     with pytest.raises(ConfigError, match=r"LAB_PORT_QUEUES=2: 2 queues need DPDK_PORT_DRIVER=af_packet"):
         switch.check_prerequisites()
 
 
 def test_version_carries_ovs_and_dpdk(tmp_path: Path) -> None:
-    executor = RecordingExecutor("ovs-vswitchd-dpdk (Open vSwitch) 3.1.0\nDPDK 22.11.11\n")
-    assert OvsDpdkVSwitch(dpdk_settings(), make_ctx(tmp_path, executor)).version() == "3.1.0 (DPDK 22.11.11)"
-    assert OvsDpdkVSwitch(dpdk_settings(), make_ctx(tmp_path, RecordingExecutor())).version() == "unknown"
+    assert OvsDpdkVSwitch(dpdk_settings(), make_host(tmp_path, machine(VERSION))).version() == "3.1.0 (DPDK 22.11.11)"
+    assert OvsDpdkVSwitch(dpdk_settings(), make_host(tmp_path, machine())).version() == "unknown"
 
 
 def test_details_for_the_report(tmp_path: Path) -> None:
-    details = OvsDpdkVSwitch(dpdk_settings(), make_ctx(tmp_path)).details()
+    details = OvsDpdkVSwitch(dpdk_settings(), make_host(tmp_path)).details()
     assert details["port_driver"] == "net_af_xdp"
     assert details["pmd_cpu_mask"] == "0x2"
     assert details["vhost_user"].startswith("dpdkvhostuserclient")
 
 
-def test_missing_ovs_dpdk_names_the_package(tmp_path: Path) -> None:
-    switch = OvsDpdkVSwitch(dpdk_settings(OVS_DPDK_VSWITCHD=str(tmp_path / "nope")), make_ctx(tmp_path))
-    with pytest.raises(PrerequisiteError, match=r"OVS-DPDK is missing .*: apt-get install openvswitch-"):
+@pytest.mark.parametrize(("name", "message"), [
+    ("local", f"OVS-DPDK is missing ({BINARY}): apt-get install openvswitch-switch-dpdk"),
+    ("dut", f"host dut: OVS-DPDK is missing ({BINARY}): apt-get install openvswitch-switch-dpdk there"),
+])
+def test_missing_ovs_dpdk_names_the_package_and_the_host(tmp_path: Path, name: str, message: str) -> None:
+    host = machine(VERSION, name)
+    host.absent.add(BINARY)
+    switch = OvsDpdkVSwitch(dpdk_settings(), make_host(tmp_path, host, name=name))
+    with pytest.raises(PrerequisiteError) as err:
         switch.check_prerequisites()
+    assert str(err.value) == message
 
 
 def test_stop_before_start_does_nothing(tmp_path: Path) -> None:
-    executor = RecordingExecutor()
-    switch = OvsDpdkVSwitch(dpdk_settings(), make_ctx(tmp_path, executor))
+    executor = machine()
+    switch = OvsDpdkVSwitch(dpdk_settings(), make_host(tmp_path, executor))
     switch.stop()
     assert executor.calls == [] and switch.pids() == {}
 
 
 def test_refuses_jumbo_frames_on_veth_ports(tmp_path: Path) -> None:
-    switch = OvsDpdkVSwitch(dpdk_settings(), make_ctx(tmp_path))
+    switch = OvsDpdkVSwitch(dpdk_settings(), make_host(tmp_path))
     phy = (SwitchPort("phy0", "veth", "phy", ifname="a"), SwitchPort("phy1", "veth", "phy", ifname="b"))
     plan = ForwardingPlan(phy, (ForwardRule("phy0", "phy1"),), mtu_bytes=9000)
     with pytest.raises(DeploymentError, match="ovs-dpdk: frames larger than 1518 bytes"):
@@ -169,3 +157,36 @@ def test_rxq_polled_needs_an_enabled_queue() -> None:
     assert not rxq_polled("vspab12b0x3", PMD_RXQ_SHOW)  # vring not enabled yet
     assert not rxq_polled("vspab12p1", PMD_RXQ_SHOW)  # not assigned to a PMD yet
     assert not rxq_polled("vspab12p", PMD_RXQ_SHOW)
+
+
+def test_a_private_ovs_dpdk_on_its_host_from_start_to_stop(tmp_path: Path) -> None:
+    host = machine(VERSION)
+    ovs = FakeOvs(host, VERSION)
+    switch = OvsDpdkVSwitch(dpdk_settings(VSWITCH_VHOSTUSER_SERVER_MODE=True, VSWITCH_OVS_PORT_TYPE="afxdp",
+                                          VSWITCH_FLOW_MODE="ports", OVS_VSWITCHD="ovs-vswitchd",
+                                          VSWITCH_OVS_AFXDP_MODE="native"), make_host(tmp_path, host))
+    journal = switch.host.journal
+    assert journal is not None
+    host.watch(journal)
+    switch.start("vspab12s")
+    # its DPDK runtime directory recorded before ovs-vswitchd starts; DPDK without hugepages or PCI
+    assert host.recorded_before("[vspab12s] /usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk unix:", "dir",
+                                "/var/run/dpdk/vspab12o")
+    config = next(c for c in host.commands() if "other_config:dpdk-init=true" in c)
+    assert "'other_config:dpdk-extra=--no-huge -m 1024 --legacy-mem --file-prefix=vspab12o --no-pci'" in config
+    assert any(c.endswith("get Open_vSwitch . dpdk_initialized") for c in host.commands())  # waited for DPDK
+    phy = SwitchPort("phy0", "veth", "phy", ifname="vspab12p0")
+    vhost = SwitchPort("vnf0.0", "vhostuser", "vnf", socket_path="/tmp/vsperf-ab12-vhost/v0p0.sock")
+    host.files["/tmp/vsperf-ab12-ovs/vspab12b0x1"] = ""  # the socket OVS serves for the dpdkvhostuser port
+    switch.configure(ForwardingPlan((phy, vhost), (ForwardRule("phy0", "vnf0.0"), ForwardRule("vnf0.0", "phy0"))))
+    add_br = next(c for c in host.commands() if " add-br " in c)
+    assert "vspab12p0 type=dpdk ofport_request=1 mtu_request=1500 options:dpdk-devargs=net_af_xdp0,iface=vspab12p0" \
+        in add_br and "vspab12b0x1 type=dpdkvhostuser ofport_request=2" in add_br
+    # VSWITCH_VHOSTUSER_SERVER_MODE: the VNF's socket path is a link to the socket OVS made
+    assert "ln -sfn /tmp/vsperf-ab12-ovs/vspab12b0x1 /tmp/vsperf-ab12-vhost/v0p0.sock" in host.commands()
+    switch.wait_ready()
+    assert "port: vspab12b0x1" in switch.rxq_show
+    switch.stop()
+    assert ovs.running() == set()
+    assert "rm -f -- /tmp/vsperf-ab12-vhost/v0p0.sock" in host.commands()
+    assert host.commands()[-1] == "rm -rf -- /var/run/dpdk/vspab12o"

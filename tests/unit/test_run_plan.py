@@ -30,7 +30,13 @@ def test_loadgen_option_overrides_and_is_validated() -> None:
 def test_simulated_and_traffic_only_deploy_nothing_on_the_lab() -> None:
     settings = load_settings(env={}, test_params="TRAFFICGEN=dummy")
     catalog, regs = Catalog.load(), build_registries()
-    assert plan_tests([catalog.get("pvp_tput")], settings, regs)[0].lab_deployment is None
-    real = load_settings(env={}, test_params="TRAFFICGEN=vsgen")
-    assert plan_tests([catalog.get("pvp_tput")], real, regs)[0].lab_deployment == "pvp"
-    assert plan_tests([catalog.get("pvp_tput")], real, regs, traffic_only=True)[0].lab_deployment == "wire"
+    simulated = plan_tests([catalog.get("pvp_tput")], settings, regs)[0]
+    assert simulated.deployment.deploys is None and not simulated.deploys
+    real = load_settings(env={}, test_params="TRAFFICGEN=vsgen;VSWITCH=OvsVanilla")
+    deployed = plan_tests([catalog.get("pvp_tput")], real, regs)[0]
+    assert deployed.deployment.deploys == "pvp" and deployed.deploys
+    assert (deployed.deployment.vswitch, deployed.deployment.vnf) == ("ovs", "auto")  # canonical names
+    wire = plan_tests([catalog.get("pvp_tput")], real, regs, traffic_only=True)[0]
+    assert wire.deployment.deploys == "wire" and wire.deploys
+    vlan = plan_tests([catalog.get("phy2phy_tput_mod_vlan")], real, regs)[0].deployment
+    assert vlan.frame_modification == "vlan" and vlan.vlan_id == real["VSWITCH_VLAN_ID"]
