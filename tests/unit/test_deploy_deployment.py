@@ -64,8 +64,9 @@ def test_lab_pvp_is_built_in_order_each_thing_recorded_first_and_all_removed(tmp
         made = _created(machine)
         # ports (switch namespace, generator namespaces and veths), then the VNF's, then the bridges,
         # then the VNF's loopback
-        assert [name for _, _, name in made] == [SWITCH_NS, G0, G0, G1, G1, V0, f"{V0}i0", f"{V0}i1",
-                                                 BRIDGE, f"{TAG}b1", f"{V0}b"]
+        # a veth is made on its switch side, its other end moved into its namespace at once
+        assert [name for _, _, name in made] == [SWITCH_NS, G0, f"{TAG}p0", G1, f"{TAG}p1", V0, f"{V0}s0",
+                                                 f"{V0}s1", BRIDGE, f"{TAG}b1", f"{V0}b"]
         for command, kind, name in made:
             assert machine.recorded_before(command, kind, name), command
         ports = deployment.gen_ports

@@ -51,9 +51,9 @@ def test_veth_ports_make_the_generator_namespaces_and_veths_into_the_switchs(tmp
     assert ports.switch_netns == f"{TAG}s"
     phy = ports.create(Traffic(frame_size_bytes=9018), 9000, 101)
     assert [(p.name, p.ifname, p.tunable) for p in phy] == [("phy0", f"{TAG}p0", True), ("phy1", f"{TAG}p1", True)]
-    add = next(c for c in machine.commands() if f"link add {TAG}g0" in c)
-    assert add == (f"ip -n {TAG}g0 link add {TAG}g0 mtu 9000 numtxqueues 2 numrxqueues 2 type veth peer name "
-                   f"{TAG}p0 mtu 9000 numtxqueues 2 numrxqueues 2 netns {TAG}s")  # LAB_PORT_QUEUES
+    add = next(c for c in machine.commands() if f"link add {TAG}p0" in c)
+    assert add == (f"ip -n {TAG}s link add {TAG}p0 mtu 9000 numtxqueues 2 numrxqueues 2 type veth peer name "
+                   f"{TAG}g0 mtu 9000 numtxqueues 2 numrxqueues 2 netns {TAG}g0")  # LAB_PORT_QUEUES
     assert [(p.netns, p.ifname, p.rx_vlan_id) for p in ports.ports] == [(f"{TAG}g0", f"{TAG}g0", 101),
                                                                          (f"{TAG}g1", f"{TAG}g1", 101)]
     assert ports.components() == [] and ports.dut_ports() == ((f"{TAG}s", f"{TAG}p0"), (f"{TAG}s", f"{TAG}p1"))

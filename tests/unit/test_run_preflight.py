@@ -15,6 +15,8 @@ from settings_util import make_settings
 from vsperf.backends import build_registries
 from vsperf.catalog import Catalog
 from vsperf.collectors.base import Collector, Statistics
+from vsperf.deploy.build import build_deployment
+from vsperf.traffic import Traffic
 from vsperf.errors import ConfigError, PrerequisiteError, UserError
 from vsperf.executor import CommandLog
 from vsperf.host.hosts import RunHosts
@@ -41,8 +43,9 @@ def _ready(*machines: FakeMachine) -> None:
 
 def _changes(machine: FakeMachine) -> list[str]:
     """Commands that could change something on the host (the checks only ask)."""
+    # `python3 -`: the generator host's kernel asked for a BPF map (trafgen's counters), closed at once
     asking = ("sh -c 'command -v", "uname", "id -u", "test ", "cat ", "getconf", "gzip -dc", "ip link show",
-              "ip -j", "ovs-vswitchd --version")
+              "ip -j", "ovs-vswitchd --version", "python3 -")
     return [c for c in machine.commands() if not c.startswith(asking)]
 
 
@@ -215,12 +218,15 @@ def test_traffic_only_asks_nothing_of_the_users_dut_but_what_its_collectors_read
     assert dut.calls == []
 
 
-def test_a_test_with_its_own_frame_modification_is_checked_too(tmp_path: Path) -> None:
-    # the DUT host's kernel cannot tag frames in a Linux bridge: the vlan test is refused, not skipped
-    # because a test deploying the same switch came first
+def test_a_vlan_push_the_dut_host_cannot_do_fails_that_test_when_it_deploys(tmp_path: Path) -> None:
+    # the DUT host's kernel cannot tag frames in a Linux bridge: the plan passes its checks (the other
+    # tests run), and the vlan test fails when its deployment is built, naming the host, nothing created
     hosts, dut, gen = cabled_hosts(tmp_path)
     _ready(dut, gen)
     dut.files["/boot/config-6.1.0-test"] = "#\nCONFIG_BRIDGE=y\n"
-    with pytest.raises(PrerequisiteError, match=r"^testbed lab\.yaml: linux-bridge cannot push VLAN tags on the "
-                                                r"kernel of host dut \(CONFIG_BRIDGE_VLAN_FILTERING is off\)"):
-        check_plan(_plan("phy2phy_tput", "phy2phy_tput_mod_vlan", VSWITCH="linux-bridge"), REGS, hosts)
+    plan = _plan("phy2phy_tput", "phy2phy_tput_mod_vlan", VSWITCH="linux-bridge")
+    check_plan(plan, REGS, hosts)
+    with pytest.raises(PrerequisiteError, match=r"^linux-bridge cannot push VLAN tags on the kernel of host dut "
+                                                r"\(CONFIG_BRIDGE_VLAN_FILTERING is off\)"):
+        build_deployment(plan[1].deployment, REGS, hosts, Traffic())
+    assert _changes(dut) == [] and len(hosts.journal) == 0

@@ -52,10 +52,10 @@ def _vnf(tmp_path: Path, name: str = "dut", **settings: object) -> tuple[NetnsVn
     return NetnsVnf(make_settings(settings), Host(name, machine, RunNames(RUN_ID), journal)), machine, journal
 
 
-@pytest.mark.parametrize(("name", "switch_netns", "peer"),
-                         [("dut", None, "netns 1"), ("local", SWITCH_NS, f"netns {SWITCH_NS}")])
+@pytest.mark.parametrize(("name", "switch_netns", "where"),
+                         [("dut", None, "ip"), ("local", SWITCH_NS, f"ip -n {SWITCH_NS}")])
 def test_the_vnf_is_built_on_its_host_recorded_first_and_removed(
-        tmp_path: Path, name: str, switch_netns: str | None, peer: str) -> None:
+        tmp_path: Path, name: str, switch_netns: str | None, where: str) -> None:
     # a testbed's DUT host: its switch ends in the host's own namespace; the local lab's: in the switch's
     vnf, machine, journal = _vnf(tmp_path, name)
     if switch_netns:
@@ -64,8 +64,9 @@ def test_the_vnf_is_built_on_its_host_recorded_first_and_removed(
     assert [(p.name, p.ifname) for p in ports] == [("vnf0.0", f"{NS}s0"), ("vnf0.1", f"{NS}s1")]
     assert all(len(p.ifname) <= 15 for p in ports) and vnf.ports == ports
     assert machine.recorded_before(f"ip netns add {NS}", "netns", NS)
-    add_veth = f"ip -n {NS} link add {NS}i0 mtu 1500 type veth peer name {NS}s0 mtu 1500 {peer}"
-    assert machine.recorded_before(add_veth, "link", f"{NS}i0")
+    # made on the switch's side, the VNF's end moved into its namespace at once
+    add_veth = f"{where} link add {NS}s0 mtu 1500 type veth peer name {NS}i0 mtu 1500 netns {NS}"
+    assert machine.recorded_before(add_veth, "link", f"{NS}s0")
     assert machine.link(f"{NS}s0", switch_netns).peer == (NS, f"{NS}i0")
     vnf.start()
     assert machine.recorded_before(f"ip -n {NS} link add name {NS}b type bridge", "link", f"{NS}b")
@@ -75,7 +76,7 @@ def test_the_vnf_is_built_on_its_host_recorded_first_and_removed(
     assert json.loads(journal.path.read_text())["entries"]  # on disk while it exists
     vnf.stop()
     assert NS not in machine.namespaces and (switch_netns, f"{NS}s1") not in machine.links
-    assert machine.index(f"ip -n {NS} link del dev {NS}i0") < machine.index(f"ip netns del {NS}")
+    assert machine.index(f"{where} link del dev {NS}s0") < machine.index(f"ip netns del {NS}")
     assert len(journal) == 0 and not journal.path.exists() and vnf.ports == ()
     calls = len(machine.calls)
     vnf.stop()  # twice: nothing more
@@ -92,8 +93,8 @@ def test_a_killed_runs_vnf_is_removed_by_the_next_run(tmp_path: Path) -> None:
     done = release(left, {"dut": machine})
     assert done.errors == [] and done.lost_hosts == []
     assert f"host dut: netns {NS} deleted" in done.done
-    # the namespace first (with what still runs in it), then the links it held
-    assert machine.index(f"ip netns del {NS}") < machine.index(f"ip -n {NS} link del dev {NS}i0")
+    # the namespace first (with what still runs in it), then the links of the switch's side
+    assert machine.index(f"ip netns del {NS}") < machine.index(f"ip link del dev {NS}s0")
     assert NS not in machine.namespaces and (None, f"{NS}s0") not in machine.links and machine.links == {}
     assert len(left) == 0 and not left.path.exists()
 
