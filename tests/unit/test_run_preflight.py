@@ -16,13 +16,13 @@ from vsperf.backends import build_registries
 from vsperf.catalog import Catalog
 from vsperf.collectors.base import Collector, Statistics
 from vsperf.deploy.build import build_deployment
-from vsperf.traffic import Traffic
 from vsperf.errors import ConfigError, PrerequisiteError, UserError
 from vsperf.executor import CommandLog
 from vsperf.host.hosts import RunHosts
 from vsperf.registry import Registries
 from vsperf.run.plan import PlannedTest, plan_tests
 from vsperf.run.preflight import TestbedUnsupportedError, check_plan, open_hosts
+from vsperf.traffic import Traffic
 from vsperf.vswitch.ovs import OVS_SCHEMA
 
 REGS = build_registries()
