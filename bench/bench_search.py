@@ -14,7 +14,7 @@ from typing import Any
 
 from vsperf.config import load_settings
 from vsperf.host.host import Host
-from vsperf.run.kinds import run_traffic
+from vsperf.run.kinds import configure_traffic, run_traffic
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.dummy.backend import DummyTrafficGenerator
 from vsperf.trafficgen.dummy.model import back2back_truth_frames, throughput_truth_fps
@@ -51,7 +51,7 @@ def throughput_table(ctx: Host) -> None:
             traffic = Traffic(frame_size_bytes=size)
             settings = {**SEARCH_SETTINGS, **extra}
             truth = throughput_truth_fps(gen.model, traffic, float(settings.get("TRAFFICGEN_LOSSRATE", 0.0)))
-            out = run_traffic(gen, traffic, load_settings(env={}).merged(settings, "bench"))
+            out = run_traffic(gen, configure_traffic(traffic, load_settings(env={}).merged(settings, "bench")))
             found = out.metrics["tx_rate_fps"]
             assert isinstance(found, float)
             error = 100.0 * (found - truth) / truth
@@ -72,7 +72,7 @@ def back2back_table(ctx: Host) -> None:
             traffic = Traffic(traffic_type="rfc2544_back2back", frame_size_bytes=size)
             truth = back2back_truth_frames(gen.model, traffic)
             settings = {"TRAFFICGEN_DURATION": 2, "TRAFFICGEN_B2B_GRANULARITY_FRAMES": granularity}
-            out = run_traffic(gen, traffic, load_settings(env={}).merged(settings, "bench"))
+            out = run_traffic(gen, configure_traffic(traffic, load_settings(env={}).merged(settings, "bench")))
             found = out.metrics["b2b_frames"]
             assert isinstance(found, int)
             error = f"{found - truth:12.1f}" if truth != float("inf") else f"{'(no limit)':>12}"

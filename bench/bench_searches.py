@@ -44,7 +44,7 @@ from typing import Any
 
 from vsperf.config.loader import Settings, load_settings
 from vsperf.host.host import Host
-from vsperf.run.kinds import run_traffic
+from vsperf.run.kinds import configure_traffic, run_traffic
 from vsperf.search.mlr_goals import SearchGoal, classify
 from vsperf.search.outcome import SearchOutcome
 from vsperf.traffic import Traffic
@@ -173,7 +173,7 @@ def run_case(base: Settings, ctx: Host, case: Case) -> list[Run]:
             found, trial_s, count, seconds = [], 0.0, 0, dict.fromkeys(CATEGORIES, 0.0)
             for loss in (0.0, PDR_PERCENT):  # two searches, each on a fresh DUT (same seed)
                 settings = common.merged({"TRAFFICGEN_LOSSRATE": loss}, "bench")
-                out = run_traffic(DummyTrafficGenerator(settings, ctx), traffic, settings)
+                out = run_traffic(DummyTrafficGenerator(settings, ctx), configure_traffic(traffic, settings))
                 trial_s += out.details["trial_time_s"]
                 count += out.details["trial_count"]
                 found.append(float(out.metrics["tx_rate_fps"] or 0.0))
@@ -182,7 +182,7 @@ def run_case(base: Settings, ctx: Host, case: Case) -> list[Run]:
             ndr, pdr = found
         else:
             settings = common.merged({"TRAFFICGEN_SEARCH": algorithm}, "bench")
-            out = run_traffic(DummyTrafficGenerator(settings, ctx), traffic, settings)
+            out = run_traffic(DummyTrafficGenerator(settings, ctx), configure_traffic(traffic, settings))
             trial_s, count = out.details["trial_time_s"], out.details["trial_count"]
             ndr, pdr = float(out.metrics["ndr_tx_rate_fps"] or 0.0), float(out.metrics["pdr_tx_rate_fps"] or 0.0)
             seconds = where_seconds_go(out, case.final_s)

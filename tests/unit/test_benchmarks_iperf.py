@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from vsperf.benchmarks.iperf import KERNEL, client_argv, stacks
+from vsperf.benchmarks.iperf import KERNEL, IperfConfig, IperfStack, client_argv, stacks
 from vsperf.errors import ConfigError
 
 BASE: dict[str, Any] = {
@@ -18,14 +18,15 @@ BASE: dict[str, Any] = {
 
 
 def test_kernel_only_without_a_preload_library() -> None:
-    assert stacks(BASE) == [(KERNEL, {})]
+    assert stacks(BASE) == (IperfStack(KERNEL),)
 
 
 def test_a_preload_library_adds_a_run_with_its_environment(tmp_path: Path) -> None:
     lib = tmp_path / "libnStackAPI.so"
     lib.write_bytes(b"")
     settings = {**BASE, "USERSTACK_PRELOAD": str(lib), "USERSTACK_ENV": {"LD_LIBRARY_PATH": str(tmp_path)}}
-    assert stacks(settings) == [(KERNEL, {}), ("dmm", {"LD_LIBRARY_PATH": str(tmp_path), "LD_PRELOAD": str(lib)})]
+    assert stacks(settings) == (IperfStack(KERNEL),
+                                IperfStack("dmm", {"LD_LIBRARY_PATH": str(tmp_path), "LD_PRELOAD": str(lib)}))
 
 
 def test_a_missing_library_or_ld_preload_in_the_environment_is_a_config_error(tmp_path: Path) -> None:
@@ -37,10 +38,14 @@ def test_a_missing_library_or_ld_preload_in_the_environment_is_a_config_error(tm
         stacks({**BASE, "USERSTACK_PRELOAD": str(lib), "USERSTACK_ENV": {"LD_PRELOAD": "x"}})
 
 
+def _cfg(protocol: str, **changes: Any) -> IperfConfig:
+    return IperfConfig.from_settings({**BASE, "BENCH_PORT_OFFLOADS": False, **changes}, protocol)
+
+
 def test_client_command_lines() -> None:
-    tcp = client_argv("iperf3", "tcp", "198.18.1.1", "198.18.0.1", BASE)
+    tcp = client_argv(_cfg("tcp"), "198.18.1.1", "198.18.0.1")
     assert tcp == ["iperf3", "-c", "198.18.1.1", "-B", "198.18.0.1", "-p", "47201", "-4", "-J",
                    "-t", "5", "-i", "1.0", "-P", "2"]
-    udp = client_argv("iperf3", "udp", "198.18.1.1", "198.18.0.1", BASE)
+    udp = client_argv(_cfg("udp"), "198.18.1.1", "198.18.0.1")
     assert udp == [*tcp, "-u", "-b", "1000000000", "-l", "1400"]
-    assert "-l" not in client_argv("iperf3", "udp", "198.18.1.1", "198.18.0.1", {**BASE, "IPERF_UDP_LENGTH_BYTES": 0})
+    assert "-l" not in client_argv(_cfg("udp", IPERF_UDP_LENGTH_BYTES=0), "198.18.1.1", "198.18.0.1")

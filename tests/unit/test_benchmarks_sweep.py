@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from vsperf.benchmarks.env import BenchEnv
-from vsperf.benchmarks.sweep import sweep_bw, sweep_config_from_settings, sweep_latency
+from vsperf.benchmarks.sweep import SweepConfig, sweep_bw, sweep_latency
 from vsperf.benchmarks.tables import csv_tables, seed_tables
 from vsperf.errors import ConfigError
 from vsperf.search.measurer import LatencyStats, TrialResult
@@ -63,7 +63,7 @@ class FakeDutCounters:
 def test_one_point_per_flow_count_at_the_configured_rate(tmp_path: Path) -> None:
     gen = FakeGenerator()
     traffic = Traffic(traffic_type="sweep_bw", frame_size_bytes=64, bidir=False)
-    out = sweep_bw(gen, BenchEnv(FakeDutCounters(), tmp_path), traffic, SETTINGS)  # type: ignore[arg-type]
+    out = sweep_bw(gen, BenchEnv(FakeDutCounters(), tmp_path), traffic, SweepConfig.from_settings(SETTINGS))  # type: ignore[arg-type]
     assert [a[0] for a in gen.asked] == [1, 8]
     assert gen.asked[0][1] == pytest.approx(traffic.line_rate_fps * 0.5) and gen.asked[0][2] == 2.0
     one, eight = out.details["points"]
@@ -78,7 +78,7 @@ def test_the_dut_count_comes_from_its_own_ports(tmp_path: Path) -> None:
     dut = FakeDutCounters()
     env = BenchEnv(dut, tmp_path, dut_ports=(("sw", "p0"), ("sw", "p1")))  # type: ignore[arg-type]
     traffic = Traffic(traffic_type="sweep_bw", frame_size_bytes=1500, bidir=True)
-    out = sweep_bw(FakeGenerator(dut), env, traffic, {**SETTINGS, "SWEEP_FLOWS": [1]})
+    out = sweep_bw(FakeGenerator(dut), env, traffic, SweepConfig.from_settings({**SETTINGS, "SWEEP_FLOWS": [1]}))
     (point,) = out.details["points"]
     assert point["rx_dut_mpps"] == pytest.approx((0.1e6 * 2 + 10) / 2 / 1e6)
     assert point["direction"] == "Tester <=> DUT" and point["queues"] == "2 / n/a"
@@ -91,7 +91,8 @@ def test_the_dut_count_comes_from_its_own_ports(tmp_path: Path) -> None:
 def test_latency_reports_p50_p90_p99_in_microseconds_and_loss(tmp_path: Path) -> None:
     traffic = Traffic(traffic_type="sweep_latency", frame_size_bytes=64, bidir=False)
     settings = {**SETTINGS, "SWEEP_LATENCY_RATE_PERCENT": 0.5}  # below what the fake forwards: no loss
-    out = sweep_latency(FakeGenerator(), BenchEnv(FakeDutCounters(), tmp_path), traffic, settings)  # type: ignore[arg-type]
+    out = sweep_latency(FakeGenerator(), BenchEnv(FakeDutCounters(), tmp_path), traffic,
+                        SweepConfig.from_settings(settings))  # type: ignore[arg-type]
     assert (out.metrics["latency_p50_us"], out.metrics["latency_p90_us"], out.metrics["latency_p99_us"]) == (
         2.0, 4.0, 8.0)
     assert out.metrics["frame_loss_percent"] == pytest.approx(0.0)
@@ -103,4 +104,4 @@ def test_latency_reports_p50_p90_p99_in_microseconds_and_loss(tmp_path: Path) ->
 @pytest.mark.parametrize("bad", [{"SWEEP_FLOWS": []}, {"SWEEP_FLOWS": [0]}, {"SWEEP_RATE_PERCENT": 0.0}])
 def test_invalid_sweeps_are_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(ConfigError):
-        sweep_config_from_settings({**SETTINGS, **bad})
+        SweepConfig.from_settings({**SETTINGS, **bad})

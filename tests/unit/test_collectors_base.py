@@ -9,11 +9,13 @@ import pytest
 from settings_util import make_settings
 
 from vsperf.backends import build_registries
+from vsperf.catalog import Catalog
 from vsperf.cli import main as cli_main
 from vsperf.collectors.base import Collector, CollectorTarget, Statistics, build_collectors, collecting, collector_names
 from vsperf.errors import UnknownNameError
 from vsperf.executor import LocalExecutor
 from vsperf.host.workdir import RunContext
+from vsperf.run.plan import plan_tests
 
 CTX = RunContext("t", Path("/nonexistent"), Path("/nonexistent"), LocalExecutor())
 
@@ -52,14 +54,21 @@ def test_collector_names_accepts_vsperf_spelling() -> None:
     assert collector_names(None) == []
 
 
+def _planned_collectors(collector: object) -> tuple[str, ...]:
+    settings = make_settings(COLLECTOR=collector, TRAFFICGEN="dummy")
+    (pt,) = plan_tests(Catalog.load().select(["phy2phy_tput"]), settings, build_registries())
+    return pt.collectors
+
+
 def test_build_from_the_setting() -> None:
     registries = build_registries()
     assert [e.name for e in registries.collectors] == ["cpu", "ifstats", "pidstat"]
-    built = build_collectors(make_settings(COLLECTOR=["Pidstat", "pidstat", "cpu"]), registries.collectors, CTX,
-                             CollectorTarget())
-    assert [c.NAME for c in built] == ["pidstat", "cpu"]  # the alias and the name run once
+    names = _planned_collectors(["Pidstat", "pidstat", "cpu"])
+    assert names == ("pidstat", "cpu")  # the alias and the name run once
+    built = build_collectors(names, make_settings(), registries.collectors, CTX, CollectorTarget())
+    assert [c.NAME for c in built] == ["pidstat", "cpu"]
     with pytest.raises(UnknownNameError, match=r"unknown collector 'pidstats'.*did you mean 'pidstat'"):
-        build_collectors(make_settings(COLLECTOR="pidstats"), registries.collectors, CTX, CollectorTarget())
+        _planned_collectors("pidstats")
 
 
 def test_phase_statistics_and_a_collector_that_cannot_start(caplog: pytest.LogCaptureFixture) -> None:

@@ -117,7 +117,8 @@ def _pci_spec(vswitch: str = "ovs-dpdk", **settings: Any) -> DeploymentSpec:
 
 def _problem(hosts: RunHosts, spec: DeploymentSpec) -> str:
     supports_match = REGS.vswitches.get(spec.vswitch).cls.SUPPORTS_MATCH
-    return deployment_problem(spec, REGS.trafficgens.get("vsgen").cls, hosts, supports_match=supports_match)
+    traffic = traffic_from_settings(spec.settings, 64)
+    return deployment_problem(spec, traffic, REGS.trafficgens.get("vsgen").cls, hosts, supports_match=supports_match)
 
 
 def test_ovs_dpdk_takes_the_pci_port_over_and_everything_is_put_back(tmp_path: Path) -> None:

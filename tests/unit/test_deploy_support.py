@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from fake_machine import cabled_hosts, lab_hosts
 from settings_util import make_settings
 
 from vsperf.backends import build_registries
+from vsperf.config import traffic_from_settings
 from vsperf.deploy.build import DeploymentSpec
 from vsperf.deploy.support import (
     deployment_problem,
@@ -36,7 +38,8 @@ def _spec(name: str = "p2p", vswitch: str = "linux-bridge", vnf: str = "auto", *
 
 def _problem(hosts: RunHosts, spec: DeploymentSpec, trafficgen: str = "vsgen") -> str:
     supports_match = REGS.vswitches.get(spec.vswitch).cls.SUPPORTS_MATCH
-    return deployment_problem(spec, REGS.trafficgens.get(trafficgen).cls, hosts, supports_match=supports_match)
+    traffic = traffic_from_settings(spec.settings, 64)
+    return deployment_problem(spec, traffic, REGS.trafficgens.get(trafficgen).cls, hosts, supports_match=supports_match)
 
 
 def _located(mixed: bool = False) -> Testbed:
@@ -127,9 +130,9 @@ def test_the_local_lab_needs_linux_and_root(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_the_local_lab_sends_only_to_the_benchmarking_range(tmp_path: Path) -> None:
-    traffic = make_settings()["TRAFFIC"]
+    traffic = traffic_from_settings(make_settings(), 64)
     assert lab_addresses_problem(traffic) == ""
-    outside = {**traffic, "l3": {**traffic["l3"], "dstip": "10.0.0.1"}}
+    outside = replace(traffic, l3=replace(traffic.l3, dstip="10.0.0.1"))
     assert lab_addresses_problem(outside) == (
         "TRAFFIC l3 dstip 10.0.0.1 is outside 198.18.0.0/15: the local lab sends only there; set TRAFFIC l3 "
         "srcip/dstip inside it (e.g. 198.18.0.1, 198.18.1.1) or use a testbed")

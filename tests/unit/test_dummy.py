@@ -8,12 +8,11 @@ from typing import Any
 
 import pytest
 from search_shipped import shipped
-from settings_util import dut_model, make_settings
+from settings_util import dut_model, make_settings, run_from_settings
 
 from vsperf.errors import ConfigError, TrafficGenError
 from vsperf.host.host import Host
 from vsperf.registry import Registry
-from vsperf.run.kinds import run_traffic
 from vsperf.search.back2back import rfc2544_back2back
 from vsperf.search.config import Back2BackConfig, ThroughputSearchConfig
 from vsperf.search.measurer import Measurer
@@ -227,7 +226,7 @@ def test_every_traffic_type_through_dispatch_with_simulated_latency() -> None:
     )
     for traffic_type in traffic_types:
         traffic = Traffic(traffic_type=traffic_type, frame_size_bytes=128)
-        out = run_traffic(gen, traffic, make_settings(TRAFFICGEN_DURATION=2))
+        out = run_from_settings(gen, traffic, make_settings(TRAFFICGEN_DURATION=2))
         assert out.trials
         for key, value in out.metrics.items():
             assert value is None or isinstance(value, int | float | str), key

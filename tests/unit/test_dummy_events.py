@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from settings_util import dut_model, make_settings
+from settings_util import dut_model, make_settings, run_from_settings
 
 from vsperf.errors import ConfigError, TrafficGenError
 from vsperf.host.host import Host
-from vsperf.run.kinds import run_traffic
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.dummy.backend import DummyTrafficGenerator
 from vsperf.trafficgen.dummy.events import (
@@ -79,7 +78,7 @@ def test_dummy_generator_answers_the_new_traffic_types(traffic_type: str, key: s
     dut = {"capacity_fps": 2.9e6, "recovery_s": 0.25, "reset_s": 1.5, "mac_table_size": 300}
     settings = make_settings(TRAFFICGEN_THROUGHPUT_PERCENT=10, TRAFFICGEN_RFC2889_MAX_ADDRESSES=1000,
                              TRAFFICGEN_RECOVERY_REPETITIONS=1, TRAFFICGEN_RESET_REPETITIONS=1)
-    out = run_traffic(gen(dut), Traffic(traffic_type=traffic_type), settings)  # type: ignore[arg-type]
+    out = run_from_settings(gen(dut), Traffic(traffic_type=traffic_type), settings)  # type: ignore[arg-type]
     assert out.metrics[key] == pytest.approx(expected, abs=1e-5)
 
 

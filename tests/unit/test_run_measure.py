@@ -1,5 +1,6 @@
 """One test's measurement (vsperf.run.measure): the headline metric of every traffic type, VSPERF's
-guest_loopback key, where the report says the generator ran, and a load on a simulated DUT."""
+guest_loopback key (planned by vsperf.run.plan), where the report says the generator ran, and a load
+on a simulated DUT."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from vsperf.catalog import Catalog
 from vsperf.config import load_settings
 from vsperf.config.schema_core import TRAFFIC_TYPES
 from vsperf.deploy.base import SimulatedDeployment
-from vsperf.run.measure import HEADLINE_KEYS, Measurement, _generator_details, _load, guest_loopback
+from vsperf.run.kinds import TRAFFIC_KINDS
+from vsperf.run.measure import Measurement, _generator_details, _load
 from vsperf.run.plan import PlannedTest, plan_tests
 from vsperf.traffic.ports import GenPort
 
@@ -26,8 +28,9 @@ def _planned(test: str, params: str = "") -> PlannedTest:
 
 
 def test_every_traffic_type_has_its_headline_metric() -> None:
-    assert set(HEADLINE_KEYS) == set(TRAFFIC_TYPES)  # one table: no type without its summary line
-    assert HEADLINE_KEYS["rfc2544_throughput"] == "throughput_rx_fps" and HEADLINE_KEYS["rfc2544_back2back"] == \
+    headline_keys = {name: kind.headline for name, kind in TRAFFIC_KINDS.items()}
+    assert set(headline_keys) == set(TRAFFIC_TYPES)  # one table: no type without its summary line
+    assert headline_keys["rfc2544_throughput"] == "throughput_rx_fps" and headline_keys["rfc2544_back2back"] == \
         "b2b_frames"
 
 
@@ -39,7 +42,7 @@ def test_every_traffic_type_has_its_headline_metric() -> None:
     ("pvpv_tput", ";GUEST_LOOPBACK=['l2fwd', 'testpmd', 'clean']", "l2fwd testpmd"),
 ])
 def test_guest_loopback_is_vsperfs_key(test: str, params: str, loopback: str | None) -> None:
-    assert guest_loopback(_planned(test, params)) == loopback
+    assert _planned(test, params).guest_loopback == loopback
 
 
 def _measurement(hosts: Any) -> Measurement:

@@ -19,7 +19,7 @@ from vsperf.host.host import Host
 from vsperf.host.hosts import RunHosts
 from vsperf.registry import Registries
 from vsperf.run.plan import plan_tests
-from vsperf.run.runner import Runner
+from vsperf.run.runner import ReportOptions, Runner
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
 from vsperf.traffic.ports import GenPort
@@ -78,7 +78,8 @@ def run(tmp_path: Path, gen: str, tests: list[str], *, params: str = ";TRAFFICGE
     plan = plan_tests(Catalog.load().select(tests), settings, regs, hold=hold)
     out = tmp_path / "run"
     summary = Runner(plan, registries=regs, settings=settings, results_dir=out, run_id="abc123",
-                     command_line=["vsperf"], progress=Progress(), hosts=cast(RunHosts | None, hosts),
+                     command_line=["vsperf"], progress=Progress(),
+                     report=ReportOptions.from_settings(settings), hosts=cast(RunHosts | None, hosts),
                      command_log=command_log, hold=held.append if held is not None else None).run()
     return summary, json.loads((out / "results.json").read_text())
 

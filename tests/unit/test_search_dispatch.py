@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from dutsim import SimDut
 from dutsim_events import EventDut, FakeDutControl
-from settings_util import make_settings
+from settings_util import make_settings, run_from_settings
 
 from vsperf.errors import ConfigError, TrafficGenError
-from vsperf.run.kinds import TRAFFIC_TYPES, run_traffic
+from vsperf.run.kinds import TRAFFIC_TYPES
 from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
 
@@ -27,7 +27,7 @@ LINE_64 = Traffic(frame_size_bytes=64).line_rate_fps
 def test_each_traffic_type_runs_its_search(traffic_type: str, metric: str) -> None:
     traffic = Traffic(traffic_type=traffic_type, frame_size_bytes=64)  # type: ignore[arg-type]
     seen: list[TrialResult] = []
-    out = run_traffic(
+    out = run_from_settings(
         SimDut(LINE_64 * 0.5, buffer_frames=1000), traffic, make_settings({"TRAFFICGEN_DURATION": 2}), seen.append
     )
     assert out.metrics["type"] == traffic_type
@@ -42,7 +42,7 @@ def test_settings_reach_the_search() -> None:
         "TRAFFICGEN_RFC2544_TESTS": 2,
         "TRAFFICGEN_RFC2544_RESOLUTION_PERCENT": 5,
     })
-    out = run_traffic(SimDut(LINE_64 * 0.5), traffic, settings)
+    out = run_from_settings(SimDut(LINE_64 * 0.5), traffic, settings)
     assert {t.duration_s for t in out.trials} == {7.0}
     assert len(out.details["repetitions"]) == 2
     assert out.details["search"]["resolution_percent"] == 5.0
@@ -50,15 +50,15 @@ def test_settings_reach_the_search() -> None:
 
 def test_continuous_uses_the_traffic_frame_rate_and_burst_its_size() -> None:
     continuous = Traffic(traffic_type="rfc2544_continuous", frame_rate_percent=20)
-    cont = run_traffic(SimDut(LINE_64), continuous, make_settings({}))
+    cont = run_from_settings(SimDut(LINE_64), continuous, make_settings({}))
     assert cont.metrics["tx_rate_percent"] == pytest.approx(20.0)
-    bst = run_traffic(SimDut(LINE_64), Traffic(traffic_type="burst", burst_frames=321), make_settings({}))
+    bst = run_from_settings(SimDut(LINE_64), Traffic(traffic_type="burst", burst_frames=321), make_settings({}))
     assert bst.metrics["tx_frames"] == 321
 
 
 def test_back2back_gets_throughput_for_rfc9004() -> None:
     traffic = Traffic(traffic_type="rfc2544_back2back")
-    out = run_traffic(
+    out = run_from_settings(
         SimDut(LINE_64 * 0.5, buffer_frames=100),
         traffic,
         make_settings({"TRAFFICGEN_DURATION": 1}),
@@ -70,13 +70,13 @@ def test_back2back_gets_throughput_for_rfc9004() -> None:
 def test_invalid_settings_fail_before_any_trial() -> None:
     dut = SimDut(LINE_64)
     with pytest.raises(ConfigError, match="TRAFFICGEN_LOSSRATE"):
-        run_traffic(dut, Traffic(), make_settings({"TRAFFICGEN_LOSSRATE": 200}))
+        run_from_settings(dut, Traffic(), make_settings({"TRAFFICGEN_LOSSRATE": 200}))
     assert dut.calls == []
 
 
 def test_unknown_traffic_type() -> None:
     with pytest.raises(ConfigError, match="unknown traffic_type 'rfc2544_teleport'"):
-        run_traffic(SimDut(1.0), Traffic(traffic_type="rfc2544_teleport"), make_settings({}))  # type: ignore[arg-type]
+        run_from_settings(SimDut(1.0), Traffic(traffic_type="rfc2544_teleport"), make_settings({}))  # type: ignore[arg-type]
     assert "burst" in TRAFFIC_TYPES
 
 
@@ -104,7 +104,7 @@ def test_new_traffic_types_run_through_dispatch(traffic_type: str, metric: str) 
     seen: list[TrialResult] = []
     dut = EventDut(LINE_64 * 0.5, buffer_frames=1000, table_size=1000, reset_s=0.5)
     traffic = Traffic(traffic_type=traffic_type, frame_size_bytes=64)  # type: ignore[arg-type]
-    out = run_traffic(dut, traffic, make_settings(QUICK), seen.append, dut=FakeDutControl())
+    out = run_from_settings(dut, traffic, make_settings(QUICK), seen.append, dut=FakeDutControl())
     assert out.metrics["type"] == traffic_type and traffic_type in TRAFFIC_TYPES
     assert isinstance(out.metrics[metric], int | float), out.metrics
     assert tuple(seen) == out.trials and seen
@@ -113,10 +113,10 @@ def test_new_traffic_types_run_through_dispatch(traffic_type: str, metric: str) 
 
 def test_dependent_tests_measure_throughput_first_unless_given() -> None:
     traffic = Traffic(traffic_type="rfc2544_latency", frame_size_bytes=64)
-    measured = run_traffic(EventDut(LINE_64 * 0.5), traffic, make_settings({**QUICK, "TRAFFICGEN_SEARCH": "mlr"}))
+    measured = run_from_settings(EventDut(LINE_64 * 0.5), traffic, make_settings({**QUICK, "TRAFFICGEN_SEARCH": "mlr"}))
     assert measured.trials[0].purpose.startswith("throughput: ")
     assert measured.details["throughput"]["algorithm"] == "mlr"
-    given = run_traffic(EventDut(LINE_64 * 0.5), traffic, make_settings(QUICK), throughput_fps=LINE_64 * 0.25)
+    given = run_from_settings(EventDut(LINE_64 * 0.5), traffic, make_settings(QUICK), throughput_fps=LINE_64 * 0.25)
     assert given.metrics["tx_rate_percent"] == pytest.approx(25.0)
     assert all(t.purpose.startswith("latency") for t in given.trials)
 
@@ -125,17 +125,18 @@ def test_dependent_tests_measure_throughput_first_unless_given() -> None:
 def test_missing_capability_fails_before_any_trial(traffic_type: str) -> None:
     dut = SimDut(LINE_64 * 0.5)
     with pytest.raises(TrafficGenError, match=f"cannot run {traffic_type} trials"):
-        run_traffic(dut, Traffic(traffic_type=traffic_type), make_settings(QUICK))  # type: ignore[arg-type]
+        run_from_settings(dut, Traffic(traffic_type=traffic_type), make_settings(QUICK))  # type: ignore[arg-type]
     assert dut.calls == []
 
 
 def test_throughput_algorithm_by_setting_and_invalid_new_settings() -> None:
     ndr_pdr = make_settings({"TRAFFICGEN_SEARCH": "ndr_pdr", "TRAFFICGEN_DURATION": 5})
-    out = run_traffic(SimDut(LINE_64 * 0.5), Traffic(), ndr_pdr)
+    out = run_from_settings(SimDut(LINE_64 * 0.5), Traffic(), ndr_pdr)
     assert out.details["search"]["algorithm"] == "ndr_pdr"
     dut = SimDut(LINE_64)
     with pytest.raises(ConfigError, match="TRAFFICGEN_LATENCY_DURATION_S"):
-        run_traffic(dut, Traffic(traffic_type="rfc2544_latency"), make_settings({"TRAFFICGEN_LATENCY_DURATION_S": 0}))
+        run_from_settings(dut, Traffic(traffic_type="rfc2544_latency"),
+                          make_settings({"TRAFFICGEN_LATENCY_DURATION_S": 0}))
     with pytest.raises(ConfigError, match="TRAFFICGEN_SEARCH"):
-        run_traffic(dut, Traffic(), make_settings({"TRAFFICGEN_SEARCH": "fast"}))
+        run_from_settings(dut, Traffic(), make_settings({"TRAFFICGEN_SEARCH": "fast"}))
     assert dut.calls == []

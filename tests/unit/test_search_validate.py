@@ -12,6 +12,7 @@ from vsperf.search.config import Back2BackConfig, ContinuousConfig, ThroughputSe
 from vsperf.search.goal_config import GoalSearchConfig
 from vsperf.search.latency import LatencyConfig
 from vsperf.search.reset import ResetConfig
+from vsperf.search.select import ThroughputSearch
 from vsperf.traffic import Traffic
 
 
@@ -37,7 +38,13 @@ def test_bad_values_fail_in_one_line_naming_the_setting(
 
 
 def kinds(settings: Settings, traffic_type: str) -> list[type]:
-    return [type(c) for c in configure_traffic(Traffic(traffic_type=traffic_type), settings)]
+    """The types of the configurations a test of `traffic_type` runs with: its own (a throughput
+    search's is the algorithm's), then the throughput search it runs first, if any."""
+    plan = configure_traffic(Traffic(traffic_type=traffic_type), settings)  # type: ignore[arg-type]
+    configs = [plan.config.config if isinstance(plan.config, ThroughputSearch) else plan.config]
+    if plan.throughput is not None and plan.throughput.search is not None:
+        configs.append(plan.throughput.search.config)
+    return [type(c) for c in configs]
 
 
 def test_the_configs_each_traffic_type_uses() -> None:

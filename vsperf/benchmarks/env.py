@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from vsperf.executor import Executor
-from vsperf.search.outcome import SearchOutcome
-from vsperf.traffic import Traffic
 from vsperf.traffic.ports import GenPort
 
 LOOPBACK_IPV4 = "127.0.0.1"
@@ -62,6 +59,3 @@ class BenchEnv:
             self.executor.run(["ethtool", "-K", port.ifname, "tx", state, "tso", state], netns=port.netns)
         return f"tx checksum and TSO {state} on the generator ports"
 
-
-# A benchmark: measures once with the run's settings, returns the outcome the results writer takes.
-Benchmark = Callable[[BenchEnv, Traffic, Mapping[str, Any]], SearchOutcome]

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +28,53 @@ _LISTEN_TIMEOUT_S = 10.0
 _SERVER_EXIT_TIMEOUT_S = 20.0
 
 
-def stacks(settings: Mapping[str, Any]) -> list[tuple[str, dict[str, str]]]:
-    """(name, extra environment) of each run: the kernel stack, then the user-space one if set."""
-    runs: list[tuple[str, dict[str, str]]] = [(KERNEL, {})]
+@dataclass(frozen=True)
+class IperfStack:
+    """One run of a benchmark: a network stack, with the environment that loads it."""
+
+    name: str  # KERNEL, or USERSTACK_NAME
+    env: Mapping[str, str] = field(default_factory=dict)  # extra environment of both iperf3 processes
+
+    @property
+    def preload(self) -> str:
+        return self.env.get("LD_PRELOAD", "")
+
+
+@dataclass(frozen=True)
+class IperfConfig:
+    """An iperf3 benchmark (traffic type iperf3_tcp or iperf3_udp), from the IPERF_* settings."""
+
+    protocol: str  # tcp or udp
+    binary: str
+    port: int
+    duration_s: int
+    interval_s: float
+    parallel: int
+    udp_bandwidth_bps: int
+    udp_length_bytes: int  # 0: iperf3's default
+    offloads: bool  # BENCH_PORT_OFFLOADS
+    stacks: tuple[IperfStack, ...]  # the kernel stack, then the user-space one if set
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any], protocol: str) -> IperfConfig:
+        """The benchmark as the settings ask for it: PrerequisiteError when iperf3 is missing,
+        ConfigError when the user-space stack is wrong."""
+        if protocol not in ("tcp", "udp"):
+            raise ConfigError(f"iperf3 protocol {protocol!r}: tcp or udp")
+        binary = str(settings["IPERF_BINARY"])
+        if shutil.which(binary) is None:
+            raise PrerequisiteError(f"{binary} not found (setting IPERF_BINARY): apt-get install iperf3")
+        return cls(
+            protocol=protocol, binary=binary, port=int(settings["IPERF_PORT"]),
+            duration_s=int(settings["IPERF_DURATION_S"]), interval_s=float(settings["IPERF_INTERVAL_S"]),
+            parallel=int(settings["IPERF_PARALLEL"]), udp_bandwidth_bps=int(settings["IPERF_UDP_BANDWIDTH_BPS"]),
+            udp_length_bytes=int(settings["IPERF_UDP_LENGTH_BYTES"] or 0),
+            offloads=bool(settings["BENCH_PORT_OFFLOADS"]), stacks=stacks(settings))
+
+
+def stacks(settings: Mapping[str, Any]) -> tuple[IperfStack, ...]:
+    """Each run's stack: the kernel stack, then the user-space one if USERSTACK_PRELOAD is set."""
+    runs = [IperfStack(KERNEL)]
     preload = str(settings["USERSTACK_PRELOAD"])
     if preload:
         if not Path(preload).is_file():
@@ -37,29 +82,20 @@ def stacks(settings: Mapping[str, Any]) -> list[tuple[str, dict[str, str]]]:
         env = {str(k): str(v) for k, v in dict(settings["USERSTACK_ENV"]).items()}
         if "LD_PRELOAD" in env:
             raise ConfigError("USERSTACK_ENV must not set LD_PRELOAD: USERSTACK_PRELOAD does")
-        runs.append((str(settings["USERSTACK_NAME"]), {**env, "LD_PRELOAD": preload}))
-    return runs
+        runs.append(IperfStack(str(settings["USERSTACK_NAME"]), {**env, "LD_PRELOAD": preload}))
+    return tuple(runs)
 
 
-def check_iperf(settings: Mapping[str, Any]) -> None:
-    """PrerequisiteError when iperf3 is missing, ConfigError when the user-space stack is wrong."""
-    binary = str(settings["IPERF_BINARY"])
-    if shutil.which(binary) is None:
-        raise PrerequisiteError(f"{binary} not found (setting IPERF_BINARY): apt-get install iperf3")
-    stacks(settings)
-
-
-def client_argv(binary: str, protocol: str, server_ip: str, client_ip: str, settings: Mapping[str, Any]) -> list[str]:
+def client_argv(cfg: IperfConfig, server_ip: str, client_ip: str) -> list[str]:
     """The iperf3 client's command line."""
     argv = [
-        binary, "-c", server_ip, "-B", client_ip, "-p", str(settings["IPERF_PORT"]), "-4", "-J",
-        "-t", str(settings["IPERF_DURATION_S"]), "-i", str(settings["IPERF_INTERVAL_S"]),
-        "-P", str(settings["IPERF_PARALLEL"]),
+        cfg.binary, "-c", server_ip, "-B", client_ip, "-p", str(cfg.port), "-4", "-J",
+        "-t", str(cfg.duration_s), "-i", str(cfg.interval_s), "-P", str(cfg.parallel),
     ]
-    if protocol == "udp":
-        argv += ["-u", "-b", str(int(settings["IPERF_UDP_BANDWIDTH_BPS"]))]
-        if settings["IPERF_UDP_LENGTH_BYTES"]:
-            argv += ["-l", str(settings["IPERF_UDP_LENGTH_BYTES"])]
+    if cfg.protocol == "udp":
+        argv += ["-u", "-b", str(cfg.udp_bandwidth_bps)]
+        if cfg.udp_length_bytes:
+            argv += ["-l", str(cfg.udp_length_bytes)]
     return argv
 
 
@@ -77,22 +113,18 @@ def _wait_listening(env: BenchEnv, netns: str | None, port: int, server: Process
     raise TrafficGenError(f"iperf3 server did not listen on port {port} within {_LISTEN_TIMEOUT_S:.0f} s")
 
 
-def run_once(
-    env: BenchEnv, protocol: str, settings: Mapping[str, Any], stack: str, extra_env: dict[str, str]
-) -> IperfRun:
+def run_once(env: BenchEnv, cfg: IperfConfig, stack: IperfStack) -> IperfRun:
     """One iperf3 test: a one-off server in the receiver's namespace, the client in the sender's."""
-    binary = str(settings["IPERF_BINARY"])
     client_end, server_end = env.endpoints()
-    port = int(settings["IPERF_PORT"])
-    server_argv = [binary, "-s", "-1", "-B", server_end.ipv4, "-p", str(port), "-4", "-J",
-                   "-i", str(settings["IPERF_INTERVAL_S"])]
-    spawn_env = extra_env or None
+    server_argv = [cfg.binary, "-s", "-1", "-B", server_end.ipv4, "-p", str(cfg.port), "-4", "-J",
+                   "-i", str(cfg.interval_s)]
+    spawn_env = dict(stack.env) or None
     server = env.executor.spawn(server_argv, netns=server_end.netns, env=spawn_env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        _wait_listening(env, server_end.netns, port, server)
-        argv = client_argv(binary, protocol, server_end.ipv4, client_end.ipv4, settings)
-        timeout_s = float(settings["IPERF_DURATION_S"]) + 30.0
+        _wait_listening(env, server_end.netns, cfg.port, server)
+        argv = client_argv(cfg, server_end.ipv4, client_end.ipv4)
+        timeout_s = cfg.duration_s + 30.0
         try:
             done = env.executor.run(argv, netns=client_end.netns, env=spawn_env, timeout_s=timeout_s, check=False)
         except CommandError as exc:
@@ -105,8 +137,8 @@ def run_once(
             server.kill()
         server.wait(timeout=10)
     return IperfRun(
-        stack=stack,
-        preload=extra_env.get("LD_PRELOAD", ""),
+        stack=stack.name,
+        preload=stack.preload,
         summary=summary(client_doc),
         client_intervals=tuple(intervals(client_doc)),
         server_intervals=tuple(intervals(server_doc)),
@@ -134,28 +166,15 @@ def _metrics(runs: list[IperfRun]) -> dict[str, MetricValue]:
     return metrics
 
 
-def run_iperf(protocol: str, env: BenchEnv, traffic: Traffic, settings: Mapping[str, Any]) -> SearchOutcome:
-    """TCP or UDP bandwidth on every stack of `stacks(settings)`, in order."""
-    if protocol not in ("tcp", "udp"):
-        raise ConfigError(f"iperf3 protocol {protocol!r}: tcp or udp")
-    check_iperf(settings)
+def run_iperf(env: BenchEnv, traffic: Traffic, cfg: IperfConfig) -> SearchOutcome:
+    """TCP or UDP bandwidth on every stack of `cfg`, in order."""
     runs = []
-    offloads = env.set_offloads(bool(settings["BENCH_PORT_OFFLOADS"]))
-    for stack, extra_env in stacks(settings):
-        run = run_once(env, protocol, settings, stack, extra_env)
-        log.info("iperf3 %s on the %s stack: sender %.1f Mbit/s, receiver %.1f Mbit/s", protocol, stack,
+    offloads = env.set_offloads(cfg.offloads)
+    for stack in cfg.stacks:
+        run = run_once(env, cfg, stack)
+        log.info("iperf3 %s on the %s stack: sender %.1f Mbit/s, receiver %.1f Mbit/s", cfg.protocol, stack.name,
                  run.summary.sender_bps / 1e6, run.summary.receiver_bps / 1e6)
         runs.append(run)
-    details = {"benchmark": f"iperf3_{protocol}", "path": env.where, "offloads": offloads,
+    details = {"benchmark": f"iperf3_{cfg.protocol}", "path": env.where, "offloads": offloads,
                "runs": [r.as_dict() for r in runs]}
     return SearchOutcome(metrics=_metrics(runs), trials=(), details=details)
-
-
-def run_iperf_tcp(env: BenchEnv, traffic: Traffic, settings: Mapping[str, Any]) -> SearchOutcome:
-    """Traffic type iperf3_tcp."""
-    return run_iperf("tcp", env, traffic, settings)
-
-
-def run_iperf_udp(env: BenchEnv, traffic: Traffic, settings: Mapping[str, Any]) -> SearchOutcome:
-    """Traffic type iperf3_udp."""
-    return run_iperf("udp", env, traffic, settings)

@@ -42,14 +42,14 @@ class SweepConfig:
         if self.duration_s <= 0 or not 0 < self.rate_percent <= 100 or not 0 < self.latency_rate_percent <= 100:
             raise ConfigError("SWEEP_DURATION_S must be > 0 and the SWEEP_*RATE_PERCENT in (0, 100]")
 
-
-def sweep_config_from_settings(settings: Mapping[str, Any]) -> SweepConfig:
-    return SweepConfig(
-        flows=tuple(int(f) for f in settings["SWEEP_FLOWS"]),
-        duration_s=float(settings["SWEEP_DURATION_S"]),
-        rate_percent=float(settings["SWEEP_RATE_PERCENT"]),
-        latency_rate_percent=float(settings["SWEEP_LATENCY_RATE_PERCENT"]),
-    )
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> SweepConfig:
+        return cls(
+            flows=tuple(int(f) for f in settings["SWEEP_FLOWS"]),
+            duration_s=float(settings["SWEEP_DURATION_S"]),
+            rate_percent=float(settings["SWEEP_RATE_PERCENT"]),
+            latency_rate_percent=float(settings["SWEEP_LATENCY_RATE_PERCENT"]),
+        )
 
 
 def _rx_packets(env: BenchEnv) -> int | None:
@@ -105,10 +105,9 @@ def _point(traffic: Traffic, flows: int, queues: str, trial: TrialResult, dut_fr
     }
 
 
-def sweep_bw(measurer: Measurer, env: BenchEnv, traffic: Traffic, settings: Mapping[str, Any],
+def sweep_bw(measurer: Measurer, env: BenchEnv, traffic: Traffic, cfg: SweepConfig,
              on_trial: OnTrial | None = None) -> SearchOutcome:
     """One trial per SWEEP_FLOWS value at this frame size; details.points is seed 003's table."""
-    cfg = sweep_config_from_settings(settings)
     queues = _queues_text(env)
     points, trials = [], []
     for flows in cfg.flows:
@@ -136,10 +135,9 @@ def sweep_bw(measurer: Measurer, env: BenchEnv, traffic: Traffic, settings: Mapp
     return SearchOutcome(metrics=metrics, trials=tuple(trials), details=details)
 
 
-def sweep_latency(measurer: Measurer, env: BenchEnv, traffic: Traffic, settings: Mapping[str, Any],
+def sweep_latency(measurer: Measurer, env: BenchEnv, traffic: Traffic, cfg: SweepConfig,
                   on_trial: OnTrial | None = None) -> SearchOutcome:
     """One trial at SWEEP_LATENCY_RATE_PERCENT: p50, p90, p99 (us) and loss at this frame size."""
-    cfg = sweep_config_from_settings(settings)
     trial = measurer.trial(traffic, traffic.line_rate_fps * cfg.latency_rate_percent / 100, cfg.duration_s)
     trial = replace(trial, purpose="latency")
     if on_trial:

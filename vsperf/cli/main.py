@@ -30,7 +30,7 @@ from vsperf.report.matrix import write_matrix
 from vsperf.results.load import load_results
 from vsperf.run.plan import PlannedTest, plan_tests
 from vsperf.run.preflight import check_plan, open_hosts
-from vsperf.run.runner import Runner, RunSummary
+from vsperf.run.runner import ReportOptions, Runner, RunSummary
 from vsperf.trafficgen.otg.server_cli import otg_server_command
 from vsperf.ui.logsetup import setup_console
 from vsperf.ui.progress import Progress
@@ -224,6 +224,7 @@ def _run(opts: dict[str, Any]) -> int:
             run_id=run_id,
             command_line=["vsperf", *sys.argv[1:]],
             progress=progress,
+            report=ReportOptions.from_settings(settings),
             hosts=hosts,
             command_log=command_log,
             hold=hold_until_enter_or_sigterm,

@@ -105,19 +105,12 @@ def collector_names(setting: str | Sequence[str] | None) -> list[str]:
 
 
 def build_collectors(
-    settings: Mapping[str, Any], registry: Registry[Any], ctx: RunContext, target: CollectorTarget
+    names: Sequence[str], settings: Mapping[str, Any], registry: Registry[Any], ctx: RunContext,
+    target: CollectorTarget,
 ) -> list[Collector]:
-    """One instance of every collector the COLLECTOR setting names, in that order (a name given
-    twice, or by two aliases, runs once). Raises UnknownNameError for a name not registered."""
-    seen: set[str] = set()
-    collectors: list[Collector] = []
-    for name in collector_names(settings["COLLECTOR"]):
-        canonical = registry.resolve(name)
-        if canonical in seen:
-            continue
-        seen.add(canonical)
-        collectors.append(registry.get(canonical).cls(settings, ctx, target))
-    return collectors
+    """One instance of each collector of `names` (registry names, as the plan resolved them from
+    the COLLECTOR setting), in that order, each given the test's settings for its own."""
+    return [registry.get(name).cls(settings, ctx, target) for name in names]
 
 
 @dataclass

@@ -7,11 +7,17 @@ vsperf.search.config.setting).
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 from vsperf.config.types import NAME, SECONDS, SECONDS_OR_ZERO, Float, Int, ListOf, Optional, Setting, Str, Struct
 
 # The rules a goal's field shares with the setting that gives it when no goal is listed.
 _EXCEED_PERCENT = Float(min=0, lt=100, unit="% of the duration sum")
 _WIDTH_PERCENT = Float(gt=0, lt=100, unit="% of the upper bound")
+
+# TRAFFICGEN_SEARCH: the throughput algorithms (vsperf.search.select runs them).
+ThroughputAlgorithm = Literal["binary", "ndr_pdr", "mlr"]
+THROUGHPUT_ALGORITHMS: tuple[ThroughputAlgorithm, ...] = get_args(ThroughputAlgorithm)
 
 _REPEATS = Int(min=1)  # trials, resets or searches per frame size
 
@@ -28,7 +34,7 @@ _GOAL = Struct({
 SETTINGS: dict[str, Setting] = {
     # --- throughput algorithm -------------------------------------------------------------------
     "TRAFFICGEN_SEARCH": Setting(
-        Str(choices=("binary", "ndr_pdr", "mlr")),
+        Str(choices=THROUGHPUT_ALGORITHMS),
         "Throughput search of rfc2544_throughput: binary (RFC 2544, VSPERF's), ndr_pdr (NDR and PDR in one "
         "bisection of short trials, confirmed at TRAFFICGEN_DURATION) or mlr (MLRsearch goals)."),
     "TRAFFICGEN_PDR_LOSSRATE": Setting(

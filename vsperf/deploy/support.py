@@ -13,9 +13,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import sys
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from vsperf.config.schema_core import BENCHMARK_NETWORK
 from vsperf.deploy.build import DeploymentSpec
@@ -25,6 +23,7 @@ from vsperf.deploy.topology import check_streams, parse_deployment
 from vsperf.errors import ConfigError
 from vsperf.host.hosts import RunHosts
 from vsperf.testbed.model import Cable, Testbed
+from vsperf.traffic import Traffic
 from vsperf.trafficgen.base import TrafficGenerator
 from vsperf.vswitch.linux_bridge import host_kernel_config_option
 
@@ -62,25 +61,24 @@ def state_root_problem(root: Path) -> str:
     return "" if os.access(existing, os.W_OK) else f"cannot write run state under {root}: run as root"
 
 
-def lab_addresses_problem(traffic: Mapping[str, Any]) -> str:
+def lab_addresses_problem(traffic: Traffic) -> str:
     """The local lab sends only to the RFC 2544 benchmarking range (a real testbed may use others)."""
     network = ipaddress.IPv4Network(BENCHMARK_NETWORK)
-    for key in ("srcip", "dstip"):
-        address = str(traffic["l3"][key])
+    for key, address in (("srcip", traffic.l3.srcip), ("dstip", traffic.l3.dstip)):
         if ipaddress.IPv4Address(address) not in network:
             return (f"TRAFFIC l3 {key} {address} is outside {network}: the local lab sends only there; "
                     f"set TRAFFIC l3 srcip/dstip inside it (e.g. 198.18.0.1, 198.18.1.1) or use a testbed")
     return ""
 
 
-def deployment_problem(spec: DeploymentSpec, generator: type[TrafficGenerator], hosts: RunHosts, *,
-                       supports_match: bool) -> str:
-    """Why `spec` cannot be deployed on `hosts` with `generator` ("" when it can)."""
-    settings = spec.settings
+def deployment_problem(spec: DeploymentSpec, traffic: Traffic, generator: type[TrafficGenerator], hosts: RunHosts,
+                       *, supports_match: bool) -> str:
+    """Why `spec` cannot be deployed on `hosts` for `traffic` with `generator` ("" when it can)."""
     trafficgen = generator.NAME
     if hosts.is_lab:
-        why = lab_addresses_problem(settings["TRAFFIC"]) or _lab_kernel_problem(hosts)
-        if not why and spec.vswitch == "ovs-dpdk" and settings["VSWITCH_DPDK_HUGEPAGES"] and not spec.traffic_only:
+        why = lab_addresses_problem(traffic) or _lab_kernel_problem(hosts)
+        if (not why and spec.vswitch == "ovs-dpdk" and spec.settings["VSWITCH_DPDK_HUGEPAGES"]
+                and not spec.traffic_only):
             why = ("VSWITCH_DPDK_HUGEPAGES: the local lab runs OVS-DPDK without hugepages (--no-huge); set it "
                    "false, or run on a testbed (--testbed)")
     elif spec.traffic_only:
@@ -97,7 +95,7 @@ def deployment_problem(spec: DeploymentSpec, generator: type[TrafficGenerator], 
         return (f"deployment {topology.name} splits streams between VNFs by header fields, which "
                 f"{spec.vswitch} cannot do: use --vswitch ovs")
     try:
-        check_streams(topology, int(settings["TRAFFIC"]["multistream"]))
+        check_streams(topology, traffic.multistream)
     except ConfigError as exc:
         return str(exc)
     return ""

@@ -8,20 +8,16 @@ host, the load on the DUT host, and each component is handed the `Host` it runs 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from vsperf.benchmarks import HEADLINE_KEYS as BENCHMARK_HEADLINE_KEYS
-from vsperf.benchmarks import TOOLS as BENCHMARK_TOOLS
-from vsperf.benchmarks import BenchEnv, is_benchmark, runs_own_programs
+from vsperf.benchmarks import BenchEnv
 from vsperf.benchmarks.csvfiles import benchmark_csv_paths
 from vsperf.collectors.base import CollectorTarget, build_collectors, collecting
-from vsperf.config import traffic_from_settings
 from vsperf.deploy.base import Deployment
 from vsperf.deploy.build import build_deployment
-from vsperf.deploy.topology import parse_deployment
 from vsperf.host.facts import port_details
 from vsperf.host.host import Host
 from vsperf.host.hosts import RunHosts
@@ -37,22 +33,6 @@ from vsperf.trafficgen.base import TrafficGenerator
 from vsperf.ui.progress import Progress
 
 log = logging.getLogger(__name__)
-
-HEADLINE_KEYS = {
-    "rfc2544_throughput": "throughput_rx_fps",
-    "rfc2544_back2back": "b2b_frames",
-    "rfc2544_continuous": "throughput_rx_fps",
-    "burst": "throughput_rx_fps",
-    "rfc2544_latency": "avg_latency_ns",
-    "rfc2544_frame_loss": "frame_loss_percent",
-    "rfc2544_recovery": "recovery_time_s",
-    "rfc2544_reset": "reset_time_s",
-    "rfc9004_back2back": "b2b_frames",
-    "rfc2889_forwarding": "max_forwarding_rate_fps",
-    "rfc2889_caching": "caching_capacity_addresses",
-    "rfc2889_learning": "address_learning_rate_fps",
-    **BENCHMARK_HEADLINE_KEYS,
-}
 
 # Throughput found earlier in the run, per (deployment, vswitch, vnf, frame size): tests that
 # need one (latency, recovery, reset, RFC 9004 back-to-back) use it instead of measuring again.
@@ -71,17 +51,6 @@ class Measurement:
     progress: Progress
     throughputs: dict[ThroughputKey, float] = field(default_factory=dict)
     hold: Callable[[PlannedTest, Deployment], None] | None = None
-
-
-def guest_loopback(pt: PlannedTest) -> str | None:
-    """VSPERF's guest_loopback result key: GUEST_LOOPBACK of each VNF of the test (None: no VNF);
-    past the list's end, its first entry (VSPERF's rule)."""
-    vnfs = parse_deployment(pt.test.deployment).vnfs
-    raw = pt.settings["GUEST_LOOPBACK"]
-    values = [raw] if isinstance(raw, str) else list(raw)
-    if not vnfs or not values:
-        return None
-    return " ".join(str(values[i] if i < len(values) else values[0]) for i in range(vnfs))
 
 
 def _gen_host(m: Measurement) -> Host:
@@ -128,25 +97,21 @@ def _load(pt: PlannedTest, m: Measurement) -> Iterator[tuple[list[ComponentInfo]
         yield [info], loadgen.pids()
 
 
-def measure_test(pt: PlannedTest, m: Measurement, index: int, sizes: Sequence[int], headline: list[Headline]) -> None:
-    """Deploy test `pt`, measure every frame size of `sizes` (each written as it completes) and
+def measure_test(pt: PlannedTest, m: Measurement, index: int, headline: list[Headline]) -> None:
+    """Deploy test `pt`, measure every frame size of its plan (each written as it completes) and
     tear everything down, whatever happens; `headline` gets each size's headline value."""
-    test = pt.test
-    traffic_type = traffic_from_settings(pt.settings, sizes[0]).traffic_type
-    headline_key = HEADLINE_KEYS.get(traffic_type, "")
-    # Some of the seeds' benchmarks run their own programs on the ports: the generator stays off them.
-    benchmark, own_programs = is_benchmark(traffic_type), runs_own_programs(traffic_type)
+    test, kind = pt.test, pt.kind
     with ExitStack() as stack:
-        deployment = stack.enter_context(build_deployment(
-            pt.deployment, m.registries, m.hosts, traffic_from_settings(pt.settings, max(sizes))))
+        deployment = stack.enter_context(build_deployment(pt.deployment, m.registries, m.hosts, pt.largest))
         generator: TrafficGenerator = m.registries.trafficgens.get(pt.trafficgen).cls(pt.settings, _gen_host(m))
         if m.hosts is not None:  # the switch's PMD CPUs are busy on the generator's host only when the DUT runs there
             generator.switch_on_host = m.hosts.dut is m.hosts.trafficgen
         stack.enter_context(generator)
-        if not own_programs:
+        # A benchmark that runs its own programs on the ports: the generator stays off them.
+        if kind.tool is None:
             generator.start(deployment.gen_ports)
         components = [
-            ComponentInfo("trafficgen", traffic_type, BENCHMARK_TOOLS[traffic_type], {}) if own_programs
+            ComponentInfo("trafficgen", pt.traffic.traffic_type, kind.tool, {}) if kind.tool is not None
             else ComponentInfo("trafficgen", pt.trafficgen, generator.version(), _generator_details(m, deployment)),
             *deployment.components(),
         ]
@@ -163,7 +128,7 @@ def measure_test(pt: PlannedTest, m: Measurement, index: int, sizes: Sequence[in
             dut_host=m.hosts.dut.executor if on_testbed and m.hosts else None,
             gen_host=m.hosts.trafficgen.executor if on_testbed and m.hosts else None,
             current_pids=lambda: {**deployment.dut_pids(), **load_pids})
-        collectors = build_collectors(pt.settings, m.registries.collectors, m.ctx, target)
+        collectors = build_collectors(pt.collectors, pt.settings, m.registries.collectors, m.ctx, target)
         components += [c.component() for c in collectors]
         m.writer.set_components(index, components)
         if pt.hold:
@@ -174,30 +139,30 @@ def measure_test(pt: PlannedTest, m: Measurement, index: int, sizes: Sequence[in
         # A deployment that can restart its switch and flush learned addresses lets
         # rfc2544_reset and the RFC 2889 address tests act on the device under test.
         dut_control = deployment if isinstance(deployment, DutControl) else None
+        bench = BenchEnv(m.ctx.executor, m.ctx.work_dir, tuple(deployment.gen_ports),
+                         dut_ports=deployment.dut_ports()) if kind.benchmark else None
 
         def on_trial(trial: Any) -> None:
             m.progress.trial(trial)
             deployment.check_alive()
 
-        for size in sizes:
-            traffic = traffic_from_settings(pt.settings, size)
+        for frame in pt.frames:
+            size = frame.traffic.frame_size_bytes
             m.progress.frame_size_started(size)
             known: ThroughputKey = (test.deployment, pt.vswitch, pt.vnf, size)
             with collecting(collectors) as phase:
-                result = run_traffic(generator, traffic, pt.settings, on_trial=on_trial,
-                                     throughput_fps=m.throughputs.get(known), dut=dut_control,
-                                     bench=BenchEnv(m.ctx.executor, m.ctx.work_dir, tuple(deployment.gen_ports),
-                                                    dut_ports=deployment.dut_ports()) if benchmark else None)
-            if not benchmark:  # VSPERF's result keys beside vsperf's (vsperf.results.vsperf_keys)
-                result = with_vsperf_keys(result, traffic, guest_loopback(pt))
+                result = run_traffic(generator, frame, on_trial=on_trial, throughput_fps=m.throughputs.get(known),
+                                     dut=dut_control, bench=bench)
+            if not kind.benchmark:  # VSPERF's result keys beside vsperf's (vsperf.results.vsperf_keys)
+                result = with_vsperf_keys(result, frame.traffic, pt.guest_loopback)
             m.writer.add_frame_size(index, size, result, statistics=phase.statistics)
-            if benchmark:  # its tables (sweep points, udp_msg_loss rows, iperf3 per second) as CSV too
+            if kind.benchmark:  # its tables (sweep points, udp_msg_loss rows, iperf3 per second) as CSV too
                 benchmark_csv_paths(m.ctx.results_dir, next(t for t in m.writer.results.tests if t.index == index))
             found = result.metrics.get("throughput_rx_fps")
-            if traffic.traffic_type == "rfc2544_throughput" and isinstance(found, int | float) and found > 0:
+            if frame.traffic.traffic_type == "rfc2544_throughput" and isinstance(found, int | float) and found > 0:
                 m.throughputs[known] = float(found)
-            value = result.metrics.get(headline_key)
-            headline.append((size, headline_key, value if isinstance(value, int | float) else None))
-            m.progress.frame_size_done(size, headline_key, value)
+            value = result.metrics.get(kind.headline)
+            headline.append((size, kind.headline, value if isinstance(value, int | float) else None))
+            m.progress.frame_size_done(size, kind.headline, value)
             deployment.check_alive()
     log.info("test %s finished", test.name)

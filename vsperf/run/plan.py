@@ -1,7 +1,11 @@
 """Turn the selected test cases into a validated plan before anything is created.
 
 Every user error (a test's Parameters of the wrong type, an unknown backend, a missing
-prerequisite) surfaces here, so a run either starts cleanly or leaves nothing behind.
+prerequisite) surfaces here, so a run either starts cleanly or leaves nothing behind. The plan
+holds what each test runs with, built once: its traffic and search (or benchmark) configuration
+per frame size (`vsperf.run.kinds.TrafficPlan`), its backends, its collectors; the runner and the
+searches take those and never parse the settings again (components built from the test's
+settings read their own settings' section).
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from vsperf.config import Settings, traffic_from_settings
 from vsperf.deploy.build import DeploymentSpec
 from vsperf.deploy.topology import check_frame_modification, parse_deployment
 from vsperf.registry import Registries
-from vsperf.run.kinds import configure_traffic
+from vsperf.run.kinds import TrafficKind, TrafficPlan, configure_traffic
+from vsperf.traffic import Traffic
 
 
 @dataclass(frozen=True)
@@ -24,11 +29,14 @@ class PlannedTest:
 
     test: TestCase
     settings: Settings
+    frames: tuple[TrafficPlan, ...]  # per frame size (TRAFFICGEN_PKT_SIZES), in order
     trafficgen: str  # canonical registry names
     vswitch: str
     vnf: str
     simulated: bool  # the generator simulates the DUT: nothing is deployed
     traffic_only: bool  # --mode trafficgen: nothing is deployed, traffic only
+    collectors: tuple[str, ...] = ()  # canonical names of the COLLECTOR setting's collectors, each once
+    guest_loopback: str | None = None  # VSPERF's result key: each VNF's GUEST_LOOPBACK (None: no VNF)
     port_locations: bool = False  # the generator drives hardware port locations (a testbed cable's)
     loadgen: str | None = None  # load generator of a test with a Load
     hold: str = ""  # --mode trafficgen-off ("off": deploy, hold, no traffic) / -pause ("pause": hold, then traffic)
@@ -41,6 +49,24 @@ class PlannedTest:
             name=self.test.deployment, vswitch=self.vswitch, vnf=self.vnf, settings=self.settings,
             frame_modification=check_frame_modification(self.test.frame_modification), simulated=self.simulated,
             traffic_only=self.traffic_only, locations=self.port_locations)
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return tuple(f.traffic.frame_size_bytes for f in self.frames)
+
+    @property
+    def traffic(self) -> Traffic:
+        """The test's traffic at its first frame size (type, direction: the same at every size)."""
+        return self.frames[0].traffic
+
+    @property
+    def kind(self) -> TrafficKind:
+        return self.frames[0].kind
+
+    @property
+    def largest(self) -> Traffic:
+        """The traffic of the largest frame size: what the deployment's MTU must carry."""
+        return max((f.traffic for f in self.frames), key=lambda t: t.frame_size_bytes)
 
     @property
     def deploys(self) -> bool:
@@ -64,7 +90,8 @@ def plan_tests(
         if not simulated and not traffic_only:  # the lab's plan's needs (a testbed's switch gets it too)
             test_settings = _lab_parallel_streams(test, test_settings)
         test_settings = _flow_mode(test, test_settings)
-        _check_configuration(test_settings, registries)
+        frames = tuple(configure_traffic(traffic_from_settings(test_settings, int(size)), test_settings)
+                       for size in test_settings["TRAFFICGEN_PKT_SIZES"])
         vswitch = registries.vswitches.resolve(test_settings["VSWITCH"])
         vnf = str(test_settings["VNF"])
         if vnf != "auto":
@@ -78,7 +105,8 @@ def plan_tests(
             loadgen = registries.loadgens.resolve(str(chosen))
         planned.append(
             PlannedTest(
-                test=test, settings=test_settings, test_params=test_params,
+                test=test, settings=test_settings, frames=frames, test_params=test_params,
+                collectors=_collectors(test_settings, registries), guest_loopback=_guest_loopback(test, test_settings),
                 trafficgen=gen.name, vswitch=vswitch, vnf=vnf, loadgen=loadgen,
                 simulated=simulated, traffic_only=traffic_only, hold=hold,
                 port_locations=bool(getattr(gen.cls, "PORT_LOCATIONS", False)),
@@ -87,14 +115,26 @@ def plan_tests(
     return planned
 
 
-def _check_configuration(settings: Settings, registries: Registries) -> None:
-    """Build what the test will use, for every frame size: its traffic and its search (or
-    benchmark) configuration, and resolve its collectors; the first bad value raises its one-line
-    ConfigError now, with nothing deployed, rather than after the topology is up."""
-    for size in settings["TRAFFICGEN_PKT_SIZES"]:
-        configure_traffic(traffic_from_settings(settings, int(size)), settings)
+def _collectors(settings: Settings, registries: Registries) -> tuple[str, ...]:
+    """The COLLECTOR setting's collectors, canonical names in order, each once (a name given twice,
+    or by two aliases, runs once); UnknownNameError for a name not registered."""
+    names: list[str] = []
     for name in collector_names(settings["COLLECTOR"]):
-        registries.collectors.resolve(name)
+        canonical = registries.collectors.resolve(name)
+        if canonical not in names:
+            names.append(canonical)
+    return tuple(names)
+
+
+def _guest_loopback(test: TestCase, settings: Settings) -> str | None:
+    """VSPERF's guest_loopback result key: GUEST_LOOPBACK of each VNF of the test (None: no VNF);
+    past the list's end, its first entry (VSPERF's rule)."""
+    vnfs = parse_deployment(test.deployment).vnfs
+    raw = settings["GUEST_LOOPBACK"]
+    values = [raw] if isinstance(raw, str) else list(raw)
+    if not vnfs or not values:
+        return None
+    return " ".join(str(values[i] if i < len(values) else values[0]) for i in range(vnfs))
 
 
 # ovs learns MAC addresses only with a NORMAL flow: what RFC 2889's address tests measure.

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from vsperf.collectors.base import CollectorTarget, collector_names
+from vsperf.collectors.base import CollectorTarget
 from vsperf.deploy.build import resolve_vnf
 from vsperf.deploy.support import DUT_TOOLS, deployment_problem, lab_problem, state_root_problem
 from vsperf.deploy.topology import parse_deployment
@@ -84,7 +84,7 @@ def check_plan(plan: Sequence[PlannedTest], registries: Registries, hosts: RunHo
 def _check_collectors_read_hosts(plan: Sequence[PlannedTest], registries: Registries) -> None:
     """UserError for a collector of a deploying test that reads only this machine (a testbed run)."""
     for pt in plan:
-        for name in collector_names(pt.settings["COLLECTOR"]):
+        for name in pt.collectors:
             if pt.deploys and not registries.collectors.get(name).cls.REMOTE:
                 raise UserError(f"collector {name} reads only this machine, not the testbed's hosts: "
                                 f"remove it from COLLECTOR for a --testbed run")
@@ -107,7 +107,7 @@ def _check_test(pt: PlannedTest, registries: Registries, hosts: RunHosts | None,
         seen.add(("load", pt.loadgen))
         registries.loadgens.get(pt.loadgen).cls(pt.test.load, pt.settings, _probe(hosts.dut)).check_prerequisites()
     probe_ctx = RunContext("check", Path("/nonexistent"), Path("/nonexistent"), LocalExecutor())
-    for name in collector_names(pt.settings["COLLECTOR"]):
+    for name in pt.collectors:
         if ("collector", name) in seen:
             continue
         seen.add(("collector", name))
@@ -126,7 +126,7 @@ def _check_deployment(pt: PlannedTest, generator: type[TrafficGenerator], regist
                       hosts: RunHosts) -> None:
     spec = pt.deployment
     vswitch_cls = registries.vswitches.get(spec.vswitch).cls
-    why = deployment_problem(spec, generator, hosts, supports_match=vswitch_cls.SUPPORTS_MATCH)
+    why = deployment_problem(spec, pt.largest, generator, hosts, supports_match=vswitch_cls.SUPPORTS_MATCH)
     if why and not hosts.is_lab:
         raise TestbedUnsupportedError(f"testbed {hosts.testbed.path}: hosts and ports checked, but test "
                                       f"{pt.test.name}: {why}; run without --testbed, or with --trafficgen dummy")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vsperf.config import Settings, traffic_from_settings
+from vsperf.config import Settings
 from vsperf.deploy.base import Deployment
 from vsperf.errors import VsperfError
 from vsperf.executor import CommandLog, LocalExecutor
@@ -24,7 +24,7 @@ from vsperf.host.workdir import RunContext, create_work_dir
 from vsperf.registry import Registries
 from vsperf.report.formats import render_report
 from vsperf.results.writer import ResultsWriter
-from vsperf.run.measure import HEADLINE_KEYS, Headline, Measurement, measure_test
+from vsperf.run.measure import Headline, Measurement, measure_test
 from vsperf.run.plan import PlannedTest
 from vsperf.signals import Terminated, stop_signals_raise
 from vsperf.ui.logsetup import add_file_log
@@ -64,6 +64,18 @@ class RunSummary:
         return self.interrupted or any(t.status != "passed" for t in self.tests)
 
 
+@dataclass(frozen=True)
+class ReportOptions:
+    """The report written after the run: REPORT_FORMATS, with plots unless REPORT_PLOTS is off."""
+
+    formats: tuple[str, ...]
+    plots: bool
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ReportOptions:
+        return cls(tuple(str(f) for f in settings["REPORT_FORMATS"]), bool(settings["REPORT_PLOTS"]))
+
+
 class Runner:
     """Runs a plan on the run's hosts and writes everything under one results directory."""
 
@@ -77,14 +89,17 @@ class Runner:
         run_id: str,
         command_line: list[str],
         progress: Progress,
+        report: ReportOptions,
         hosts: RunHosts | None = None,
         command_log: CommandLog | None = None,
         hold: Callable[[str], None] | None = None,
     ) -> None:
-        """`hosts`: where the plan deploys (opened, and closed, by the caller; None when nothing
-        is deployed), their executors logging to `command_log` (written to the run's
-        commands.log from the start of the run). `hold(message)` waits for the user in --mode
-        trafficgen-off/-pause (the CLI's, never input() here); without it those modes do not wait."""
+        """`settings` are recorded in results.json as they are (the plan's tests carry what they
+        run with); `report`: the report written after the run. `hosts`: where the plan deploys
+        (opened, and closed, by the caller; None when nothing is deployed), their executors
+        logging to `command_log` (written to the run's commands.log from the start of the run).
+        `hold(message)` waits for the user in --mode trafficgen-off/-pause (the CLI's, never
+        input() here); without it those modes do not wait."""
         self.plan = list(plan)
         self.hold = hold
         self.registries = registries
@@ -95,6 +110,7 @@ class Runner:
         self.progress = progress
         self.hosts = hosts
         self.command_log = command_log or CommandLog(None)
+        self.report = report
 
     def _environment(self, executor: LocalExecutor) -> dict[str, Any]:
         """This machine's facts, and each testbed host's when the run has a testbed."""
@@ -144,16 +160,14 @@ class Runner:
 
     def _report(self) -> list[Path]:
         try:
-            formats = self.settings["REPORT_FORMATS"]
-            return render_report(self.results_dir, formats, plots=bool(self.settings["REPORT_PLOTS"]))
+            return render_report(self.results_dir, self.report.formats, plots=self.report.plots)
         except Exception:  # a report bug must not lose the run: results.json is already written
             log.exception("could not render the report; `vsperf report %s` retries", self.results_dir)
             return []
 
     def _run_test(self, pt: PlannedTest, m: Measurement) -> TestOutcome:
         test = pt.test
-        sizes: list[int] = list(pt.settings["TRAFFICGEN_PKT_SIZES"])
-        traffic0 = traffic_from_settings(pt.settings, sizes[0])
+        traffic0 = pt.traffic
         index = m.writer.start_test(
             name=test.name,
             description=test.description,
@@ -164,13 +178,13 @@ class Runner:
             # a --test-params sweep records each element under VSPERF's name for them
             parameters={**test.parameters, **({"TEST_PARAMS": pt.test_params} if pt.test_params else {})},
             components=[],
-            headline_metric=HEADLINE_KEYS.get(traffic0.traffic_type, ""),
+            headline_metric=pt.kind.headline,
         )
         outcome = TestOutcome(test.name, test.deployment, "passed")
         started = time.monotonic()
-        self.progress.test_started(test.name, test.deployment, len(sizes))
+        self.progress.test_started(test.name, test.deployment, len(pt.frames))
         try:
-            measure_test(pt, m, index, sizes, outcome.headline)
+            measure_test(pt, m, index, outcome.headline)
         except KeyboardInterrupt as exc:
             outcome.status, outcome.error = "interrupted", str(exc) or "interrupted by the user (Ctrl-C)"
             m.writer.finish_test(index, "interrupted", outcome.error)

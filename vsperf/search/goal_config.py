@@ -10,12 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from vsperf.config.schema_search import THROUGHPUT_ALGORITHMS, ThroughputAlgorithm
 from vsperf.errors import ConfigError
 from vsperf.search.config import check, flag, integer, number, optional_number, setting
 from vsperf.search.mlr_goals import SearchGoal
-
-ThroughputAlgorithm = Literal["binary", "ndr_pdr", "mlr"]
-THROUGHPUT_ALGORITHMS: tuple[ThroughputAlgorithm, ...] = ("binary", "ndr_pdr", "mlr")
 
 GOAL_KEYS = (
     "name",

@@ -13,8 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from vsperf.search.config import throughput_config_from_settings
-from vsperf.search.goal_config import goal_search_config_from_settings, known_throughput_percent, search_algorithm
+from vsperf.config.schema_search import ThroughputAlgorithm
+from vsperf.search.config import ThroughputSearchConfig, throughput_config_from_settings
+from vsperf.search.goal_config import (
+    GoalSearchConfig,
+    goal_search_config_from_settings,
+    known_throughput_percent,
+    search_algorithm,
+)
 from vsperf.search.measurer import Measurer, TrialResult
 from vsperf.search.mlr import mlr_throughput
 from vsperf.search.ndr_pdr import ndr_pdr_throughput
@@ -26,18 +32,50 @@ from vsperf.traffic import Traffic
 THROUGHPUT_PREFIX = "throughput: "
 
 
+@dataclass(frozen=True)
+class ThroughputSearch:
+    """The throughput search TRAFFICGEN_SEARCH selects (binary, ndr_pdr or mlr) with its
+    configuration: built, and so validated, once when the run is planned."""
+
+    algorithm: ThroughputAlgorithm
+    config: ThroughputSearchConfig | GoalSearchConfig
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> ThroughputSearch:
+        algorithm = search_algorithm(settings)
+        if algorithm == "binary":
+            return cls(algorithm, throughput_config_from_settings(settings))
+        return cls(algorithm, goal_search_config_from_settings(settings, algorithm))
+
+
 def run_throughput(
-    measurer: Measurer, traffic: Traffic, settings: Mapping[str, Any], on_trial: OnTrial | None = None
+    measurer: Measurer, traffic: Traffic, search: ThroughputSearch, on_trial: OnTrial | None = None
 ) -> SearchOutcome:
-    """The throughput search TRAFFICGEN_SEARCH selects (binary, ndr_pdr or mlr), configured and
-    validated from `settings` before its first trial."""
-    algorithm = search_algorithm(settings)
-    if algorithm == "binary":
-        return rfc2544_throughput(measurer, traffic, throughput_config_from_settings(settings), on_trial)
-    cfg = goal_search_config_from_settings(settings, algorithm)
-    if algorithm == "ndr_pdr":
+    """Run the throughput search `search` at `traffic`."""
+    cfg = search.config
+    if isinstance(cfg, ThroughputSearchConfig):
+        return rfc2544_throughput(measurer, traffic, cfg, on_trial)
+    if search.algorithm == "ndr_pdr":
         return ndr_pdr_throughput(measurer, traffic, cfg, on_trial)
     return mlr_throughput(measurer, traffic, cfg, on_trial)
+
+
+@dataclass(frozen=True)
+class ThroughputSource:
+    """Where a dependent test takes its throughput when the run passes none: the user's
+    TRAFFICGEN_THROUGHPUT_PERCENT, or else `search`, run first."""
+
+    percent: float | None
+    search: ThroughputSearch | None
+
+    def __post_init__(self) -> None:
+        if (self.percent is None) == (self.search is None):
+            raise ValueError("a throughput source is either a percentage or a search")
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> ThroughputSource:
+        percent = known_throughput_percent(settings)
+        return cls(percent, ThroughputSearch.from_settings(settings) if percent is None else None)
 
 
 @dataclass(frozen=True)
@@ -80,7 +118,7 @@ def _tagged(trial: TrialResult) -> TrialResult:
 def throughput_for(
     measurer: Measurer,
     traffic: Traffic,
-    settings: Mapping[str, Any],
+    source: ThroughputSource,
     on_trial: OnTrial | None,
     given_fps: float | None,
 ) -> KnownThroughput:
@@ -89,14 +127,14 @@ def throughput_for(
         if given_fps < 0:
             raise ValueError(f"throughput_fps cannot be negative, got {given_fps}")
         return KnownThroughput(given_fps, "given")
-    percent = known_throughput_percent(settings)
-    if percent is not None:
-        return KnownThroughput(percent * traffic.line_rate_fps / 100.0, "setting")
+    search = source.search
+    if search is None:  # the user's TRAFFICGEN_THROUGHPUT_PERCENT
+        return KnownThroughput((source.percent or 0.0) * traffic.line_rate_fps / 100.0, "setting")
 
     def forward(trial: TrialResult) -> None:
         if on_trial is not None:
             on_trial(_tagged(trial))
 
-    outcome = run_throughput(measurer, replace(traffic, traffic_type="rfc2544_throughput"), settings, forward)
+    outcome = run_throughput(measurer, replace(traffic, traffic_type="rfc2544_throughput"), search, forward)
     rate = outcome.metrics.get("tx_rate_fps")
     return KnownThroughput(float(rate) if isinstance(rate, int | float) else 0.0, "measured", outcome)

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vsperf.search.config import check, number, throughput_config_from_settings
-from vsperf.search.goal_config import goal_search_config_from_settings, search_algorithm
+from vsperf.search.config import check, number
 
 
 def check_loss_rates(settings: Mapping[str, Any]) -> None:
@@ -21,10 +20,3 @@ def check_loss_rates(settings: Mapping[str, Any]) -> None:
     pdr = number(settings, "TRAFFICGEN_PDR_LOSSRATE")
     check(ndr <= pdr < 100, "TRAFFICGEN_PDR_LOSSRATE", pdr, f"in [TRAFFICGEN_LOSSRATE={ndr:g}, 100)")
 
-
-def throughput_search_config(settings: Mapping[str, Any]) -> object:
-    """The throughput search TRAFFICGEN_SEARCH selects, as the settings configure it."""
-    algorithm = search_algorithm(settings)
-    if algorithm == "binary":
-        return throughput_config_from_settings(settings)
-    return goal_search_config_from_settings(settings, algorithm)

@@ -12,7 +12,7 @@ from typing import Any
 
 from vsperf.benchmarks.build import built_programs
 from vsperf.benchmarks.env import BenchEnv
-from vsperf.benchmarks.udploss.rows import UdpLossResult, UdpLossRow, rows_from_settings
+from vsperf.benchmarks.udploss.rows import UdpLossConfig, UdpLossResult, UdpLossRow
 from vsperf.errors import CommandError, TrafficGenError
 from vsperf.executor import Process
 from vsperf.search.outcome import SearchOutcome
@@ -99,18 +99,18 @@ def measure_row(env: BenchEnv, row: UdpLossRow, port: int, idle_ms: int, paths: 
     )
 
 
-def run_udp_loss(env: BenchEnv, traffic: Traffic, settings: Mapping[str, Any]) -> SearchOutcome:
+def run_udp_loss(env: BenchEnv, traffic: Traffic, cfg: UdpLossConfig) -> SearchOutcome:
     """Every row of UDPLOSS_ROWS (or the one of the UDPLOSS_* settings), in order.
 
     The metrics are the first row's (frame_loss_percent, data_mbps, wire_mbps) and the worst
     loss of the sweep; details.rows holds every row, the report's seeds/004-shaped table.
     """
-    rows = rows_from_settings(settings)
+    rows = cfg.rows
     paths = programs(env)
-    offloads = env.set_offloads(bool(settings["BENCH_PORT_OFFLOADS"]))
+    offloads = env.set_offloads(cfg.offloads)
     results = []
     for i, row in enumerate(rows):
-        result = measure_row(env, row, settings["UDPLOSS_PORT"], settings["UDPLOSS_IDLE_MS"], paths)
+        result = measure_row(env, row, cfg.port, cfg.idle_ms, paths)
         log.info("udp_msg_loss row %d/%d: loss %.3f %%, data %.1f Mbps, wire %.1f Mbps", i + 1, len(rows),
                  result.loss_percent, result.data_mbps, result.wire_mbps)
         results.append(result)

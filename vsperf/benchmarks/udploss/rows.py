@@ -61,6 +61,21 @@ class UdpLossRow:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class UdpLossConfig:
+    """The udp_msg_loss benchmark: its rows, measured in order, and where they run."""
+
+    rows: tuple[UdpLossRow, ...]
+    port: int  # UDPLOSS_PORT: the receiver's UDP port
+    idle_ms: int  # UDPLOSS_IDLE_MS: the receiver's end of a row (no message for this long)
+    offloads: bool  # BENCH_PORT_OFFLOADS
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> UdpLossConfig:
+        return cls(tuple(rows_from_settings(settings)), int(settings["UDPLOSS_PORT"]),
+                   int(settings["UDPLOSS_IDLE_MS"]), bool(settings["BENCH_PORT_OFFLOADS"]))
+
+
 def rows_from_settings(settings: Mapping[str, Any]) -> list[UdpLossRow]:
     """UDPLOSS_ROWS, or one row of the scalar UDPLOSS_* settings when it is empty."""
     rows = list(settings["UDPLOSS_ROWS"])
