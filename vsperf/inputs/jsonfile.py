@@ -1,0 +1,38 @@
+"""Bounded JSON: results.json and every other JSON vsperf reads.
+
+Strict JSON only: NaN and Infinity (which Python's json module accepts, and vsperf never writes)
+are refused, and so is nesting deeper than RESULTS_MAX_DEPTH (a file nested 100,000 deep used
+to crash the parser with a RecursionError).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from vsperf.errors import ConfigError
+from vsperf.inputs.limits import MAX_NODES, RESULTS_MAX_DEPTH
+from vsperf.inputs.shape import check_shape
+
+
+class JsonError(ConfigError):
+    """A JSON text vsperf refuses: malformed, non-standard numbers, or too deep."""
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def load_json(text: str, where: str, *, max_depth: int = RESULTS_MAX_DEPTH, max_nodes: int | None = None) -> Any:
+    """Parse JSON `text`; JsonError naming `where` when it is malformed, holds NaN or Infinity,
+    nests deeper than `max_depth`, or holds more than `max_nodes` values (None: no count bound,
+    the file's size bounds it)."""
+    try:
+        data = json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise JsonError(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    except ValueError as exc:  # parse_constant's refusal
+        raise JsonError(f"{where}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise JsonError(f"{where}: nested more than {max_depth} levels deep; vsperf refuses it") from None
+    return check_shape(data, where, max_depth=max_depth, max_nodes=max_nodes or MAX_NODES * 1000)
