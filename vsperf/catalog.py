@@ -298,10 +298,13 @@ class Catalog:
         """
         pool = [self.get(n) for n in self.default_names] if self.default_names else list(self.tests)
         chosen = [self.get(n) for n in names] if names else pool
-        if filters:
+        if filters is not None:
             words = [f.strip().lower() for f in filters.split(",")]
             include = [w for w in words if w and not w.startswith("!")]
             exclude = [w[1:] for w in words if w.startswith("!") and w[1:]]
+            if not include and not exclude:  # an empty $TESTS in a CI job must not run every test
+                raise UnknownNameError(f"--tests {filters!r} names no test; give substrings such as "
+                                       f"'tput,!vpp' (`vsperf --list` shows the tests)")
 
             def matches(test: TestCase, subs: list[str]) -> bool:
                 return any(s in test.name.lower() for s in subs)

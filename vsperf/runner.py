@@ -31,12 +31,12 @@ from vsperf.lab.topology import parse_deployment
 from vsperf.loadgen.base import LocalLoadHost
 from vsperf.plan import PlannedTest
 from vsperf.registry import Registries
-from vsperf.report.formats import render_report
+from vsperf.report.formats import report_after_run
 from vsperf.results.vsperf_keys import with_vsperf_keys
 from vsperf.results.writer import ResultsWriter
 from vsperf.search.dispatch import run_traffic
 from vsperf.search.measurer import DutControl
-from vsperf.signals import Terminated, stop_signals_raise
+from vsperf.signals import stop_reason, stop_signals_raise
 from vsperf.sysinfo import collect_environment, port_details
 from vsperf.testbed.deploy import TestbedDeployment, build_testbed_deployment, open_run_session
 from vsperf.testbed.extras import TestbedLoadHost
@@ -246,10 +246,9 @@ class Runner:
                         summary.tests.append(self._run_test(pt, writer, ctx))
                 except KeyboardInterrupt as exc:
                     summary.interrupted = True
-                    why = str(exc) if isinstance(exc, Terminated) else "interrupted by the user (Ctrl-C)"
-                    log.error("run stopped: %s; results measured so far are in %s", why, self.results_dir)
+                    log.error("run stopped: %s; results measured so far are in %s", stop_reason(exc), self.results_dir)
             writer.finish_run("interrupted" if summary.interrupted else "finished")
-            summary.report_files = self._report()
+            summary.report_files = self._report(summary)
         finally:
             if self.testbed is not None:
                 self.testbed.close()
@@ -259,13 +258,12 @@ class Runner:
             handler.close()
         return summary
 
-    def _report(self) -> list[Path]:
-        try:
-            formats = self.settings["REPORT_FORMATS"]
-            return render_report(self.results_dir, formats, plots=bool(self.settings["REPORT_PLOTS"]))
-        except Exception:  # a report bug must not lose the run: results.json is already written
-            log.exception("could not render the report; `vsperf report %s` retries", self.results_dir)
-            return []
+    def _report(self, summary: RunSummary) -> list[Path]:
+        # Never raises: a report bug is logged, a signal or a full disk interrupts the run.
+        files, stopped = report_after_run(self.results_dir, self.settings["REPORT_FORMATS"],
+                                          plots=bool(self.settings["REPORT_PLOTS"]))
+        summary.interrupted = summary.interrupted or stopped
+        return files
 
     def _run_test(self, pt: PlannedTest, writer: ResultsWriter, ctx: RunContext) -> TestOutcome:
         test = pt.test

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from vsperf.deployment import ComponentInfo
+from vsperf.outputs import OutputLost
 from vsperf.results.load import load_results
-from vsperf.results.writer import ResultsWriter
+from vsperf.results.writer import RESERVE_NAME, ResultsWriter
 from vsperf.search.measurer import LatencyStats, TrialResult
 from vsperf.search.outcome import SearchOutcome
 
@@ -134,11 +135,13 @@ def test_rewrite_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         raise OSError("disk gone")
 
     monkeypatch.setattr(os, "replace", crash)
-    with pytest.raises(OSError, match="disk gone"):
+    # A failed write stops the run (OutputLost, a KeyboardInterrupt: the runner's stop path).
+    with pytest.raises(OutputLost, match=r"cannot write .*results\.json: disk gone"):
         writer.add_frame_size(index, 128, _outcome(128, 1e6))
     assert writer.path.read_bytes() == before
     assert load_results(writer.path).tests[0].packet_sizes == (64,)
     assert sorted(p.name for p in writer.path.parent.iterdir()) == [
+        RESERVE_NAME,  # the room results.json's closing write will use
         "result_0_phy2phy_tput_p2p.csv",
         "results.json",
     ]

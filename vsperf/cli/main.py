@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -18,7 +17,22 @@ import click
 from vsperf import __version__
 from vsperf.backends import build_registries
 from vsperf.catalog import Catalog
-from vsperf.cli.modes import HOLDS, MODES, hold_until_enter_or_sigterm, trafficgen_mode_test, write_trafficgen_csv
+from vsperf.cli.modes import (
+    HOLDS,
+    MODES,
+    VSPERF_RESULT_CSV,
+    hold_until_enter_or_sigterm,
+    trafficgen_mode_test,
+    write_trafficgen_csv,
+)
+from vsperf.cli.results_commands import compare_command, report_command
+from vsperf.cli.run_outputs import (
+    MatrixMetricError,
+    check_run_outputs,
+    write_after,
+    write_matrix_file,
+    write_xunit_file,
+)
 from vsperf.collectors.base import CollectorTarget, collector_names
 from vsperf.config import SETTINGS_SCHEMA, Settings, load_settings
 from vsperf.config.params import split_param_sets
@@ -28,19 +42,16 @@ from vsperf.executor import LocalExecutor
 from vsperf.lab.prereq import check_prerequisites
 from vsperf.plan import PlannedTest, plan_tests
 from vsperf.registry import Registries
-from vsperf.report.formats import FORMATS, render_report
 from vsperf.results.load import load_results
 from vsperf.runner import Runner, RunSummary
+from vsperf.signals import stop_reason, stop_signals_raise
 from vsperf.testbed.checks import checks_dut_ports, dut_problems, dut_tools, gen_tools, unsupported_on_testbed
 from vsperf.testbed.preflight import check_testbed
 from vsperf.trafficgen.otg.server_cli import otg_server_command
 from vsperf.ui.logsetup import setup_console
 from vsperf.ui.progress import Progress
 from vsperf.ui.progress_live import LiveProgress
-from vsperf.verdicts.compare import compare_runs, format_comparison
-from vsperf.verdicts.criteria import evaluate_run
-from vsperf.verdicts.matrix import write_matrix
-from vsperf.verdicts.xunit import XUNIT_FILE, write_xunit
+from vsperf.verdicts.criteria import check_criteria_names, evaluate_run
 from vsperf.vnf.qemu.image_cli import guest_image_command
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -74,17 +85,6 @@ def _print_settings(settings: Settings, verbose: bool) -> None:
         click.echo(f"{name} = {value}    # {source}")
         if verbose and name in SETTINGS_SCHEMA:
             click.echo(f"    {SETTINGS_SCHEMA[name].doc}")
-
-
-def _default_results_dir(settings: Settings) -> Path:
-    return Path(settings["LOG_DIR"]).expanduser() / f"results_{time.strftime('%Y-%m-%d_%H-%M-%S')}"
-
-
-def _check_results_dir(path: Path) -> None:
-    if (path / "results.json").exists():
-        raise UserError(f"--results-dir {path} already holds a run (results.json); choose an empty directory")
-    if path.exists() and not path.is_dir():
-        raise UserError(f"--results-dir {path} exists and is not a directory")
 
 
 def _check_prerequisites(plan: Sequence[PlannedTest], registries: Registries) -> None:
@@ -237,20 +237,20 @@ def _run(opts: dict[str, Any]) -> int:
         plan += plan_tests(selected, settings if i == 0 else _settings(opts, params), registries,
                            traffic_only=mode == "trafficgen", hold=HOLDS.get(mode, ""),
                            test_params=params if len(param_sets) > 1 else None)
+    check_criteria_names(settings["CRITERIA"], catalog.names(), f"CRITERIA (from {settings.source('CRITERIA')})")
+    outputs = check_run_outputs(opts, settings)
     _check_prerequisites(plan, registries)
     run_id = new_run_id()
     if settings["TESTBED"]:
         check_testbed(Path(settings["TESTBED"]), run_id=run_id, unsupported=unsupported_on_testbed(plan),
                       dut_tools=dut_tools(plan), gen_tools=gen_tools(plan),
                       dut_problems=lambda session: dut_problems(session, plan), dut_ports=checks_dut_ports(plan))
-    results_dir = opts["results_dir"] or _default_results_dir(settings)
-    _check_results_dir(results_dir)
     progress = _progress(plan)
     runner = Runner(
         plan,
         registries=registries,
         settings=settings,
-        results_dir=results_dir.resolve(),
+        results_dir=outputs.results_dir.resolve(),
         run_id=run_id,
         command_line=["vsperf", *sys.argv[1:]],
         progress=progress,
@@ -262,20 +262,22 @@ def _run(opts: dict[str, Any]) -> int:
     else:
         summary = runner.run()
     _apply_criteria(summary)
-    if opts["matrix"]:
-
-        _, text = write_matrix(load_results(summary.results_dir), summary.results_dir, settings["MATRIX_METRIC"])
-        click.echo(text)
-    if opts["xunit"] or opts["xunit_dir"]:
-        xunit_dir = opts["xunit_dir"] or summary.results_dir
-        xunit_dir.mkdir(parents=True, exist_ok=True)
-        write_xunit(xunit_dir / XUNIT_FILE, summary.tests)
+    if outputs.xunit_dir is not None:
+        write_xunit_file(outputs.xunit_dir, summary.tests)
     if mode == "trafficgen":
-        write_trafficgen_csv(summary.results_dir)
+        write_after(VSPERF_RESULT_CSV, lambda: write_trafficgen_csv(summary.results_dir))
+    matrix_problem = None
+    if opts["matrix"] and not summary.interrupted:
+        try:
+            click.echo(write_matrix_file(summary.results_dir, settings["MATRIX_METRIC"]))
+        except MatrixMetricError as exc:
+            matrix_problem = str(exc)
     _print_summary(summary)
     if summary.interrupted:
         click.echo("vsperf: run interrupted; everything it created was removed; measured results kept", err=True)
-    return EXIT_FAILED if summary.failed else EXIT_OK
+    if matrix_problem:
+        click.echo(f"vsperf: error: --matrix: {matrix_problem}", err=True)
+    return EXIT_FAILED if summary.failed or matrix_problem else EXIT_OK
 
 
 def _progress(plan: Sequence[PlannedTest]) -> Progress:
@@ -298,48 +300,6 @@ def _apply_criteria(summary: RunSummary) -> None:
             outcome.status, outcome.error = "failed", verdict.summary()
 
 
-@click.command(name="report", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("results_dir", type=click.Path(path_type=Path))
-@click.option("--format", "formats", metavar="LIST",
-              help="Formats to write, e.g. rst,md,html,pdf (default: the run's REPORT_FORMATS).")
-def report_command(results_dir: Path, formats: str | None) -> None:
-    """Re-render the Level Test Report of a past run from its result files."""
-
-    stored = load_results(results_dir).settings
-    wanted = [f.strip() for f in formats.split(",") if f.strip()] if formats else stored.get("REPORT_FORMATS", FORMATS)
-    for path in render_report(results_dir, wanted, plots=bool(stored.get("REPORT_PLOTS", True)), strict=bool(formats)):
-        click.echo(f"report: {path}")
-
-
-@click.command(name="compare", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("run_a", type=click.Path(path_type=Path))
-@click.argument("run_b", type=click.Path(path_type=Path))
-@click.option("--threshold", type=float, metavar="PCT",
-              help="Regression threshold in % (default COMPARE_THRESHOLD_PERCENT).")
-@click.option("--metrics", metavar="LIST", help="Metrics to compare, e.g. throughput_rx_fps,b2b_frames.")
-@click.option("--json", "json_path", type=click.Path(path_type=Path), metavar="FILE",
-              help="Also write the comparison as JSON.")
-@click.option("--conf-file", type=click.Path(path_type=Path), metavar="FILE",
-              help="User settings: YAML, or VSPERF's Python form (10_custom.conf; read, never executed).")
-def compare_command(
-    run_a: Path, run_b: Path, threshold: float | None, metrics: str | None, json_path: Path | None,
-    conf_file: Path | None,
-) -> None:
-    """Compare RUN_B against RUN_A: exit 1 when a key metric regressed beyond the threshold."""
-    import json
-
-
-    if threshold is None:
-        threshold = float(load_settings(conf_file, env=os.environ)["COMPARE_THRESHOLD_PERCENT"])
-    keys = [k.strip() for k in metrics.split(",") if k.strip()] if metrics else None
-    comparison = compare_runs(load_results(run_a), load_results(run_b), threshold, keys,
-                              names=(str(run_a), str(run_b)))
-    click.echo(format_comparison(comparison), nl=False)
-    if json_path is not None:
-        json_path.write_text(json.dumps(comparison.as_dict(), indent=2) + "\n", encoding="utf-8")
-    sys.exit(EXIT_FAILED if comparison.regressed else EXIT_OK)
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -350,7 +310,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                    "guest-image": guest_image_command}[args[0]]
         prog_name, args = f"vsperf {args[0]}", args[1:]
     try:
-        command.main(args=args, prog_name=prog_name, standalone_mode=False)
+        if command in (run_command, report_command, compare_command):
+            with stop_signals_raise():  # one signal path for the whole command (vsperf.signals)
+                command.main(args=args, prog_name=prog_name, standalone_mode=False)
+        else:
+            command.main(args=args, prog_name=prog_name, standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.UsageError as exc:
@@ -360,7 +324,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(EXIT_FAILED)
     except UserError as exc:
         _fail(str(exc))
-    except KeyboardInterrupt:
-        click.echo("vsperf: interrupted", err=True)
+    except KeyboardInterrupt as exc:  # before or after the run (the runner handles its own)
+        click.echo(f"vsperf: interrupted: {stop_reason(exc)}", err=True)
         sys.exit(EXIT_FAILED)
     sys.exit(EXIT_OK)

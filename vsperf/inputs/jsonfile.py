@@ -1,8 +1,9 @@
 """Bounded JSON: results.json and every other JSON vsperf reads.
 
 Strict JSON only: NaN and Infinity (which Python's json module accepts, and vsperf never writes)
-are refused, and so is nesting deeper than RESULTS_MAX_DEPTH (a file nested 100,000 deep used
-to crash the parser with a RecursionError).
+are refused, and so are numbers too big for a float (1e999, read as infinity), nesting deeper
+than RESULTS_MAX_DEPTH (a file nested 100,000 deep used to crash the parser with a
+RecursionError) and, where asked, more than a number of values.
 """
 
 from __future__ import annotations
@@ -35,4 +36,4 @@ def load_json(text: str, where: str, *, max_depth: int = RESULTS_MAX_DEPTH, max_
         raise JsonError(f"{where}: not valid JSON ({exc})") from None
     except RecursionError:
         raise JsonError(f"{where}: nested more than {max_depth} levels deep; vsperf refuses it") from None
-    return check_shape(data, where, max_depth=max_depth, max_nodes=max_nodes or MAX_NODES * 1000)
+    return check_shape(data, where, max_depth=max_depth, max_nodes=max_nodes or MAX_NODES * 1000, finite=True)

@@ -13,7 +13,7 @@ MIB = 1024 * KIB
 SETTINGS_FILE_MAX_BYTES = 1 * MIB  # --conf-file, test-case files (-f, -d, TEST_CASE_FILES), testbed files
 KNOWN_HOSTS_MAX_BYTES = 16 * MIB  # an SSH known_hosts file (a big site's holds a few thousand hosts)
 KEY_FILE_MAX_BYTES = 1 * MIB  # an SSH private key file
-RESULTS_MAX_BYTES = 256 * MIB  # results.json (a long campaign's is a few MiB)
+RESULTS_MAX_BYTES = 64 * MIB  # results.json (a long campaign's is a few MiB)
 
 # One value of --test-params or of an environment variable, in characters (Linux caps one
 # command-line argument at 128 KiB anyway).

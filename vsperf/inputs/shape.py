@@ -8,6 +8,7 @@ a value nested deeper than Python's recursion limit is refused, not a crash.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -76,17 +77,27 @@ def measure_graph(root: T, children: Callable[[T], Iterable[T]], where: str, *,
     return sizes[id(root)]
 
 
-def _plain_children(value: Any) -> Iterable[Any]:
-    if isinstance(value, dict):
-        return [*value.keys(), *value.values()]
-    if isinstance(value, list | tuple):
-        return value
-    return ()
-
-
-def check_shape(value: T, where: str, *, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH) -> T:
-    """`value` (dicts, lists, tuples, scalars) unchanged, or ShapeError when it holds more than
-    `max_nodes` values or nests deeper than `max_depth`."""
-    if isinstance(value, dict | list | tuple):
-        measure_graph(value, _plain_children, where, max_nodes=max_nodes, max_depth=max_depth)
+def check_shape(value: T, where: str, *, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH,
+                finite: bool = False) -> T:
+    """`value` (dicts, lists, tuples, scalars, as JSON or a Python literal gives them: nothing
+    shared) unchanged, or ShapeError when it holds more than `max_nodes` values or nests deeper
+    than `max_depth`; with `finite`, also when a float is not finite (NaN, infinity)."""
+    count = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            children: Any = [*item.keys(), *item.values()]
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            if finite and isinstance(item, float) and not math.isfinite(item):
+                raise ShapeError(f"{where}: holds {item}, which is not a number vsperf writes")
+            continue
+        if depth >= max_depth and children:
+            raise too_deep(where, max_depth)
+        if count + len(children) > max_nodes:
+            raise too_many(where, max_nodes)
+        stack.extend((child, depth + 1) for child in children)
     return value
