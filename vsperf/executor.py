@@ -185,6 +185,7 @@ class CommandLog:
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self._lock = threading.Lock()
+        self._failed = False
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -192,10 +193,15 @@ class CommandLog:
         envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in (env or {}).items())
         line = f"{time.strftime('%Y-%m-%d %H:%M:%S')} {note}{envs + ' ' if envs else ''}{shlex.join(argv)}"
         log.debug("run: %s", line)
-        if self.path is None:
+        if self.path is None or self._failed:
             return
-        with self._lock, self.path.open("a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
+        try:
+            with self._lock, self.path.open("a", encoding="utf-8") as fh:
+                fh.write(line + "\n")
+        except OSError as exc:  # a full disk: the command still runs; results.json's writer stops the run
+            self._failed = True
+            log.warning("%s: cannot write (%s); commands are no longer logged there", self.path,
+                        exc.strerror or exc)
 
 
 class LocalExecutor(Executor):

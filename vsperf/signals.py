@@ -16,14 +16,16 @@ Ctrl-C's plain KeyboardInterrupt) or an output that could not be written (vsperf
 
 from __future__ import annotations
 
+import functools
 import logging
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
 
+T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -41,6 +43,22 @@ class Terminated(StopRun):
 def stop_reason(exc: BaseException) -> str:
     """Why a run stopped, for its log: a StopRun's own message, else Ctrl-C's."""
     return str(exc) if isinstance(exc, StopRun) and str(exc) else "interrupted by the user (Ctrl-C)"
+
+
+class CommandStopped(Exception):
+    """A command ended by a stop signal or a lost output; its message says why (exit 1)."""
+
+
+def stoppable(command: Callable[..., T]) -> Callable[..., T]:
+    """A command's function whose KeyboardInterrupt (a signal, vsperf.outputs.OutputLost) leaves
+    it as CommandStopped: click turns a KeyboardInterrupt into its Abort and prints a blank line."""
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt as exc:
+            raise CommandStopped(stop_reason(exc)) from None
+    return wrapper
 
 
 @dataclass

@@ -43,8 +43,9 @@ from vsperf.lab.prereq import check_prerequisites
 from vsperf.plan import PlannedTest, plan_tests
 from vsperf.registry import Registries
 from vsperf.results.load import load_results
+from vsperf.results.writer import close_abandoned
 from vsperf.runner import Runner, RunSummary
-from vsperf.signals import stop_reason, stop_signals_raise
+from vsperf.signals import CommandStopped, stop_reason, stop_signals_raise, stoppable
 from vsperf.testbed.checks import checks_dut_ports, dut_problems, dut_tools, gen_tools, unsupported_on_testbed
 from vsperf.testbed.preflight import check_testbed
 from vsperf.trafficgen.otg.server_cli import otg_server_command
@@ -181,6 +182,7 @@ def _print_summary(summary: RunSummary) -> None:
 @click.option("--results-dir", type=click.Path(path_type=Path), metavar="DIR",
               help="Write this run's outputs into DIR (default LOG_DIR/results_<timestamp>).")
 @click.version_option(__version__, prog_name="vsperf")
+@stoppable
 def run_command(**opts: Any) -> None:
     """Run VSPERF test cases (all of them when none is named)."""
     sys.exit(_run(opts))
@@ -256,11 +258,15 @@ def _run(opts: dict[str, Any]) -> int:
         progress=progress,
         hold=hold_until_enter_or_sigterm,
     )
-    if isinstance(progress, LiveProgress):
-        with progress:
+    try:
+        if isinstance(progress, LiveProgress):
+            with progress:
+                summary = runner.run()
+        else:
             summary = runner.run()
-    else:
-        summary = runner.run()
+    except KeyboardInterrupt:  # a signal in the instant the runner could not handle it
+        close_abandoned(outputs.results_dir)
+        raise
     _apply_criteria(summary)
     if outputs.xunit_dir is not None:
         write_xunit_file(outputs.xunit_dir, summary.tests)
@@ -324,7 +330,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(EXIT_FAILED)
     except UserError as exc:
         _fail(str(exc))
-    except KeyboardInterrupt as exc:  # before or after the run (the runner handles its own)
+    except CommandStopped as exc:  # a signal or a lost output outside the runner's own handling
+        click.echo(f"vsperf: interrupted: {exc}", err=True)
+        sys.exit(EXIT_FAILED)
+    except KeyboardInterrupt as exc:  # a subcommand that is not stoppable (otg-server, guest-image)
         click.echo(f"vsperf: interrupted: {stop_reason(exc)}", err=True)
         sys.exit(EXIT_FAILED)
     sys.exit(EXIT_OK)

@@ -21,6 +21,7 @@ from vsperf.outputs import RUN_MIN_FREE_BYTES, check_output_dir, check_output_fi
 from vsperf.report.formats import FORMATS, check_formats, render_report
 from vsperf.results.atomic import write_text_atomic
 from vsperf.results.load import load_results, results_file
+from vsperf.signals import stoppable
 from vsperf.verdicts.compare import Comparison, check_threshold, compare_runs, format_comparison
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -40,6 +41,7 @@ def _formats(text: str | None, stored: object) -> list[str]:
 @click.argument("results_dir", type=click.Path(path_type=Path))
 @click.option("--format", "formats", metavar="LIST",
               help="Formats to write, e.g. rst,md,html,pdf (default: the run's REPORT_FORMATS).")
+@stoppable
 def report_command(results_dir: Path, formats: str | None) -> None:
     """Re-render the Level Test Report of a past run from its result files."""
     stored = load_results(results_dir).settings
@@ -67,6 +69,7 @@ def _nothing_compared(comparison: Comparison) -> ConfigError:
 @click.option("--conf-file", type=click.Path(path_type=Path), metavar="FILE",
               help="User settings: YAML, or VSPERF's Python form (10_custom.conf; read, never executed).")
 @click.option("--load-env", is_flag=True, help="Read settings from environment variables named like them.")
+@stoppable
 def compare_command(
     run_a: Path, run_b: Path, threshold: float | None, metrics: str | None, json_path: Path | None,
     conf_file: Path | None, load_env: bool,

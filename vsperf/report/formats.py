@@ -21,7 +21,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from vsperf.errors import ConfigError, PrerequisiteError
-from vsperf.outputs import lost
+from vsperf.outputs import RUN_MIN_FREE_BYTES, OutputError, check_output_dir, lost
 from vsperf.report.anomalies import read_log_warnings
 from vsperf.report.html import doctree_to_html, embed_images, for_pdf, html_to_pdf, linked_plots
 from vsperf.report.markdown import MarkdownWriter, parse_rst
@@ -178,6 +178,11 @@ def report_after_run(results_dir: Path, formats: Sequence[str], *, plots: bool) 
     """The runner's report: (files written, whether it was interrupted). Never raises: a report
     bug must not lose the run (results.json is written already; `vsperf report DIR` retries), and
     a signal or a full disk during the report ends it, logged, as an interruption of the run."""
+    try:
+        check_output_dir(results_dir, "report directory", min_free_bytes=RUN_MIN_FREE_BYTES)
+    except OutputError as exc:  # a disk that filled during the run: the report would fail half-way
+        log.error("report not written: %s; then `vsperf report %s`", exc, results_dir)
+        return [], True
     try:
         return render_report(results_dir, formats, plots=plots), False
     except KeyboardInterrupt as exc:

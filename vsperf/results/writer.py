@@ -20,10 +20,12 @@ from typing import Any
 
 from vsperf import __version__
 from vsperf.deployment import ComponentInfo
+from vsperf.errors import ConfigError
 from vsperf.outputs import lost
 from vsperf.results.atomic import write_text_atomic
 from vsperf.results.csvfile import write_test_csv
 from vsperf.results.encode import ResultsEncoder
+from vsperf.results.load import load_results
 from vsperf.results.model import (
     RESULTS_FILENAME,
     SCHEMA_VERSION,
@@ -224,6 +226,21 @@ class ResultsWriter:
             if self._lost is None:
                 self._lost = exc
                 raise lost(f"the CSV file of test {test.name}", exc) from None
+
+
+def close_abandoned(results_dir: Path, status: str = "interrupted") -> bool:
+    """Close a results.json that its run left "running" (a stop signal in the instant between
+    its creation and the run's own handling): status `status` and an end time. True when it did.
+    A best effort for the CLI's last line of defence: never raises."""
+    try:
+        run = load_results(results_dir / RESULTS_FILENAME)
+        if run.status != "running":
+            return False
+        write_text_atomic(results_dir / RESULTS_FILENAME,
+                          ResultsEncoder().encode(_closed(run, status, utc_now_iso())) + "\n")
+    except (ConfigError, OSError):
+        return False
+    return True
 
 
 def _closed(run: RunResults, status: str, now: str) -> RunResults:
