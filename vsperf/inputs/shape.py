@@ -82,11 +82,10 @@ def check_shape(value: T, where: str, *, max_nodes: int = MAX_NODES, max_depth: 
     """`value` (dicts, lists, tuples, scalars, as JSON or a Python literal gives them: nothing
     shared) unchanged, or ShapeError when it holds more than `max_nodes` values or nests deeper
     than `max_depth`; with `finite`, also when a float is not finite (NaN, infinity)."""
-    count = 0
+    count = 1  # every value seen so far, the ones still on the stack included
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        count += 1
         if isinstance(item, dict):
             children: Any = [*item.keys(), *item.values()]
         elif isinstance(item, list | tuple):
@@ -97,7 +96,8 @@ def check_shape(value: T, where: str, *, max_nodes: int = MAX_NODES, max_depth: 
             continue
         if depth >= max_depth and children:
             raise too_deep(where, max_depth)
-        if count + len(children) > max_nodes:
+        count += len(children)
+        if count > max_nodes:
             raise too_many(where, max_nodes)
         stack.extend((child, depth + 1) for child in children)
     return value
