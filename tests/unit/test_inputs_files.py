@@ -47,7 +47,8 @@ def test_size_is_bounded_by_the_file_system_and_while_reading(tmp_path: Path) ->
     big = tmp_path / "big"
     with big.open("wb") as fh:
         fh.truncate(3 * 1024 * 1024)  # sparse: refused from its size, without reading it
-    with pytest.raises(InputError, match=r"^x: 3 MiB, more than the 1 MiB vsperf reads from such a file; is it the right file\?$"):
+    too_big = r"^x: 3 MiB, more than the 1 MiB vsperf reads from such a file; is it the right file\?$"
+    with pytest.raises(InputError, match=too_big):
         read_bytes(big, "x", 1024 * 1024)
     # /proc reports 0 bytes: the bound holds while reading
     with pytest.raises(InputError, match=r"^x: over 16 bytes, more than the 16 bytes"):

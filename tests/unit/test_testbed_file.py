@@ -74,7 +74,8 @@ def test_read_like_every_input_file(tmp_path: Path) -> None:
     assert sexagesimal != GOOD
     with pytest.raises(ConfigError, match=r"hosts\.dut\.port: expected an integer .*got str '37:02'"):
         load_testbed(write(tmp_path, sexagesimal))
-    with pytest.raises(ConfigError, match=r"lab\.yaml: malformed YAML at line \d+, column \d+: duplicate key 'dut_host'"):
+    duplicate = r"lab\.yaml: malformed YAML at line \d+, column \d+: duplicate key 'dut_host'"
+    with pytest.raises(ConfigError, match=duplicate):
         load_testbed(write(tmp_path, GOOD + "dut_host: dut\n"))
     bad = tmp_path / "latin1.yaml"
     bad.write_bytes(GOOD.replace("ens1f0", "ens1f\u00e9").encode("latin-1"))
