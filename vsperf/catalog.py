@@ -225,7 +225,9 @@ def load_entries(entries: Sequence[Any], origin: str) -> list[TestCase]:
     first: dict[str, int] = {}
     for i, entry in enumerate(entries, start=1):
         label = entry.get("Name") if isinstance(entry, dict) else None
-        where = f"{origin}: test #{i}" + (f" ({show(label)})" if label else "")
+        if isinstance(label, str) and not (NAME_RE.fullmatch(label) and len(label) <= NAME_MAX_CHARS):
+            label = show(label)  # a name with a newline must not break the message's one line
+        where = f"{origin}: test #{i}" + (f" ({label})" if label else "")
         test = _validate(entry, where)
         if test.name in first:
             raise ConfigError(f"{where}: test #{first[test.name]} has the same Name; give each test its own")

@@ -59,10 +59,14 @@ def key_file_problem(path: Path, host_label: str) -> str | None:
         return str(exc)
     try:
         paramiko.PKey.from_path(path)
-    except paramiko.PasswordRequiredException:
-        return (f"{what} is protected by a passphrase, which vsperf never asks for; load it into ssh-agent "
-                f"(ssh-add) and leave key_file out")
-    except (paramiko.SSHException, ValueError, TypeError, UnicodeDecodeError, IndexError):
+    except (paramiko.PasswordRequiredException, TypeError) as exc:
+        # paramiko says so for OpenSSH keys, cryptography with a TypeError for PEM ones
+        if isinstance(exc, paramiko.PasswordRequiredException) or "encrypted" in str(exc):
+            return (f"{what} is protected by a passphrase, which vsperf never asks for; load it into ssh-agent "
+                    f"(ssh-add) and leave key_file out")
+        return (f"{what} is not a private key vsperf can read; give an OpenSSH private key (ssh-keygen -t ed25519) "
+                f"or leave key_file out to use ssh-agent")
+    except (paramiko.SSHException, ValueError, UnicodeDecodeError, IndexError):
         # paramiko's and cryptography's own messages (a URL to an FAQ) do not help here
         kind = "is empty" if not data.strip() else "is not a private key vsperf can read"
         if data.strip().startswith(b"ssh-") or b" ssh-" in data[:100]:
