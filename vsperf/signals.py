@@ -66,6 +66,7 @@ class _State:
     depth: int = 0  # nested stop_signals_raise blocks; handlers are installed by the outermost
     stopping: bool = False  # a stop signal was raised: later ones are only logged
     interruptible: int = 0  # inside interruptible(): a signal raises even while stopping
+    settled: bool = False  # the command's exit code is decided: stop signals are ignored
     previous: dict[int, Any] = field(default_factory=dict)
 
 
@@ -73,6 +74,8 @@ _state = _State()
 
 
 def _handle(signum: int, _frame: FrameType | None) -> None:
+    if _state.settled:
+        return
     name = signal.Signals(signum).name
     if _state.stopping and not _state.interruptible:
         log.warning("received %s while stopping: cleanup goes on to its end", name)
@@ -99,7 +102,7 @@ def stop_signals_raise() -> Iterator[None]:
         if _state.depth == 0:
             for sig, handler in _state.previous.items():
                 signal.signal(sig, handler)
-            _state.previous, _state.stopping = {}, False
+            _state.previous, _state.stopping, _state.settled = {}, False, False
 
 
 @contextmanager
@@ -110,6 +113,15 @@ def interruptible() -> Iterator[None]:
         yield
     finally:
         _state.interruptible -= 1
+
+
+def settle(*, for_good: bool) -> None:
+    """The command's exit code is decided: from now on the stop signals are ignored rather than
+    turning exit 1 into a death by signal or a traceback. `for_good` (the process is vsperf and
+    is about to exit): after the block too, instead of restoring the previous handlers."""
+    _state.settled = True
+    if for_good:
+        _state.previous = dict.fromkeys(STOP_SIGNALS, signal.SIG_IGN)
 
 
 def resume() -> None:

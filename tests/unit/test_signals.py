@@ -13,6 +13,7 @@ from vsperf.signals import (
     Terminated,
     interruptible,
     resume,
+    settle,
     signals_blocked,
     stop_reason,
     stop_signals_raise,
@@ -93,3 +94,12 @@ def test_stoppable_commands_end_with_their_reason() -> None:
 
     with pytest.raises(CommandStopped, match=r"^received SIGHUP$"):
         command()
+
+
+def test_once_settled_a_late_signal_changes_nothing() -> None:
+    before = signal.getsignal(signal.SIGINT)
+    with stop_signals_raise():
+        settle(for_good=False)
+        _signal(signal.SIGINT)  # the exit code is decided: ignored, not raised, not logged
+        _signal(signal.SIGTERM)
+    assert signal.getsignal(signal.SIGINT) is before  # a caller's handlers come back (tests)

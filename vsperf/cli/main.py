@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
@@ -45,7 +45,7 @@ from vsperf.registry import Registries
 from vsperf.results.load import load_results
 from vsperf.results.writer import close_abandoned
 from vsperf.runner import Runner, RunSummary
-from vsperf.signals import CommandStopped, stop_reason, stop_signals_raise, stoppable
+from vsperf.signals import CommandStopped, settle, stop_reason, stop_signals_raise, stoppable
 from vsperf.testbed.checks import checks_dut_ports, dut_problems, dut_tools, gen_tools, unsupported_on_testbed
 from vsperf.testbed.preflight import check_testbed
 from vsperf.trafficgen.otg.server_cli import otg_server_command
@@ -59,9 +59,9 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 SUBCOMMANDS = ("report", "compare", "otg-server", "guest-image")
 
 
-def _fail(message: str) -> NoReturn:
+def _error(message: str) -> int:
     click.echo(f"vsperf: error: {message}", err=True)
-    sys.exit(EXIT_USAGE)
+    return EXIT_USAGE
 
 
 def _print_registry(registries: Registries, family: str) -> None:
@@ -306,8 +306,35 @@ def _apply_criteria(summary: RunSummary) -> None:
             outcome.status, outcome.error = "failed", verdict.summary()
 
 
+def _dispatch(command: click.Command, args: list[str], prog_name: str) -> int:
+    """Run `command`; its exit code, having printed the one line a failure gets."""
+    try:
+        command.main(args=args, prog_name=prog_name, standalone_mode=False)
+    except SystemExit as exc:  # the commands end with sys.exit(code)
+        return exc.code if isinstance(exc.code, int) else EXIT_OK if exc.code is None else EXIT_FAILED
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.UsageError as exc:
+        return _error(f"{exc.format_message()} (see vsperf --help)")
+    except click.Abort:  # click's form of Ctrl-C before the run started
+        click.echo("vsperf: interrupted", err=True)
+        return EXIT_FAILED
+    except UserError as exc:
+        return _error(str(exc))
+    except CommandStopped as exc:  # a signal or a lost output outside the runner's own handling
+        click.echo(f"vsperf: interrupted: {exc}", err=True)
+        return EXIT_FAILED
+    except KeyboardInterrupt as exc:  # a subcommand that is not stoppable (otg-server, guest-image)
+        click.echo(f"vsperf: interrupted: {stop_reason(exc)}", err=True)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console entry point."""
+    """Console entry point (`argv` None: the process's own arguments). One signal path for the
+    whole command (vsperf.signals); once its exit code is decided, a late signal (a second
+    Ctrl-C) changes nothing: in the vsperf process, up to its exit; called with `argv` (tests),
+    the caller's handlers come back."""
     args = list(sys.argv[1:] if argv is None else argv)
     command: click.Command = run_command
     prog_name = "vsperf"
@@ -315,25 +342,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         command = {"report": report_command, "compare": compare_command, "otg-server": otg_server_command,
                    "guest-image": guest_image_command}[args[0]]
         prog_name, args = f"vsperf {args[0]}", args[1:]
-    try:
-        if command in (run_command, report_command, compare_command):
-            with stop_signals_raise():  # one signal path for the whole command (vsperf.signals)
-                command.main(args=args, prog_name=prog_name, standalone_mode=False)
-        else:
-            command.main(args=args, prog_name=prog_name, standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except click.UsageError as exc:
-        _fail(f"{exc.format_message()} (see vsperf --help)")
-    except click.Abort:  # click's form of Ctrl-C before the run started
-        click.echo("vsperf: interrupted", err=True)
-        sys.exit(EXIT_FAILED)
-    except UserError as exc:
-        _fail(str(exc))
-    except CommandStopped as exc:  # a signal or a lost output outside the runner's own handling
-        click.echo(f"vsperf: interrupted: {exc}", err=True)
-        sys.exit(EXIT_FAILED)
-    except KeyboardInterrupt as exc:  # a subcommand that is not stoppable (otg-server, guest-image)
-        click.echo(f"vsperf: interrupted: {stop_reason(exc)}", err=True)
-        sys.exit(EXIT_FAILED)
-    sys.exit(EXIT_OK)
+    with stop_signals_raise():
+        try:
+            code = _dispatch(command, args, prog_name)
+        except KeyboardInterrupt:  # a signal while a failure was being reported: that line is out
+            code = EXIT_FAILED
+        finally:
+            settle(for_good=argv is None)
+    sys.exit(code)
