@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from vsperf.errors import ConfigError
-from vsperf.inputs.limits import MAX_NODES, RESULTS_MAX_DEPTH
+from vsperf.inputs.limits import RESULTS_MAX_DEPTH, RESULTS_MAX_NODES
 from vsperf.inputs.shape import check_shape
 
 
@@ -24,10 +24,10 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def load_json(text: str, where: str, *, max_depth: int = RESULTS_MAX_DEPTH, max_nodes: int | None = None) -> Any:
+def load_json(text: str, where: str, *, max_depth: int = RESULTS_MAX_DEPTH,
+              max_nodes: int = RESULTS_MAX_NODES) -> Any:
     """Parse JSON `text`; JsonError naming `where` when it is malformed, holds NaN or Infinity,
-    nests deeper than `max_depth`, or holds more than `max_nodes` values (None: no count bound,
-    the file's size bounds it)."""
+    nests deeper than `max_depth`, holds more than `max_nodes` values, or does not fit in memory."""
     try:
         data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
@@ -36,4 +36,6 @@ def load_json(text: str, where: str, *, max_depth: int = RESULTS_MAX_DEPTH, max_
         raise JsonError(f"{where}: not valid JSON ({exc})") from None
     except RecursionError:
         raise JsonError(f"{where}: nested more than {max_depth} levels deep; vsperf refuses it") from None
-    return check_shape(data, where, max_depth=max_depth, max_nodes=max_nodes or MAX_NODES * 1000, finite=True)
+    except MemoryError:
+        raise JsonError(f"{where}: too big to read in the memory vsperf may use") from None
+    return check_shape(data, where, max_depth=max_depth, max_nodes=max_nodes, finite=True)

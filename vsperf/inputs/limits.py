@@ -23,6 +23,7 @@ VALUE_MAX_CHARS = 64 * KIB
 MAX_NODES = 200_000  # values (mappings, lists, scalars) of one document, YAML aliases expanded
 MAX_DEPTH = 64  # nesting of mappings and lists in a settings value, a test-case or testbed file
 RESULTS_MAX_DEPTH = 100  # nesting in results.json (vsperf writes about 10 levels)
+RESULTS_MAX_NODES = 10_000_000  # values in results.json (a 64 MiB file of real results holds ~5 million)
 
 
 def size_text(size_bytes: int) -> str:
