@@ -1,14 +1,15 @@
 """One signal path for a whole command: its tests, their teardown, results.json and the report.
 
-Within `stop_signals_raise()` (the CLI holds it for `vsperf`, `vsperf report` and `vsperf compare`;
-the runner's own use nests in it):
+Within `stop_signals_raise()` (the CLI holds it around every command; the runner's own use nests
+in it):
 - SIGINT raises KeyboardInterrupt, SIGTERM and SIGHUP raise `Terminated`: whatever runs unwinds
   through its cleanup (teardown, results.json finished with an end time, report workers stopped);
 - only the first stop signal raises. Once stopping, a second Ctrl-C (or the process group's SIGTERM
   after a Ctrl-C) is logged and ignored, so cleanup always runs to its end: a second Ctrl-C no
   longer leaves results.json "running" or a worker process behind. Work that can be dropped (the
   report) runs inside `interruptible()`, where a further signal still raises: the report is
-  abandoned, the cleanup never is.
+  abandoned, the cleanup never is;
+- once the command's exit code is decided (`settle`), a late signal changes nothing.
 
 `StopRun` is what stops a run early while keeping what it measured: a signal (`Terminated`, or
 Ctrl-C's plain KeyboardInterrupt) or an output that could not be written (vsperf.outputs).
