@@ -21,16 +21,24 @@ from typing import Any
 
 from vsperf.config.params import load_yaml
 from vsperf.config.pyconf import looks_like_pyconf, read_pyconf
+from vsperf.config.types import show
 from vsperf.config.vsperf_compat import backend_name, missing_backend
+from vsperf.deploy.topology import parse_deployment
 from vsperf.errors import ConfigError, PrerequisiteError, UnknownNameError
+from vsperf.inputs import expand_path, read_text_file
+from vsperf.inputs.limits import SETTINGS_FILE_MAX_BYTES
 from vsperf.paths import data_dir
 
 log = logging.getLogger(__name__)
 
-DEPLOYMENT_RE = re.compile(r"^(p2p|pvp|pvvp\d*|pvpv\d*|clean)$")
+DEPLOYMENT_RE = re.compile(r"p2p|pvp|pvvp\d{0,3}|pvpv\d{0,3}|clean")  # fullmatch
 # VSPERF's deployments vsperf does not have yet: why.
 UNSUPPORTED_DEPLOYMENTS = {"op2p": "overlay (tunnel) deployment op2p is not supported by vsperf yet"}
-NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
+NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")  # fullmatch: a trailing newline is not part of a name
+# A name becomes part of file names (result_<idx>_<Name>_<Deployment>.csv, plots) and of every
+# table of the report; a description is printed in the report and `vsperf --list`.
+NAME_MAX_CHARS = 100
+DESCRIPTION_MAX_CHARS = 2000
 FRAME_MODIFICATIONS = ("vlan",)
 VSPERF_FRAME_MODIFICATIONS = ("mpls", "mac", "dscp", "ttl", "ip_addr", "ip_port")
 LOAD_KEYS: dict[str, type | tuple[type, ...]] = {
@@ -135,13 +143,24 @@ def _validate(entry: Any, where: str) -> TestCase:
         if required and key not in entry:
             raise ConfigError(f"{where}: missing required key {key!r}")
     name = entry["Name"]
-    if not NAME_RE.match(name):
-        raise ConfigError(f"{where}: Name {name!r} may only hold letters, digits, '_', '-' and '.'")
+    if not NAME_RE.fullmatch(name):
+        raise ConfigError(f"{where}: Name {show(name)} may only hold letters, digits, '_', '-' and '.'")
+    if len(name) > NAME_MAX_CHARS:
+        raise ConfigError(f"{where}: Name is {len(name)} characters long; at most {NAME_MAX_CHARS} (it becomes "
+                          f"part of file names)")
+    if len(str(entry.get("Description", ""))) > DESCRIPTION_MAX_CHARS:
+        raise ConfigError(f"{where}: Description is {len(entry['Description']):,} characters long; at most "
+                          f"{DESCRIPTION_MAX_CHARS:,} (the report prints it)")
     deployment = entry["Deployment"]
-    if not DEPLOYMENT_RE.match(deployment) and deployment not in UNSUPPORTED_DEPLOYMENTS:
-        raise ConfigError(
-            f"{where}: unknown Deployment {deployment!r}; valid: p2p, pvp, pvvp[N], pvpv[N], clean"
-        )
+    if deployment not in UNSUPPORTED_DEPLOYMENTS:
+        if not DEPLOYMENT_RE.fullmatch(deployment):
+            raise ConfigError(
+                f"{where}: unknown Deployment {show(deployment)}; valid: p2p, pvp, pvvp[N], pvpv[N], clean"
+            )
+        try:  # the number of VNFs, bounded as every deployment of a run is (simulated DUT included)
+            parse_deployment(deployment)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
     mod = entry.get("Frame Modification")
     if mod is not None and mod not in FRAME_MODIFICATIONS + VSPERF_FRAME_MODIFICATIONS:
         raise ConfigError(f"{where}: unknown Frame Modification {mod!r}; valid: {', '.join(FRAME_MODIFICATIONS)}")
@@ -180,11 +199,8 @@ def _validate_load(load: Mapping[str, Any], where: str) -> None:
 def load_file(path: Path) -> list[TestCase]:
     """Read and validate one test-case file: a YAML list of test cases, or a file holding
     PERFORMANCE_TESTS (VSPERF's Python form, e.g. its 01_testcases.conf, or a YAML mapping)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read test-case file {path}: {exc.strerror}") from exc
     where = f"test-case file {path}"
+    text = read_text_file(path, where, SETTINGS_FILE_MAX_BYTES)
     if path.suffix in (".conf", ".py") or looks_like_pyconf(text):
         data: Any = read_pyconf(text, where)
     else:
@@ -206,10 +222,17 @@ def load_file(path: Path) -> list[TestCase]:
 def load_entries(entries: Sequence[Any], origin: str) -> list[TestCase]:
     """Validate test-case mappings (a file's list, or PERFORMANCE_TESTS) coming from `origin`."""
     tests: list[TestCase] = []
+    first: dict[str, int] = {}
     for i, entry in enumerate(entries, start=1):
         label = entry.get("Name") if isinstance(entry, dict) else None
+        if isinstance(label, str) and not (NAME_RE.fullmatch(label) and len(label) <= NAME_MAX_CHARS):
+            label = show(label)  # a name with a newline must not break the message's one line
         where = f"{origin}: test #{i}" + (f" ({label})" if label else "")
-        tests.append(_validate(entry, where))
+        test = _validate(entry, where)
+        if test.name in first:
+            raise ConfigError(f"{where}: test #{first[test.name]} has the same Name; give each test its own")
+        first[test.name] = i
+        tests.append(test)
     return tests
 
 
@@ -238,9 +261,17 @@ class Catalog:
              performance_tests_origin: str = "PERFORMANCE_TESTS") -> Catalog:
         """The shipped test cases, the user's files, then `performance_tests` (VSPERF's
         PERFORMANCE_TESTS, from `performance_tests_origin`); a later one may redefine a test."""
-        by_name: dict[str, TestCase] = {}
-        for path in _files([data_dir("testcases"), *(Path(p).expanduser() for p in extra)]):
+        by_name: dict[str, TestCase] = {test.name: test for path in _files([data_dir("testcases")])
+                                        for test in load_file(path)}
+        shipped = dict(by_name)
+        for path in _files([expand_path(p, f'test-case file {p}') for p in extra]):
             for test in load_file(path):
+                if test.name in by_name and test.name not in shipped:
+                    raise ConfigError(f"test-case file {path}: test {test.name} is also defined in "
+                                      f"{by_name[test.name].source}; give each test its own Name")
+                if test.name in shipped:
+                    log.info("%s: test %s replaces the shipped one", path, test.name)
+                shipped.pop(test.name, None)
                 by_name[test.name] = test
         custom = load_entries(performance_tests, performance_tests_origin)
         for test in custom:
@@ -269,10 +300,13 @@ class Catalog:
         """
         pool = [self.get(n) for n in self.default_names] if self.default_names else list(self.tests)
         chosen = [self.get(n) for n in names] if names else pool
-        if filters:
+        if filters is not None:
             words = [f.strip().lower() for f in filters.split(",")]
             include = [w for w in words if w and not w.startswith("!")]
             exclude = [w[1:] for w in words if w.startswith("!") and w[1:]]
+            if not include and not exclude:  # an empty $TESTS in a CI job must not run every test
+                raise UnknownNameError(f"--tests {filters!r} names no test; give substrings such as "
+                                       f"'tput,!vpp' (`vsperf --list` shows the tests)")
 
             def matches(test: TestCase, subs: list[str]) -> bool:
                 return any(s in test.name.lower() for s in subs)

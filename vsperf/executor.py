@@ -246,6 +246,7 @@ class CommandLog:
         self.path: Path | None = None
         self._lock = threading.Lock()
         self._pending: list[str] = []
+        self._failed = False
         if path is not None:
             self.attach(path)
 
@@ -268,8 +269,15 @@ class CommandLog:
                 if len(self._pending) < self._MAX_PENDING:
                     self._pending.append(line)
                 return
-            with self.path.open("a", encoding="utf-8") as fh:
-                fh.write(line + "\n")
+            if self._failed:
+                return
+            try:
+                with self.path.open("a", encoding="utf-8") as fh:
+                    fh.write(line + "\n")
+            except OSError as exc:  # a full disk: the command still runs; results.json's writer stops the run
+                self._failed = True
+                log.warning("%s: cannot write (%s); commands are no longer logged there", self.path,
+                            exc.strerror or exc)
 
 
 class LocalExecutor(Executor):

@@ -1,27 +1,148 @@
-"""SIGTERM handled like Ctrl-C, so teardown runs whichever way a run is stopped."""
+"""One signal path for a whole command: its tests, their teardown, results.json and the report.
+
+Within `stop_signals_raise()` (the CLI holds it around every command; the runner's own use nests
+in it):
+- SIGINT raises KeyboardInterrupt, SIGTERM and SIGHUP raise `Terminated`: whatever runs unwinds
+  through its cleanup (teardown, results.json finished with an end time, report workers stopped);
+- only the first stop signal raises. Once stopping, a second Ctrl-C (or the process group's SIGTERM
+  after a Ctrl-C) is logged and ignored, so cleanup always runs to its end: a second Ctrl-C no
+  longer leaves results.json "running" or a worker process behind. Work that can be dropped (the
+  report) runs inside `interruptible()`, where a further signal still raises: the report is
+  abandoned, the cleanup never is;
+- once the command's exit code is decided (`settle`), a late signal changes nothing.
+
+`StopRun` is what stops a run early while keeping what it measured: a signal (`Terminated`, or
+Ctrl-C's plain KeyboardInterrupt) or an output that could not be written (vsperf.outputs).
+"""
 
 from __future__ import annotations
 
+import functools
+import logging
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from types import FrameType
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-class Terminated(KeyboardInterrupt):
+class StopRun(KeyboardInterrupt):
+    """The run must stop now: what it started is cleaned up, what it measured is kept.
+    A KeyboardInterrupt, so that only the places that clean up (not `except Exception`) see it."""
+
+
+class Terminated(StopRun):
     """The run received SIGTERM (or SIGHUP)."""
 
 
-def _raise(signum: int, _frame: FrameType | None) -> None:
-    raise Terminated(f"received {signal.Signals(signum).name}")
+def stop_reason(exc: BaseException) -> str:
+    """Why a run stopped, for its log: a StopRun's own message, else Ctrl-C's."""
+    return str(exc) if isinstance(exc, StopRun) and str(exc) else "interrupted by the user (Ctrl-C)"
+
+
+class CommandStopped(Exception):
+    """A command ended by a stop signal or a lost output; its message says why (exit 1)."""
+
+
+def stoppable(command: Callable[..., T]) -> Callable[..., T]:
+    """A command's function whose KeyboardInterrupt (a signal, vsperf.outputs.OutputLost) leaves
+    it as CommandStopped: click turns a KeyboardInterrupt into its Abort and prints a blank line."""
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt as exc:
+            raise CommandStopped(stop_reason(exc)) from None
+    return wrapper
+
+
+@dataclass
+class _State:
+    depth: int = 0  # nested stop_signals_raise blocks; handlers are installed by the outermost
+    stopping: bool = False  # a stop signal was raised: later ones are only logged
+    interruptible: int = 0  # inside interruptible(): a signal raises even while stopping
+    settled: bool = False  # the command's exit code is decided: stop signals are ignored
+    previous: dict[int, Any] = field(default_factory=dict)
+
+
+_state = _State()
+
+
+def _handle(signum: int, _frame: FrameType | None) -> None:
+    if _state.settled:
+        return
+    name = signal.Signals(signum).name
+    if _state.stopping and not _state.interruptible:
+        log.warning("received %s while stopping: cleanup goes on to its end", name)
+        return
+    _state.stopping = True
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Terminated(f"received {name}")
 
 
 @contextmanager
 def stop_signals_raise() -> Iterator[None]:
-    """Within the block SIGTERM and SIGHUP raise `Terminated`; previous handlers come back after."""
-    previous = {sig: signal.signal(sig, _raise) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    """Within the block SIGINT, SIGTERM and SIGHUP stop what runs (see the module's doc); the
+    previous handlers come back after. Nested blocks share the outermost one's handlers and state.
+    Must be entered from the main thread."""
+    if _state.depth == 0:
+        _state.previous = {sig: signal.signal(sig, _handle) for sig in STOP_SIGNALS}
+        _state.stopping = False
+    _state.depth += 1
     try:
         yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        _state.depth -= 1
+        if _state.depth == 0:
+            for sig, handler in _state.previous.items():
+                signal.signal(sig, handler)
+            _state.previous, _state.stopping, _state.settled = {}, False, False
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """Work that a further signal may abandon even while the run is stopping (the report)."""
+    _state.interruptible += 1
+    try:
+        yield
+    finally:
+        _state.interruptible -= 1
+
+
+def settle(*, for_good: bool) -> None:
+    """The command's exit code is decided: from now on the stop signals are ignored rather than
+    turning exit 1 into a death by signal or a traceback. `for_good` (the process is vsperf and
+    is about to exit): after the block too, instead of restoring the previous handlers."""
+    _state.settled = True
+    if for_good:
+        _state.previous = dict.fromkeys(STOP_SIGNALS, signal.SIG_IGN)
+
+
+def resume() -> None:
+    """The stop signal just raised was consumed (--mode trafficgen-off's wait ends on SIGTERM):
+    the run goes on, and the next signal stops it again."""
+    _state.stopping = False
+
+
+def stopping() -> bool:
+    """True once a stop signal was raised within the current block."""
+    return _state.stopping
+
+
+@contextmanager
+def signals_blocked() -> Iterator[None]:
+    """The stop signals held back in this thread for the block, delivered when it ends. Used
+    around forking a worker: the child starts with them blocked and sets its own dispositions
+    before unblocking, so a Ctrl-C at that moment never runs vsperf's handler in the child."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

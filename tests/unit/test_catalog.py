@@ -71,6 +71,16 @@ def test_filter_matching_nothing_is_an_error() -> None:
         ("- Name: x\n  Deployment: p2p\n  Description: d\n  Load: {tool: stress-ng, load: 150}\n", "between 0 and 100"),
         ("- Name: [x\n", "line 2, column 1"),
         ("Name: x\n", "expected a list of test cases"),
+        # caught before anything runs, even on the simulated DUT
+        ("- Name: x\n  Deployment: pvvp0\n", "deployment 'pvvp0': the local lab supports 1..9 VNFs"),
+        ("- Name: x\n  Deployment: pvvp99999999\n", "unknown Deployment 'pvvp99999999'"),
+        ("- Name: x\n  Deployment: pvpv10\n", "deployment 'pvpv10': the local lab supports 1..9 VNFs"),
+        (f"- Name: {'t' * 101}\n  Deployment: p2p\n", "Name is 101 characters long; at most 100 (it becomes part "
+                                                      "of file names)"),
+        ('- Name: "x\\n"\n  Deployment: p2p\n', "Name 'x\\n' may only hold letters, digits"),
+        (f"- Name: x\n  Deployment: p2p\n  Description: {'d' * 2001}\n", "Description is 2,001 characters long"),
+        ("- Name: x\n  Deployment: p2p\n- Name: y\n  Deployment: p2p\n- Name: x\n  Deployment: pvp\n",
+         "test #3 (x): test #1 has the same Name; give each test its own"),
     ],
 )
 def test_bad_test_files_name_file_and_key(tmp_path: Path, body: str, message: str) -> None:
@@ -92,6 +102,20 @@ def test_user_files_add_and_redefine_tests(tmp_path: Path) -> None:
     assert catalog.get("my_tput").deployment == "pvvp4"
     assert catalog.get("phy2phy_tput").description == "mine"
     assert len([t for t in catalog.tests if t.name == "phy2phy_tput"]) == 1
+
+
+def test_a_name_in_two_user_files_is_an_error(tmp_path: Path) -> None:
+    for name in ("a.yaml", "b.yaml"):
+        (tmp_path / name).write_text("- Name: mine\n  Deployment: p2p\n")
+    with pytest.raises(ConfigError, match=r"b\.yaml: test mine is also defined in .*a\.yaml; give each test its own"):
+        Catalog.load([tmp_path])
+
+
+@pytest.mark.parametrize("filters", ["", ",", "!", " , !"])
+def test_a_filter_naming_nothing_is_an_error(filters: str) -> None:
+    # An empty $TESTS in a CI job used to run every test.
+    with pytest.raises(UnknownNameError, match=r"--tests .* names no test; give substrings such as 'tput,!vpp'"):
+        Catalog.load().select(filters=filters)
 
 
 def test_missing_user_file_is_a_config_error(tmp_path: Path) -> None:

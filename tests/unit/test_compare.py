@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from report_fixtures import make_run
 from vsperf.cli.main import main
 from vsperf.errors import ConfigError
 from vsperf.results.load import load_results
-from vsperf.verdicts.compare import RULES, compare_runs, compare_values, format_comparison
+from vsperf.verdicts.compare import RULES, check_threshold, compare_runs, compare_values, format_comparison
 
 SIZES = "TRAFFICGEN_PKT_SIZES=(64,128,1518)"
 
@@ -110,3 +111,30 @@ def test_status_regressions_and_unmatched_tests(tmp_path: Path) -> None:
     assert "REGRESSION: back2back (p2p) passed in run A" in text
     with pytest.raises(ConfigError, match="above 0"):
         compare_runs(a, b, 0.0)
+
+
+@pytest.mark.parametrize("threshold", [math.nan, math.inf, -math.inf, 0.0, -1.0, 1e308, 1000.5])
+def test_thresholds_that_guard_nothing_are_refused(threshold: float) -> None:
+    with pytest.raises(ConfigError, match=r"^the compare threshold must be a number above 0 and at most 1000 %, got "):
+        check_threshold(threshold)
+    assert check_threshold(1000) == 1000.0
+
+
+def test_nothing_compared_is_known(tmp_path: Path) -> None:
+    a = load_results(make_run(tmp_path / "a"))
+    empty = replace(a, tests=())
+    assert compare_runs(a, a).compared
+    assert not compare_runs(a, empty).compared  # a run with no tests
+    renamed = replace(a, tests=tuple(replace(t, name=f"other_{t.name}") for t in a.tests))
+    assert not compare_runs(a, renamed).compared  # an unrelated run
+    with pytest.raises(ConfigError, match=r"^no metric to compare; comparable metrics: throughput_rx_fps, "):
+        compare_runs(a, a, metrics=[])
+
+
+def test_a_metric_that_is_not_a_number_is_refused(tmp_path: Path) -> None:
+    a = load_results(make_run(tmp_path / "a"))
+    test = a.tests[0]
+    broken = replace(test.results[0], metrics={**test.results[0].metrics, "throughput_rx_fps": math.nan})
+    b = replace(a, tests=(replace(test, results=(broken, *test.results[1:])), *a.tests[1:]))
+    with pytest.raises(ConfigError, match=r"^B: test phy2phy_tput 64 B: throughput_rx_fps is nan, not a measurement"):
+        compare_runs(a, b)

@@ -222,5 +222,5 @@ def test_bad_default_file_names_itself(tmp_path: Path) -> None:
     folder = copy_defaults(tmp_path)
     write(folder / "50_extra.yaml", "TRAFFICGEN_DURATION: -1\n")
     assert config_error(conf_dir=folder) == (
-        "TRAFFICGEN_DURATION: expected a number > 0 (seconds), got -1 (from default (50_extra.yaml))"
+        "TRAFFICGEN_DURATION: expected a number in 0.001..604800 (seconds), got -1 (from default (50_extra.yaml))"
     )

@@ -161,3 +161,18 @@ def test_param_sets_of_a_vsperf_sweep() -> None:
     assert split_param_sets(["[64, 128]"]) == ["[64, 128]"]  # not a list of strings: left as it is
     with pytest.raises(ConfigError, match="empty list"):
         split_param_sets(["[]"])
+
+
+def test_values_are_bounded() -> None:
+    bomb = "&a [" + ", ".join(["x"] * 9) + "]"
+    for level in "bcdefghi":
+        prev = chr(ord(level) - 1)
+        bomb = f"{{{prev}: {bomb}, {level}: &{level} [" + ", ".join([f"*{prev}"] * 9) + "]}"
+    with pytest.raises(ConfigError, match=r"^--test-params value of X: more than 200,000 values"):
+        parse_test_params(f"X={bomb}")
+    with pytest.raises(ConfigError, match=r"^--test-params value of X: a value contains itself"):
+        parse_test_params("X=&a [*a]")
+    with pytest.raises(ConfigError, match=r"^v: nested more than 64 levels deep"):
+        parse_value("[" * 70 + "]" * 70, "v")  # a Python literal: bounded once parsed
+    with pytest.raises(ConfigError, match=r"^v: 70,000 characters, more than the 65,536 vsperf reads in one value"):
+        parse_value("x" * 70_000, "v")

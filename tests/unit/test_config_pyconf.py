@@ -40,6 +40,8 @@ def test_vsperf_reading_rules() -> None:
         ("A = {'a': 1, **B}\n", "line 1: '**' inside a dict"),
         ("A = f'{x}'\n", "line 1: the f-string"),
         ("A = {1, 2}\n", "line 1: the set"),
+        ("A = {{'a': 1}: 2}\n", "line 1: a dict as a dict key \"{'a': 1}\""),
+        ("A = {[1]: 2}\n", "line 1: a list or tuple as a dict key '[1]'"),
         ("A = b'x'\n", "line 1: bytes literal"),
         ("A = 1j\n", "line 1: complex literal"),
         ("PATHS['x'] = 1\n", "line 1: an assignment to an item \"PATHS['x']\""),
@@ -61,6 +63,12 @@ def test_anything_but_literal_assignments_is_one_line_naming_the_line(text: str,
 def test_deep_nesting_is_an_error_not_a_crash() -> None:
     message = error("A = " + "[" * 3000 + "]" * 3000 + "\n")
     assert message.startswith("conf file x.conf: ")
+
+
+def test_values_are_bounded_like_every_input() -> None:
+    message = error("A = " + "[" * 70 + "]" * 70 + "\n")
+    assert message == "conf file x.conf: line 1: A: nested more than 64 levels deep; vsperf refuses it"
+    assert "more than 200,000 values" in error("A = [" + "0," * 200_001 + "]\n")
 
 
 def test_sniffing_vsperf_form() -> None:

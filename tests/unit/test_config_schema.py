@@ -11,7 +11,20 @@ import pytest
 from vsperf import paths
 from vsperf.config import SETTINGS_SCHEMA, load_settings, load_yaml, traffic_from_settings
 from vsperf.config.schema import merge_sections
-from vsperf.config.types import Constraint, Int, Setting, Struct
+from vsperf.config.types import (
+    STRING_MAX_CHARS,
+    Constraint,
+    Float,
+    Int,
+    ListOf,
+    MapOf,
+    OneOf,
+    Optional,
+    Setting,
+    Spec,
+    Str,
+    Struct,
+)
 from vsperf.errors import ConfigError
 from vsperf.traffic import Traffic
 
@@ -105,3 +118,54 @@ def test_lab_settings_merge_when_present() -> None:
         pytest.skip("vsperf.config.schema_lab is not written yet")
     for name in schema_lab.SETTINGS:
         assert name in SETTINGS_SCHEMA
+
+
+def _numbers_and_strings(spec: Spec, path: str) -> list[tuple[str, Spec]]:
+    if isinstance(spec, Int | Float | Str):
+        return [(path, spec)]
+    if isinstance(spec, ListOf):
+        return _numbers_and_strings(spec.item, f"{path}[]")
+    if isinstance(spec, Struct):
+        return [x for k, v in spec.fields.items() for x in _numbers_and_strings(v, f"{path}.{k}")]
+    if isinstance(spec, MapOf):
+        return _numbers_and_strings(spec.key, f"{path}.<key>") + _numbers_and_strings(spec.value, f"{path}.<value>")
+    if isinstance(spec, Optional):
+        return _numbers_and_strings(spec.inner, path)
+    if isinstance(spec, OneOf):
+        return [x for option in spec.options for x in _numbers_and_strings(option, path)]
+    return []
+
+
+def test_every_number_and_string_is_bounded() -> None:
+    """Nonsense must not be accepted: every number states its upper bound (a criterion's bounds,
+    any finite number, excepted), every string its length."""
+    unbounded = []
+    for name, setting in SETTINGS_SCHEMA.items():
+        for path, spec in _numbers_and_strings(setting.spec, name):
+            if isinstance(spec, Int) and spec.max is None:
+                unbounded.append(path)
+            if isinstance(spec, Float) and spec.max is None and spec.lt is None and not path.startswith("CRITERIA."):
+                unbounded.append(path)
+            if isinstance(spec, Str) and spec.max_len > STRING_MAX_CHARS:
+                unbounded.append(path)
+    assert unbounded == []
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ("TRAFFICGEN_DURATION=1e-9", "TRAFFICGEN_DURATION: expected a number in 0.001..604800 (seconds), got 1e-09"),
+        ("TRAFFICGEN_PORT_SPEED_GBPS=1e12", "TRAFFICGEN_PORT_SPEED_GBPS: expected a number in 0.001..1600 (Gbit/s)"),
+        ("TRAFFICGEN_PORT_SPEED_GBPS=1e-12", "TRAFFICGEN_PORT_SPEED_GBPS: expected a number in 0.001..1600"),
+        ("TRAFFICGEN_RFC2544_TESTS=" + "1" + "0" * 30, "TRAFFICGEN_RFC2544_TESTS: expected an integer in 1..100"),
+        ("TRAFFIC={frame_rate: 0}", "TRAFFIC.frame_rate: expected a number > 0 and <= 100 (% of line rate), got 0"),
+        ("REPORT_DOCUMENT_ID=" + "x" * 201, "REPORT_DOCUMENT_ID: 201 characters, more than the 200 this setting holds"),
+        ("LOG_DIR=" + "x" * 5000, "LOG_DIR: 5,000 characters, more than the 4,096 this setting holds"),
+        ("COMPARE_THRESHOLD_PERCENT=1e308", "COMPARE_THRESHOLD_PERCENT: expected a number > 0 and <= 1000"),
+    ],
+)
+def test_nonsense_values_are_refused(params: str, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_settings(env={}, test_params=params)
+    assert str(info.value).startswith(message), str(info.value)
+    assert "\n" not in str(info.value)

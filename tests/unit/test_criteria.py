@@ -10,9 +10,10 @@ import pytest
 from report_fixtures import make_run
 
 from vsperf.cli.main import main
+from vsperf.errors import ConfigError
 from vsperf.results.load import load_results
 from vsperf.results.model import RunResults
-from vsperf.verdicts.criteria import Criterion, criteria_for, evaluate_run, evaluate_test
+from vsperf.verdicts.criteria import Criterion, check_criteria_names, criteria_for, evaluate_run, evaluate_test
 
 
 def _run(tmp_path: Path, criteria: object) -> RunResults:
@@ -97,3 +98,21 @@ def test_missed_criteria_fail_the_run_and_xunit(tmp_path: Path, capsys: pytest.C
     assert "Pass criteria not met: 64 B: throughput\\_rx\\_fps" not in report  # never double-escaped
     assert "Pass criteria\n~~~~~~~~~~~~~" in report
     assert "- 64 B: throughput_rx_fps = 4999069.940, needs throughput_rx_fps >= 6000000: NOT met" in report
+
+
+def test_criteria_naming_no_test_are_refused() -> None:
+    known = ["phy2phy_tput", "back2back"]
+    check_criteria_names({"*": {}, "phy2phy_tput": {}}, known, "CRITERIA (from x)")
+    message = (r"^CRITERIA \(from x\): no test is called 'phy2phy_tptu' \(did you mean 'phy2phy_tput'\?\); "
+               r"name a test of `vsperf --list` or '\*' for every test$")
+    with pytest.raises(ConfigError, match=message):
+        check_criteria_names({"phy2phy_tptu": {}}, known, "CRITERIA (from x)")
+
+
+def test_the_cli_refuses_them_before_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["phy2phy_tput", "--trafficgen", "dummy", "--results-dir", str(tmp_path / "out"),
+              "--test-params", "CRITERIA={'nosuchtest': {'throughput_rx_fps': {'min': 1}}}"])
+    assert exc.value.code == 2
+    assert "vsperf: error: CRITERIA (from --test-params): no test is called 'nosuchtest'" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -144,3 +144,17 @@ def test_open_tcp_into_a_namespace_that_does_not_exist_is_an_oserror() -> None:
         LocalExecutor().open_tcp(9, netns="vspnone0s")
     with pytest.raises(FileNotFoundError):
         in_netns("vspnone0s", lambda: 1)
+def test_a_command_log_that_cannot_be_written_warns_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         caplog: pytest.LogCaptureFixture) -> None:
+    log = CommandLog(tmp_path / "commands.log")
+
+    def full(*args: object, **kwargs: object) -> object:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "open", full)
+    ex = LocalExecutor(log)
+    assert ex.run(["true"]).returncode == 0  # the command still runs (a full disk stops the run elsewhere)
+    ex.run(["true"])
+    warnings = [r.getMessage() for r in caplog.records if "commands.log" in r.getMessage()]
+    assert warnings == [f"{tmp_path / 'commands.log'}: cannot write (No space left on device); commands are no "
+                        f"longer logged there"]

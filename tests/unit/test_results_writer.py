@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -11,9 +12,10 @@ from typing import Any
 
 import pytest
 
+from vsperf.outputs import OutputLost
 from vsperf.results.load import load_results
 from vsperf.results.model import ComponentInfo
-from vsperf.results.writer import ResultsWriter
+from vsperf.results.writer import RESERVE_NAME, ResultsWriter, close_abandoned
 from vsperf.search.measurer import LatencyStats, TrialResult
 from vsperf.search.outcome import SearchOutcome
 
@@ -134,11 +136,13 @@ def test_rewrite_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         raise OSError("disk gone")
 
     monkeypatch.setattr(os, "replace", crash)
-    with pytest.raises(OSError, match="disk gone"):
+    # A failed write stops the run (OutputLost, a KeyboardInterrupt: the runner's stop path).
+    with pytest.raises(OutputLost, match=r"cannot write .*results\.json: disk gone"):
         writer.add_frame_size(index, 128, _outcome(128, 1e6))
     assert writer.path.read_bytes() == before
     assert load_results(writer.path).tests[0].packet_sizes == (64,)
     assert sorted(p.name for p in writer.path.parent.iterdir()) == [
+        RESERVE_NAME,  # the room results.json's closing write will use
         "result_0_phy2phy_tput_p2p.csv",
         "results.json",
     ]
@@ -231,3 +235,63 @@ def test_file_is_exactly_the_whole_run_encoded_after_every_change(tmp_path: Path
     writer.finish_run("finished")
     assert writer.path.read_text() == expected()
     assert len(load_results(writer.path.parent).tests[1].results) == 3
+
+
+def test_a_full_disk_stops_the_run_and_results_json_is_still_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = _writer(tmp_path)
+    index = _start(writer)
+    writer.add_frame_size(index, 64, _outcome(64, 1e6))
+    assert (writer.path.parent / RESERVE_NAME).exists()
+    real_replace = os.replace
+
+    def no_space(src: Any, dst: Any) -> None:
+        if (writer.path.parent / RESERVE_NAME).exists():  # no room but the reserve's
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_replace(src, dst)
+
+    # The disk fills: every write fails while the reserve still holds its room.
+    monkeypatch.setattr(os, "replace", no_space)
+    with pytest.raises(OutputLost, match="No space left on device"):
+        writer.add_frame_size(index, 128, _outcome(128, 1e6))
+    writer.finish_test(index, "interrupted", "the disk filled")  # never raises again
+    # Releasing the reserve gives the closing write its room back (here: os.replace works again).
+    writer.finish_run("interrupted")
+    run = load_results(writer.path)
+    assert run.status == "interrupted" and run.finished_at is not None
+    assert run.tests[0].status == "interrupted"
+    assert [r.packet_size for r in run.tests[0].results] == [64, 128]  # what was measured is kept
+    assert not (writer.path.parent / RESERVE_NAME).exists()
+
+
+def test_closing_falls_back_to_what_results_json_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    writer = _writer(tmp_path)
+    index = _start(writer)
+    writer.add_frame_size(index, 64, _outcome(64, 1e6))
+    written = writer.path.stat().st_size
+    real_replace = os.replace
+
+    def room_for_the_old_size_only(src: Any, dst: Any) -> None:
+        if Path(src).stat().st_size > written + 200:  # the new frame size does not fit any more
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", room_for_the_old_size_only)
+    with pytest.raises(OutputLost):
+        writer.add_frame_size(index, 128, _outcome(128, 1e6))
+    writer.finish_run("interrupted")
+    run = load_results(writer.path)
+    assert run.status == "interrupted" and run.finished_at is not None
+    assert [r.packet_size for r in run.tests[0].results] == [64]
+
+
+def test_close_abandoned(tmp_path: Path) -> None:
+    writer = _writer(tmp_path)
+    _start(writer)  # a signal came before the runner could close it
+    assert load_results(writer.path).status == "running"
+    assert close_abandoned(writer.path.parent)
+    run = load_results(writer.path)
+    assert run.status == "interrupted" and run.finished_at is not None and run.tests[0].status == "interrupted"
+    assert not close_abandoned(writer.path.parent)  # closed already
+    assert not close_abandoned(tmp_path / "nothing")

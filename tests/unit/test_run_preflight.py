@@ -82,7 +82,7 @@ def test_a_testbed_is_opened_and_traffic_only_leaves_the_duts_ports_unchecked(
     open_hosts(_plan("phy2phy_tput"), str(bed), run_id="ab12", command_log=CommandLog(None))
     open_hosts(_plan("phy2phy_tput", traffic_only=True), str(bed), run_id="ab12", command_log=CommandLog(None))
     assert [(t.path, kw["check_dut_ports"]) for t, kw in opened] == [(str(bed), True), (str(bed), False)]
-    with pytest.raises(ConfigError, match=r"^testbed .*nope\.yaml: cannot read it"):
+    with pytest.raises(ConfigError, match=r"^testbed .*nope\.yaml: no such file"):
         open_hosts(_plan("phy2phy_tput"), str(tmp_path / "nope.yaml"), run_id="ab12", command_log=CommandLog(None))
 
 

@@ -8,45 +8,57 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
 from vsperf import __version__
 from vsperf.backends import build_registries
 from vsperf.catalog import Catalog
-from vsperf.cli.modes import HOLDS, MODES, hold_until_enter_or_sigterm, trafficgen_mode_test, write_trafficgen_csv
+from vsperf.cli.modes import (
+    HOLDS,
+    MODES,
+    VSPERF_RESULT_CSV,
+    hold_until_enter_or_sigterm,
+    trafficgen_mode_test,
+    write_trafficgen_csv,
+)
+from vsperf.cli.results_commands import compare_command, report_command
+from vsperf.cli.run_outputs import (
+    MatrixMetricError,
+    check_run_outputs,
+    write_after,
+    write_matrix_file,
+    write_xunit_file,
+)
 from vsperf.config import SETTINGS_SCHEMA, Settings, load_settings
 from vsperf.config.params import split_param_sets
 from vsperf.errors import ConfigError, UserError
 from vsperf.executor import CommandLog
 from vsperf.host.workdir import new_run_id
 from vsperf.registry import Registries
-from vsperf.report.formats import FORMATS, render_report
-from vsperf.report.matrix import write_matrix
 from vsperf.results.load import load_results
+from vsperf.results.writer import close_abandoned
 from vsperf.run.plan import PlannedTest, plan_tests
 from vsperf.run.preflight import check_plan, open_hosts
 from vsperf.run.runner import ReportOptions, Runner, RunSummary
+from vsperf.signals import CommandStopped, settle, stop_reason, stop_signals_raise, stoppable
 from vsperf.trafficgen.otg.server_cli import otg_server_command
 from vsperf.ui.logsetup import setup_console
 from vsperf.ui.progress import Progress
 from vsperf.ui.progress_live import LiveProgress
-from vsperf.verdicts.compare import compare_runs, format_comparison
-from vsperf.verdicts.criteria import evaluate_run
-from vsperf.verdicts.xunit import XUNIT_FILE, write_xunit
+from vsperf.verdicts.criteria import check_criteria_names, evaluate_run
 from vsperf.vnf.qemu.image_cli import guest_image_command
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 SUBCOMMANDS = ("report", "compare", "otg-server", "guest-image")
 
 
-def _fail(message: str) -> NoReturn:
+def _error(message: str) -> int:
     click.echo(f"vsperf: error: {message}", err=True)
-    sys.exit(EXIT_USAGE)
+    return EXIT_USAGE
 
 
 def _print_registry(registries: Registries, family: str) -> None:
@@ -73,15 +85,6 @@ def _print_settings(settings: Settings, verbose: bool) -> None:
             click.echo(f"    {SETTINGS_SCHEMA[name].doc}")
 
 
-def _default_results_dir(settings: Settings) -> Path:
-    return Path(settings["LOG_DIR"]).expanduser() / f"results_{time.strftime('%Y-%m-%d_%H-%M-%S')}"
-
-
-def _check_results_dir(path: Path) -> None:
-    if (path / "results.json").exists():
-        raise UserError(f"--results-dir {path} already holds a run (results.json); choose an empty directory")
-    if path.exists() and not path.is_dir():
-        raise UserError(f"--results-dir {path} exists and is not a directory")
 
 
 def _shown(value: float | int) -> str:
@@ -151,6 +154,7 @@ def _print_summary(summary: RunSummary) -> None:
 @click.option("--results-dir", type=click.Path(path_type=Path), metavar="DIR",
               help="Write this run's outputs into DIR (default LOG_DIR/results_<timestamp>).")
 @click.version_option(__version__, prog_name="vsperf")
+@stoppable
 def run_command(**opts: Any) -> None:
     """Run VSPERF test cases (all of them when none is named)."""
     sys.exit(_run(opts))
@@ -207,12 +211,12 @@ def _run(opts: dict[str, Any]) -> int:
         plan += plan_tests(selected, settings if i == 0 else _settings(opts, params), registries,
                            traffic_only=mode == "trafficgen", hold=HOLDS.get(mode, ""),
                            test_params=params if len(param_sets) > 1 else None)
+    check_criteria_names(settings["CRITERIA"], catalog.names(), f"CRITERIA (from {settings.source('CRITERIA')})")
+    outputs = check_run_outputs(opts, settings)
     run_id = new_run_id()
-    results_dir = opts["results_dir"] or _default_results_dir(settings)
-    _check_results_dir(results_dir)
     command_log = CommandLog(None)  # the run's commands.log once its directory exists
     hosts = open_hosts(plan, str(settings["TESTBED"] or ""), run_id=run_id, command_log=command_log,
-                       results_dir=results_dir.resolve(), registries=registries)
+                       results_dir=outputs.results_dir.resolve(), registries=registries)
     try:
         check_plan(plan, registries, hosts)
         progress = _progress(plan)
@@ -220,7 +224,7 @@ def _run(opts: dict[str, Any]) -> int:
             plan,
             registries=registries,
             settings=settings,
-            results_dir=results_dir.resolve(),
+            results_dir=outputs.results_dir.resolve(),
             run_id=run_id,
             command_line=["vsperf", *sys.argv[1:]],
             progress=progress,
@@ -234,32 +238,36 @@ def _run(opts: dict[str, Any]) -> int:
                 summary = runner.run()
         else:
             summary = runner.run()
+    except KeyboardInterrupt:  # a signal in the instant the runner could not handle it
+        close_abandoned(outputs.results_dir)
+        raise
     finally:
         if hosts is not None:
             hosts.close()
     _apply_criteria(summary)
-    if opts["matrix"]:
-
-        _, text = write_matrix(load_results(summary.results_dir), summary.results_dir, settings["MATRIX_METRIC"])
-        click.echo(text)
-    if opts["xunit"] or opts["xunit_dir"]:
-        xunit_dir = opts["xunit_dir"] or summary.results_dir
-        xunit_dir.mkdir(parents=True, exist_ok=True)
-        run = load_results(summary.results_dir)
-        write_xunit(xunit_dir / XUNIT_FILE, run, evaluate_run(run))
+    if outputs.xunit_dir is not None:
+        write_xunit_file(outputs.xunit_dir, summary.results_dir)
     if mode == "trafficgen":
-        write_trafficgen_csv(summary.results_dir)
+        write_after(VSPERF_RESULT_CSV, lambda: write_trafficgen_csv(summary.results_dir))
+    matrix_problem = None
+    if opts["matrix"] and not summary.interrupted:
+        try:
+            click.echo(write_matrix_file(summary.results_dir, settings["MATRIX_METRIC"]))
+        except MatrixMetricError as exc:
+            matrix_problem = str(exc)
     _print_summary(summary)
     if summary.interrupted:
         click.echo("vsperf: run interrupted; everything it created was removed; measured results kept", err=True)
-    return EXIT_FAILED if summary.failed else EXIT_OK
+    if matrix_problem:
+        click.echo(f"vsperf: error: --matrix: {matrix_problem}", err=True)
+    return EXIT_FAILED if summary.failed or matrix_problem else EXIT_OK
 
 
 def _progress(plan: Sequence[PlannedTest]) -> Progress:
     """A live status line on a terminal, plain log lines otherwise."""
     if not sys.stderr.isatty() or os.environ.get("TERM") == "dumb":
         return Progress()
-    return LiveProgress(sys.stderr, [(pt.test.name, len(pt.settings["TRAFFICGEN_PKT_SIZES"])) for pt in plan])
+    return LiveProgress(sys.stderr, [(pt.test.name, len(pt.frames)) for pt in plan])
 
 
 def _apply_criteria(summary: RunSummary) -> None:
@@ -275,50 +283,35 @@ def _apply_criteria(summary: RunSummary) -> None:
             outcome.status, outcome.error = "failed", verdict.summary()
 
 
-@click.command(name="report", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("results_dir", type=click.Path(path_type=Path))
-@click.option("--format", "formats", metavar="LIST",
-              help="Formats to write, e.g. rst,md,html,pdf (default: the run's REPORT_FORMATS).")
-def report_command(results_dir: Path, formats: str | None) -> None:
-    """Re-render the Level Test Report of a past run from its result files."""
-
-    stored = load_results(results_dir).settings
-    wanted = [f.strip() for f in formats.split(",") if f.strip()] if formats else stored.get("REPORT_FORMATS", FORMATS)
-    for path in render_report(results_dir, wanted, plots=bool(stored.get("REPORT_PLOTS", True)), strict=bool(formats)):
-        click.echo(f"report: {path}")
-
-
-@click.command(name="compare", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("run_a", type=click.Path(path_type=Path))
-@click.argument("run_b", type=click.Path(path_type=Path))
-@click.option("--threshold", type=float, metavar="PCT",
-              help="Regression threshold in % (default COMPARE_THRESHOLD_PERCENT).")
-@click.option("--metrics", metavar="LIST", help="Metrics to compare, e.g. throughput_rx_fps,b2b_frames.")
-@click.option("--json", "json_path", type=click.Path(path_type=Path), metavar="FILE",
-              help="Also write the comparison as JSON.")
-@click.option("--conf-file", type=click.Path(path_type=Path), metavar="FILE",
-              help="User settings: YAML, or VSPERF's Python form (10_custom.conf; read, never executed).")
-def compare_command(
-    run_a: Path, run_b: Path, threshold: float | None, metrics: str | None, json_path: Path | None,
-    conf_file: Path | None,
-) -> None:
-    """Compare RUN_B against RUN_A: exit 1 when a key metric regressed beyond the threshold."""
-    import json
-
-
-    if threshold is None:
-        threshold = float(load_settings(conf_file, env=os.environ)["COMPARE_THRESHOLD_PERCENT"])
-    keys = [k.strip() for k in metrics.split(",") if k.strip()] if metrics else None
-    comparison = compare_runs(load_results(run_a), load_results(run_b), threshold, keys,
-                              names=(str(run_a), str(run_b)))
-    click.echo(format_comparison(comparison), nl=False)
-    if json_path is not None:
-        json_path.write_text(json.dumps(comparison.as_dict(), indent=2) + "\n", encoding="utf-8")
-    sys.exit(EXIT_FAILED if comparison.regressed else EXIT_OK)
+def _dispatch(command: click.Command, args: list[str], prog_name: str) -> int:
+    """Run `command`; its exit code, having printed the one line a failure gets."""
+    try:
+        command.main(args=args, prog_name=prog_name, standalone_mode=False)
+    except SystemExit as exc:  # the commands end with sys.exit(code)
+        return exc.code if isinstance(exc.code, int) else EXIT_OK if exc.code is None else EXIT_FAILED
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.UsageError as exc:
+        return _error(f"{exc.format_message()} (see vsperf --help)")
+    except click.Abort:  # click's form of Ctrl-C before the run started
+        click.echo("vsperf: interrupted", err=True)
+        return EXIT_FAILED
+    except UserError as exc:
+        return _error(str(exc))
+    except CommandStopped as exc:  # a signal or a lost output outside the runner's own handling
+        click.echo(f"vsperf: interrupted: {exc}", err=True)
+        return EXIT_FAILED
+    except KeyboardInterrupt as exc:  # a subcommand that is not stoppable (otg-server, guest-image)
+        click.echo(f"vsperf: interrupted: {stop_reason(exc)}", err=True)
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console entry point."""
+    """Console entry point (`argv` None: the process's own arguments). One signal path for the
+    whole command (vsperf.signals); once its exit code is decided, a late signal (a second
+    Ctrl-C) changes nothing: in the vsperf process, up to its exit; called with `argv` (tests),
+    the caller's handlers come back."""
     args = list(sys.argv[1:] if argv is None else argv)
     command: click.Command = run_command
     prog_name = "vsperf"
@@ -326,18 +319,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         command = {"report": report_command, "compare": compare_command, "otg-server": otg_server_command,
                    "guest-image": guest_image_command}[args[0]]
         prog_name, args = f"vsperf {args[0]}", args[1:]
-    try:
-        command.main(args=args, prog_name=prog_name, standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except click.UsageError as exc:
-        _fail(f"{exc.format_message()} (see vsperf --help)")
-    except click.Abort:  # click's form of Ctrl-C before the run started
-        click.echo("vsperf: interrupted", err=True)
-        sys.exit(EXIT_FAILED)
-    except UserError as exc:
-        _fail(str(exc))
-    except KeyboardInterrupt:
-        click.echo("vsperf: interrupted", err=True)
-        sys.exit(EXIT_FAILED)
-    sys.exit(EXIT_OK)
+    with stop_signals_raise():
+        try:
+            code = _dispatch(command, args, prog_name)
+        except KeyboardInterrupt:  # a signal while a failure was being reported: that line is out
+            code = EXIT_FAILED
+        finally:
+            settle(for_good=argv is None)
+    sys.exit(code)

@@ -20,7 +20,7 @@ from typing import Any
 import click
 
 from vsperf.catalog import TestCase
-from vsperf.signals import Terminated
+from vsperf.signals import Terminated, resume
 
 MODES = ("normal", "trafficgen", "trafficgen-off", "trafficgen-pause")
 # --mode -> the runner's hold ("off": deploy and hold, no traffic; "pause": hold, then traffic)
@@ -64,4 +64,5 @@ def hold_until_enter_or_sigterm(message: str) -> None:
             while True:
                 signal.pause()
     except Terminated:
+        resume()  # this SIGTERM was for the wait: the next one stops the run (vsperf.signals)
         click.echo("vsperf: SIGTERM received: going on", err=True)

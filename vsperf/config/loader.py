@@ -19,6 +19,8 @@ from vsperf.config.schema import CONSTRAINTS, SETTINGS_SCHEMA
 from vsperf.config.types import Constraint, Setting, SpecError, UnknownKey, show, type_name
 from vsperf.config.vsperf_compat import split_test_params, translate_layer
 from vsperf.errors import ConfigError
+from vsperf.inputs import read_text_file
+from vsperf.inputs.limits import SETTINGS_FILE_MAX_BYTES
 
 ENVIRONMENT = "environment"
 TEST_PARAMS = "--test-params"
@@ -136,16 +138,10 @@ def read_conf_file(path: Path, origin: str) -> dict[Any, Any]:
     """The raw mapping in a conf file, YAML or VSPERF's Python form (an empty file is an empty mapping).
 
     A file ending in .conf or .py, or whose first statement is `NAME = ...`, is read as VSPERF's
-    form (vsperf.config.pyconf: parsed, never executed); any other as YAML.
+    form (vsperf.config.pyconf: parsed, never executed); any other as YAML. Read through
+    vsperf.inputs: a regular UTF-8 file of at most SETTINGS_FILE_MAX_BYTES, bounded YAML.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{origin}: no such file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{origin}: is a directory, expected a YAML file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{origin}: cannot read: {exc}") from None
+    text = read_text_file(path, origin, SETTINGS_FILE_MAX_BYTES)
     if path.suffix in (".conf", ".py") or looks_like_pyconf(text):
         return read_pyconf(text, origin)
     data = load_yaml(text, origin)

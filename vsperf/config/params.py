@@ -1,9 +1,8 @@
-"""Reading values: --test-params strings, single values (Python literal or YAML), YAML files.
+"""Reading values: --test-params strings, single values (Python literal or YAML).
 
-YAML is read with YAML 1.2's core scalars rather than PyYAML's YAML 1.1 ones, so that only
-true/false are booleans ('yes', 'no', 'on' stay strings and a Bool setting refuses them), '017'
-is 17 and not octal 15, '1:20' is not sexagesimal 80, '5e6' is a number and '2016-05-11' is not
-a date. Duplicate keys are errors rather than the last one silently winning.
+YAML goes through vsperf.inputs' strict, bounded loader (YAML 1.2 core scalars, duplicate keys
+refused, aliases and nesting bounded); Python literals are bounded the same way once parsed, and
+a single value is at most VALUE_MAX_CHARS long.
 """
 
 from __future__ import annotations
@@ -14,82 +13,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import yaml
-from yaml.constructor import ConstructorError
-from yaml.nodes import MappingNode, ScalarNode
-
 from vsperf.config.types import show
 from vsperf.errors import ConfigError
+from vsperf.inputs import StrictLoader, check_shape, check_value_text, load_yaml
+from vsperf.inputs.limits import VALUE_MAX_CHARS
 
-
-class StrictLoader(yaml.SafeLoader):
-    """PyYAML's safe loader with YAML 1.2 core scalars and errors on duplicate keys."""
-
-    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
-            try:
-                duplicate = key in seen
-                seen.add(key)
-            except TypeError:  # an unhashable key: let PyYAML report it with its position
-                break
-            if duplicate:
-                raise ConstructorError(None, None, f"duplicate key {show(key)}", key_node.start_mark)
-        return super().construct_mapping(node, deep)
-
-
-_REPLACED_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("bool", "int", "float", "null", "timestamp", "value")}
-StrictLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag not in _REPLACED_TAGS]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-StrictLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
-StrictLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
-    list("-+0123456789"))
-StrictLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-               r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
-    list("-+.0123456789"))
-StrictLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""])
-
-
-def _construct_int(loader: StrictLoader, node: ScalarNode) -> int:
-    text = str(loader.construct_scalar(node))
-    try:
-        if text.startswith("0o"):  # YAML 1.2 core: only 0o/0x prefixes, unsigned; '017' is decimal
-            return int(text[2:], 8)
-        if text.startswith("0x"):
-            return int(text[2:], 16)
-        return int(text, 10)
-    except ValueError as exc:  # e.g. more digits than Python converts
-        raise ConstructorError(None, None, f"cannot read integer: {exc}", node.start_mark) from None
-
-
-StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def load_yaml(text: str, where: str) -> Any:
-    """Parse YAML text; a malformed document raises ConfigError naming `where`, line and column."""
-    try:
-        return yaml.load(text, Loader=StrictLoader)  # StrictLoader is a SafeLoader
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        problem = _one_line(exc.problem or exc.context or "syntax error")
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        raise ConfigError(f"{where}: malformed YAML{at}: {problem}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{where}: malformed YAML: {_one_line(str(exc))}") from None
-    except RecursionError:
-        raise ConfigError(f"{where}: YAML nested too deeply") from None
+__all__ = ["StrictLoader", "load_yaml", "parse_test_params", "parse_value", "render_value", "split_param_sets",
+           "split_test_params"]
 
 
 def _lists(value: Any) -> Any:
@@ -109,12 +39,12 @@ def parse_value(text: str, where: str) -> Any:
     For every other literal (numbers, quoted strings, lists, dicts of them) YAML reads the same
     value. Anything else is read as YAML: `true`, `{bidir: false}`, `/tmp/x`, `info`.
     """
-    stripped = text.strip()
+    stripped = check_value_text(text, where, VALUE_MAX_CHARS).strip()
     try:
-        return _lists(ast.literal_eval(stripped))
+        literal = ast.literal_eval(stripped)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        pass
-    return load_yaml(stripped, where)
+        return load_yaml(stripped, where)
+    return _lists(check_shape(literal, where))
 
 
 _OPENERS, _CLOSERS, _QUOTES = "([{", ")]}", "'\""

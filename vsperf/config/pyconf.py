@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from vsperf.errors import ConfigError
+from vsperf.inputs import check_shape
 
 log = logging.getLogger(__name__)
 
@@ -78,8 +79,9 @@ class _Literal:
                 if key_node is None:
                     raise self.fail(value_node, "'**' inside a dict")
                 key = self.value(key_node)
-                if isinstance(key, list):
-                    raise self.fail(key_node, f"a list or tuple as a dict key {ast.unparse(key_node)!r}")
+                if isinstance(key, list | dict):
+                    kind = "a list or tuple" if isinstance(key, list) else "a dict"
+                    raise self.fail(key_node, f"{kind} as a dict key {_snippet(key_node)!r}")
                 out[key] = self.value(value_node)
             return out
         raise self.fail(node, f"{_describe(node)} {_snippet(node)!r} is not a literal")
@@ -136,7 +138,7 @@ def read_pyconf(text: str, origin: str) -> dict[str, Any]:
                               f"(vsperf reads only NAME = literal assignments and never runs the file)")
         name = stmt.targets[0].id
         try:
-            value = literal.value(stmt.value)
+            value = check_shape(literal.value(stmt.value), f"{origin}: line {stmt.lineno}: {name}")
         except RecursionError:
             raise ConfigError(f"{origin}: line {stmt.lineno}: {name} is nested too deeply") from None
         if not name.isupper():

@@ -9,7 +9,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vsperf.config.types import NAME, SECONDS, Bool, Constraint, Float, Int, ListOf, MapOf, Setting, Str, Struct
+from vsperf.config.types import (
+    MAX_COUNT,
+    NAME,
+    SECONDS,
+    WEEK_S,
+    Bool,
+    Constraint,
+    Float,
+    Int,
+    ListOf,
+    MapOf,
+    Setting,
+    Str,
+    Struct,
+)
 
 SCHEDULERS = ("OTHER", "BATCH", "IDLE", "FIFO", "RR")
 REALTIME_SCHEDULERS = ("FIFO", "RR")
@@ -20,7 +34,7 @@ _SCHED = Str(choices=SCHEDULERS)
 _PRIORITY = Int(min=0, max=99, unit="real-time priority")
 _RCVBUF = Int(min=0, max=1 << 30, unit="bytes")
 _PAYLOAD = Int(min=0, max=MAX_PAYLOAD_BYTES, unit="bytes")
-_MESSAGES = Int(min=1, unit="messages")
+_MESSAGES = Int(min=1, max=MAX_COUNT, unit="messages")
 _METHOD = Str(choices=RECEIVE_METHODS)
 
 # One row of a UDP message-loss sweep: every parameter of one measurement (seeds/004's columns).
@@ -63,7 +77,8 @@ SETTINGS: dict[str, Setting] = {
     "UDPLOSS_METHOD": Setting(_METHOD, "How the receiver waits for messages: select, epoll or a thread in recv()."),
     "UDPLOSS_PORT": Setting(Int(min=1024, max=65535, unit="UDP port"), "Receiver's UDP port."),
     "UDPLOSS_IDLE_MS": Setting(
-        Int(min=1, unit="ms"), "The receiver stops when no message came for this long after the first one."),
+        Int(min=1, max=WEEK_S * 1000, unit="ms"),
+        "The receiver stops when no message came for this long after the first one."),
     "UDPLOSS_ROWS": Setting(
         ListOf(UDPLOSS_ROW),
         "A sweep: one measurement per row (keys sender_sched, sender_priority, receiver_sched, "
@@ -75,12 +90,13 @@ SETTINGS: dict[str, Setting] = {
         "the kernel stacks send finished frames, which switches that read veths with AF_XDP or DPDK need."),
     # --- host-stack bandwidth (traffic types iperf3_tcp, iperf3_udp) ------------------------------
     "IPERF_BINARY": Setting(NAME, "The iperf3 program (a name on PATH or a path)."),
-    "IPERF_DURATION_S": Setting(Int(min=1, unit="seconds"), "Length of one iperf3 measurement (iperf3 -t)."),
-    "IPERF_INTERVAL_S": Setting(Float(min=0.1, unit="seconds"), "Per-interval report period (iperf3 -i)."),
+    "IPERF_DURATION_S": Setting(Int(min=1, max=WEEK_S, unit="seconds"),
+                                "Length of one iperf3 measurement (iperf3 -t)."),
+    "IPERF_INTERVAL_S": Setting(Float(min=0.1, max=WEEK_S, unit="seconds"), "Per-interval report period (iperf3 -i)."),
     "IPERF_PARALLEL": Setting(Int(min=1, max=128, unit="streams"), "Parallel client streams (iperf3 -P)."),
     "IPERF_PORT": Setting(Int(min=1024, max=65535, unit="TCP port"), "Port of the iperf3 server."),
     "IPERF_UDP_BANDWIDTH_BPS": Setting(
-        Float(min=0, unit="bits/s"), "Offered UDP load (iperf3 -b); 0: as fast as the sender can."),
+        Float(min=0, max=1.6e12, unit="bits/s"), "Offered UDP load (iperf3 -b); 0: as fast as the sender can."),
     "IPERF_UDP_LENGTH_BYTES": Setting(
         Int(min=0, max=65507, unit="bytes"), "UDP datagram payload (iperf3 -l); 0: iperf3's default."),
     "USERSTACK_PRELOAD": Setting(

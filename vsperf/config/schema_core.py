@@ -9,7 +9,12 @@ from collections.abc import Mapping
 from typing import Any, get_args
 
 from vsperf.config.types import (
+    LABEL,
+    MAX_COUNT,
+    MAX_RATE_FPS,
     NAME,
+    PORT_SPEED_GBPS,
+    REPEATS,
     SECONDS,
     SECONDS_OR_ZERO,
     AnyValue,
@@ -35,15 +40,17 @@ BENCHMARK_NETWORK = "198.18.0.0/15"
 
 _FRAME_SIZE = Int(min=MIN_FRAME_BYTES, max=MAX_FRAME_BYTES, unit="bytes")
 _PERCENT = Float(min=0, max=100, unit="% of line rate")
+_RATE_PERCENT = Float(gt=0, max=100, unit="% of line rate")  # a rate to send at: 0 % sends nothing
+_FPS = Float(gt=0, max=MAX_RATE_FPS, unit="frames/s")
 # Any address a real testbed uses (VSPERF's default was 1.1.1.1 -> 90.90.90.90); the local lab
-# sends only inside BENCHMARK_NETWORK and refuses others when it deploys (vsperf.lab.addresses).
+# sends only inside BENCHMARK_NETWORK and refuses others when it deploys (vsperf.deploy.support).
 _IP = IPv4Address()
 _PORT = Int(min=0, max=65535)
 
 _TRAFFIC = Struct({
     "traffic_type": Str(choices=TRAFFIC_TYPES),
-    "frame_rate": _PERCENT,
-    "burst_size": Int(min=1, unit="frames"),
+    "frame_rate": _RATE_PERCENT,
+    "burst_size": Int(min=1, max=MAX_COUNT, unit="frames"),
     "bidir": Bool(),
     "multistream": Int(min=0, max=1_000_000, unit="flows"),
     "stream_type": Str(choices=("L2", "L3", "L4"), ignore_case=True),
@@ -60,18 +67,17 @@ _TRAFFIC = Struct({
 })
 
 _DUMMY_DUT = Struct({
-    "capacity_fps": OneOf(Float(gt=0, unit="frames/s"),
-                          MapOf(_FRAME_SIZE, Float(gt=0, unit="frames/s"), min_len=1)),
-    "buffer_frames": Int(min=0, unit="frames"),
-    "port_speed_gbps": Optional(Float(gt=0, unit="Gbit/s")),
+    "capacity_fps": OneOf(_FPS, MapOf(_FRAME_SIZE, _FPS, min_len=1)),
+    "buffer_frames": Int(min=0, max=MAX_COUNT, unit="frames"),
+    "port_speed_gbps": Optional(PORT_SPEED_GBPS),
     "noise": Float(min=0, lt=1),
-    "seed": Int(),
+    "seed": Int(min=-(2**63), max=2**63 - 1),
     "loss_model": Str(choices=("cliff", "gradual")),
-    "base_latency_ns": Float(min=0, unit="ns"),
+    "base_latency_ns": Float(min=0, max=1e12, unit="ns"),
     "recovery_s": SECONDS_OR_ZERO,
     "reset_s": SECONDS_OR_ZERO,
-    "mac_table_size": Int(min=0, unit="addresses"),
-    "learning_rate_fps": Float(gt=0, unit="addresses/s"),
+    "mac_table_size": Int(min=0, max=MAX_COUNT, unit="addresses"),
+    "learning_rate_fps": Float(gt=0, max=MAX_RATE_FPS, unit="addresses/s"),
 })
 
 SETTINGS: dict[str, Setting] = {
@@ -82,7 +88,7 @@ SETTINGS: dict[str, Setting] = {
         Str(choices=("debug", "info", "warning", "error", "critical"), ignore_case=True),
         "Console log level."),
     "REPORT_DOCUMENT_ID": Setting(
-        NAME,
+        LABEL,
         "Document id printed on the Level Test Report; {date} is replaced by the run's date."),
     "LOADGEN": Setting(
         NAME,
@@ -108,7 +114,7 @@ SETTINGS: dict[str, Setting] = {
         Float(min=0, max=100, unit="percent"),
         "Frame loss accepted at the throughput rate, % of frames sent (0: zero-loss throughput)."),
     "TRAFFICGEN_RFC2544_TESTS": Setting(
-        Int(min=1),
+        REPEATS,
         "How many times each RFC 2544 search (throughput, back-to-back) runs per frame size."),
     "TRAFFICGEN_RFC2544_MIN_RATE_PERCENT": Setting(
         _PERCENT,
@@ -129,13 +135,13 @@ SETTINGS: dict[str, Setting] = {
         SECONDS,
         "Duration of the verification trial (RFC 2544 asks for >= 60 s)."),
     "TRAFFICGEN_B2B_GRANULARITY_FRAMES": Setting(
-        Int(min=1, unit="frames"),
+        Int(min=1, max=MAX_COUNT, unit="frames"),
         "The back-to-back search stops when its bounds are this many frames apart."),
     "TRAFFICGEN_RESIDUAL_WAIT_S": Setting(
         SECONDS_OR_ZERO,
         "Wait after traffic stops before counters are read (RFC 2544: 2 s)."),
     "TRAFFICGEN_PORT_SPEED_GBPS": Setting(
-        Float(gt=0, unit="Gbit/s"),
+        PORT_SPEED_GBPS,
         "Nominal speed of one generator port; defines line rate and every *_percent."),
     "TRAFFICGEN_DUMMY_DUT": Setting(
         _DUMMY_DUT,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from vsperf.config.types import NAME, Int, ListOf, OneOf, Setting, Str
 
-_INT_OR_MACRO = OneOf(Int(min=0), NAME)
+_INT_OR_MACRO = OneOf(Int(min=0, max=10**7), NAME)  # MiB, CPUs, pages, seconds: bounded all alike
 _TEXT = ListOf(Str(), min_len=1)
 
 SETTINGS: dict[str, Setting] = {

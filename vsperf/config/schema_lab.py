@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from vsperf.config.types import NAME, Bool, Constraint, Int, ListOf, MapOf, OneOf, Setting, Str
+from vsperf.config.types import MAX_CPU, MAX_MEMORY_MB, NAME, Bool, Constraint, Int, ListOf, MapOf, OneOf, Setting, Str
 
 # The DPDK drivers that attach a veth (vsperf.dpdk.eal) and testpmd's forwarding modes.
 PortDriver = Literal["af_xdp", "af_packet"]
 PORT_DRIVERS: tuple[PortDriver, ...] = ("af_xdp", "af_packet")
 FWD_MODES = ("io", "mac", "macswap", "csum")
 
-_CPU = Int(min=0, unit="CPU number")
+_CPU = Int(min=0, max=MAX_CPU, unit="CPU number")
 _FWD_MODE = Str(choices=FWD_MODES)
 
 SETTINGS: dict[str, Setting] = {
@@ -51,7 +51,7 @@ SETTINGS: dict[str, Setting] = {
         "Extra Open_vSwitch other_config keys for OVS-DPDK, set before ovs-vswitchd starts; they "
         "override vsperf's own (dpdk-init, dpdk-extra, pmd-cpu-mask)."),
     "VSWITCH_DPDK_MEMORY_MB": Setting(
-        Int(min=64, unit="MiB"),
+        Int(min=64, max=MAX_MEMORY_MB, unit="MiB"),
         "Ceiling of OVS-DPDK's EAL memory (-m, no hugepages); p2p uses ~250 MiB, pvp ~410, pvvp ~580."),
     "OVS_DPDK_VSWITCHD": Setting(
         NAME,
@@ -70,10 +70,10 @@ SETTINGS: dict[str, Setting] = {
         ListOf(Str()),
         "Extra testpmd application arguments (after --) for --vswitch none."),
     "TESTPMD_MEMORY_MB": Setting(
-        Int(min=32, unit="MiB"),
+        Int(min=32, max=MAX_MEMORY_MB, unit="MiB"),
         "Memory of each testpmd's EAL (-m, no hugepages): switch and VNFs alike."),
     "TESTPMD_NB_MBUFS": Setting(
-        Int(min=2048),
+        Int(min=2048, max=2**24),
         "--total-num-mbufs of each testpmd."),
     "TESTPMD_DESCRIPTORS": Setting(
         Int(min=64, max=4096),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from vsperf.config.types import NAME, SECONDS, Bool, Int, ListOf, OneOf, Setting, Str
 
-_IXIA_PART = OneOf(Str(), Int(min=0))  # VSPERF writes '1'; --test-params reads 1 as a number
+_IXIA_PART = OneOf(Str(), Int(min=0, max=65535))  # VSPERF writes '1'; --test-params reads 1 as a number
 
 SETTINGS: dict[str, Setting] = {
     "TRAFFICGEN_OTG_LOCATION": Setting(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vsperf.config.types import NAME, Bool, Int, ListOf, Setting, Str
+from vsperf.config.types import MAX_MEMORY_MB, NAME, WEEK_S, Bool, Int, ListOf, Setting, Str
 
 SETTINGS: dict[str, Setting] = {
     "TRAFFICGEN_PKTGEN_BINARY": Setting(
@@ -15,7 +15,7 @@ SETTINGS: dict[str, Setting] = {
         Int(min=1, max=65535, unit="TCP port"),
         "TCP port of pktgen's Lua socket (pktgen's default: 22022), for both kinds of pktgen."),
     "TRAFFICGEN_PKTGEN_PORT_MAP": Setting(
-        ListOf(Int(min=0, unit="pktgen port")),
+        ListOf(Int(min=0, max=1023, unit="pktgen port")),
         "With TRAFFICGEN_PKTGEN_HOST: the pktgen port of generator port i is entry i."),
     "TRAFFICGEN_PKTGEN_LCORES": Setting(
         ListOf(NAME),
@@ -26,7 +26,7 @@ SETTINGS: dict[str, Setting] = {
         Str(),
         "pktgen's -m (which lcores serve which ports); empty: lcore 1 serves every port."),
     "TRAFFICGEN_PKTGEN_MEMORY_MB": Setting(
-        Int(min=256, unit="MiB"),
+        Int(min=256, max=MAX_MEMORY_MB, unit="MiB"),
         "EAL memory (-m, no hugepages) of each pktgen vsperf starts, per port it owns."),
     "TRAFFICGEN_PKTGEN_PORT_DRIVER": Setting(
         Str(choices=("af_packet", "af_xdp")),
@@ -39,6 +39,6 @@ SETTINGS: dict[str, Setting] = {
         "Send pktgen's latency probes (one timestamped frame per interval: a sample, flagged "
         "latency_sampled in the results)."),
     "TRAFFICGEN_PKTGEN_TIMEOUT_S": Setting(
-        Int(min=1, unit="s"),
+        Int(min=1, max=WEEK_S, unit="s"),
         "How long vsperf waits for pktgen's Lua socket (start-up, connection)."),
 }

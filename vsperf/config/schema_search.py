@@ -9,7 +9,21 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from vsperf.config.types import NAME, SECONDS, SECONDS_OR_ZERO, Float, Int, ListOf, Optional, Setting, Str, Struct
+from vsperf.config.types import (
+    MAX_COUNT,
+    MAX_RATE_FPS,
+    NAME,
+    REPEATS,
+    SECONDS,
+    SECONDS_OR_ZERO,
+    Float,
+    Int,
+    ListOf,
+    Optional,
+    Setting,
+    Str,
+    Struct,
+)
 
 # The rules a goal's field shares with the setting that gives it when no goal is listed.
 _EXCEED_PERCENT = Float(min=0, lt=100, unit="% of the duration sum")
@@ -19,7 +33,7 @@ _WIDTH_PERCENT = Float(gt=0, lt=100, unit="% of the upper bound")
 ThroughputAlgorithm = Literal["binary", "ndr_pdr", "mlr"]
 THROUGHPUT_ALGORITHMS: tuple[ThroughputAlgorithm, ...] = get_args(ThroughputAlgorithm)
 
-_REPEATS = Int(min=1)  # trials, resets or searches per frame size
+_REPEATS = REPEATS  # trials, resets or searches per frame size
 
 _GOAL = Struct({
     "name": NAME,
@@ -96,14 +110,14 @@ SETTINGS: dict[str, Setting] = {
         Float(gt=0, max=100, unit="% of line rate"),
         "rfc2889_forwarding: offered-load step from the maximum down."),
     "TRAFFICGEN_RFC2889_MAX_ADDRESSES": Setting(
-        Int(min=1, unit="addresses"),
+        Int(min=1, max=MAX_COUNT, unit="addresses"),
         "rfc2889_caching: most MAC addresses tried (reported as a lower bound when all are learned)."),
     "TRAFFICGEN_RFC2889_ADDRESS_RATE_FPS": Setting(
-        Float(gt=0, unit="frames/s"),
+        Float(gt=0, max=MAX_RATE_FPS, unit="frames/s"),
         "rfc2889_caching learning frames and the test frames of caching and learning, frames/s."),
     "TRAFFICGEN_RFC2889_LEARNING_ADDRESSES": Setting(
-        Int(min=1, unit="addresses"),
+        Int(min=1, max=MAX_COUNT, unit="addresses"),
         "rfc2889_learning: addresses learned per trial (RFC 2889: at most the caching capacity)."),
     "TRAFFICGEN_RFC2889_MIN_LEARNING_RATE_FPS": Setting(
-        Float(gt=0, unit="frames/s"), "rfc2889_learning: lowest learning rate tried."),
+        Float(gt=0, max=MAX_RATE_FPS, unit="frames/s"), "rfc2889_learning: lowest learning rate tried."),
 }

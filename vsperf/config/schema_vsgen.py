@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from vsperf.config.types import Int, ListOf, Setting, Str
+from vsperf.config.types import MAX_COUNT, MAX_CPU, Int, ListOf, Setting, Str
 
 # How the engine transmits (vsperf.trafficgen.vsgen.protocol), and its threads per direction.
 Path = Literal["auto", "xdp", "afxdp", "packet"]
@@ -21,7 +21,7 @@ SETTINGS: dict[str, Setting] = {
         "thread, bound to queue t: for NICs without XDP live frames), packet (AF_PACKET), or auto (xdp "
         "where the port's peer accepts it, else packet; the report says which)."),
     "VSGEN_CPUS": Setting(
-        ListOf(Int(min=0, unit="CPU number")),
+        ListOf(Int(min=0, max=MAX_CPU, unit="CPU number")),
         "CPUs of vsgen's transmit threads, thread j on entry j (repeating; directions in order, "
         "VSGEN_TX_THREADS each); empty: the CPUs not in VSWITCH_PMD_CPU_MASK."),
     "VSGEN_TX_THREADS": Setting(
@@ -30,6 +30,6 @@ SETTINGS: dict[str, Setting] = {
         "at its share of the rate, so each stream's sequence stays in order; give the ports as many "
         "queues (LAB_PORT_QUEUES) for the receive side to scale too. Two-rate (recovery) trials use one."),
     "VSGEN_STREAM_DETAIL": Setting(
-        Int(min=0, unit="streams"),
+        Int(min=0, max=MAX_COUNT, unit="streams"),
         "Per-stream counters are kept in the results when a direction has at most this many streams."),
 }

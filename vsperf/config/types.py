@@ -241,9 +241,12 @@ class Bool(Spec):
         return value
 
 
+STRING_MAX_CHARS = 4096  # Linux's PATH_MAX: no setting's string needs more
+
+
 @dataclass(frozen=True)
 class Str(Spec):
-    """A string, optionally one of `choices`, at least `min_len` characters long.
+    """A string, optionally one of `choices`, `min_len` to `max_len` characters long.
 
     With `ignore_case`, a choice given in another case (VSPERF's 'l4' for 'L4') is accepted and
     returned as the choice is spelled.
@@ -252,6 +255,7 @@ class Str(Spec):
     choices: tuple[str, ...] = ()
     min_len: int = 0
     ignore_case: bool = False
+    max_len: int = STRING_MAX_CHARS
 
     def kind(self) -> str:
         return "a string"
@@ -279,6 +283,9 @@ class Str(Spec):
             raise InvalidValue(path, f"expected {self.describe()}, got {show(value)}{hint}")
         if len(value) < self.min_len:
             raise self.out_of_range(value, path)
+        if len(value) > self.max_len:
+            raise InvalidValue(path, f"{len(value):,} characters, more than the {self.max_len:,} this setting "
+                                     f"holds: {show(value)}")
         try:
             return self.convert(value)
         except ValueError:
@@ -524,10 +531,19 @@ class Setting:
     doc: str
 
 
-# Specs many settings share, each stated once.
-SECONDS = Float(gt=0, unit="seconds")  # a duration: something must last
-SECONDS_OR_ZERO = Float(min=0, unit="seconds")  # a wait or a phase that may be skipped (0)
+# Specs many settings share, each stated once, with bounds vsperf can stand behind: every
+# number has an upper bound (tests/unit/test_config_schema.py checks it), every string a length.
+WEEK_S = 7 * 24 * 3600
+SECONDS = Float(min=0.001, max=WEEK_S, unit="seconds")  # a duration: at least 1 ms, at most a week
+SECONDS_OR_ZERO = Float(min=0, max=WEEK_S, unit="seconds")  # a wait or a phase that may be skipped (0)
 NAME = Str(min_len=1)  # a name, a path, a command: never empty
+LABEL = Str(min_len=1, max_len=200)  # a string a person reads in a report's title block or table
+REPEATS = Int(min=1, max=100)  # searches, trials or resets per frame size (RFC 2544 asks for 50 at most)
+MAX_COUNT = 10**9  # frames, addresses, messages, streams: beyond any real test
+MAX_RATE_FPS = 1e10  # 1.6 Tbit/s Ethernet carries 2.4e9 frames/s of 64 bytes
+MAX_CPU = 4095  # CPU numbers (Linux's NR_CPUS on big machines)
+MAX_MEMORY_MB = 4 * 1024 * 1024  # 4 TiB
+PORT_SPEED_GBPS = Float(min=0.001, max=1600, unit="Gbit/s")  # 1 Mbit/s .. 1.6 Tbit/s
 
 
 @dataclass(frozen=True)

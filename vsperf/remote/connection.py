@@ -18,6 +18,7 @@ from pathlib import Path
 import paramiko
 
 from vsperf.errors import DeploymentError, UserError
+from vsperf.remote.credentials import agent_problem, key_file_problem, known_hosts_problem
 
 log = logging.getLogger(__name__)
 # paramiko logs every connection at INFO and its transport thread's failures as tracebacks at
@@ -84,17 +85,17 @@ def _describe_os_error(exc: BaseException) -> str:
 def connect(host: SshHost) -> paramiko.SSHClient:
     """An authenticated SSH connection to `host`, its key verified against its known_hosts file."""
     known = host.known_hosts_file.expanduser()
-    if not known.is_file():
-        raise HostKeyError(
-            f"host {host.label}: known_hosts file {known} does not exist; "
-            f"add the host's key to it (ssh-keyscan -p {host.port} {host.address}, then verify it)"
-        )
-    if host.key_file is not None and not host.key_file.expanduser().is_file():
-        raise HostAuthError(f"host {host.label}: key file {host.key_file} does not exist")
+    # Each file checked first, each problem said as it is (vsperf.remote.credentials).
+    problem = known_hosts_problem(known, host.label, f"ssh-keyscan -p {host.port} {host.address}")
+    if problem:
+        raise HostKeyError(problem)
+    problem = key_file_problem(host.key_file.expanduser(), host.label) if host.key_file else agent_problem(host.label)
+    if problem:
+        raise HostAuthError(problem)
     client = paramiko.SSHClient()
     try:
         client.load_host_keys(str(known))
-    except (OSError, paramiko.SSHException) as exc:
+    except (OSError, paramiko.SSHException, ValueError) as exc:
         raise HostKeyError(f"host {host.label}: cannot read known_hosts file {known}: {exc}") from exc
     client.set_missing_host_key_policy(paramiko.RejectPolicy())
     try:

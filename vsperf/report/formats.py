@@ -21,22 +21,31 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from vsperf.errors import ConfigError, PrerequisiteError
+from vsperf.outputs import RUN_MIN_FREE_BYTES, OutputError, check_output_dir, lost
 from vsperf.report.anomalies import read_log_warnings
 from vsperf.report.html import doctree_to_html, embed_images, for_pdf, html_to_pdf, linked_plots
 from vsperf.report.markdown import MarkdownWriter, parse_rst
 from vsperf.report.pdflayout import PDF_PREREQUISITES
 from vsperf.report.plots import Plot, draw_plot, plot_plan, quiet_plot_logs
 from vsperf.report.rst import REPORT_BASENAME, render_rst
-from vsperf.report.workers import FAILED_MARKER, PDF_PROCESSES, PdfWorker, PlotWorkers, fork_context
+from vsperf.report.workers import (
+    FAILED_MARKER,
+    PDF_PROCESSES,
+    PdfWorker,
+    PlotWorkers,
+    fork_context,
+    remove_partial_files,
+)
 from vsperf.results.atomic import write_text_atomic
 from vsperf.results.load import load_results, results_file
 from vsperf.results.model import RunResults
+from vsperf.signals import interruptible, stop_reason
 
 log = logging.getLogger(__name__)
 
 FORMATS = ("rst", "md", "html", "pdf")
 OVERALL_LOG = "overall.log"  # as vsperf.run.runner writes it
-__all__ = ["FORMATS", "PDF_PREREQUISITES", "check_formats", "html_to_pdf", "render_report"]
+__all__ = ["FORMATS", "PDF_PREREQUISITES", "check_formats", "html_to_pdf", "render_report", "report_after_run"]
 
 
 def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
@@ -82,10 +91,30 @@ def render_report(
     WeasyPrint) is skipped with a warning naming what to install, unless `strict`, where it
     raises PrerequisiteError. Raises ConfigError when the results cannot be loaded.
     `parallel`: draw the plots and the PDF in worker processes (where the platform can fork).
+    Interrupted (a signal: KeyboardInterrupt; a failed write: vsperf.outputs.OutputLost), it
+    stops its workers at once and removes its temporary files before the exception goes on.
     """
     wanted = check_formats(formats)
     source = results_file(results_dir)
     run = load_results(source)
+    out_dir = source.parent
+    # The report is work a further signal may abandon (vsperf.signals); what it leaves behind
+    # is cleaned up, and a write that fails (a full disk) stops it as an interruption.
+    with interruptible():
+        try:
+            return _render(run, source, wanted, plots=plots, strict=strict, parallel=parallel)
+        except OSError as exc:
+            if exc.errno is None:
+                raise
+            remove_partial_files(out_dir)
+            raise lost(f"the report in {out_dir}", exc) from None
+        except BaseException:
+            remove_partial_files(out_dir)
+            raise
+
+
+def _render(run: RunResults, source: Path, wanted: tuple[str, ...], *, plots: bool, strict: bool,
+            parallel: bool) -> list[Path]:
     out_dir = source.parent
     plan = _plan(run, plots, strict)
     planned = [p for test_plots in plan.values() for p in test_plots]
@@ -93,8 +122,7 @@ def render_report(
     with ExitStack() as stack:
         pdf_worker = None
         if context is not None and "pdf" in wanted:
-            pdf_worker = PdfWorker(context)
-            stack.callback(pdf_worker.close)
+            pdf_worker = stack.enter_context(PdfWorker(context))
         plot_workers = None
         if planned:
             # A re-rendered run: old files must not pass for new ones (the PDF waits for them).
@@ -144,6 +172,25 @@ def render_report(
                     raise
                 log.warning("report.pdf not written: %s", exc)
     return written
+
+
+def report_after_run(results_dir: Path, formats: Sequence[str], *, plots: bool) -> tuple[list[Path], bool]:
+    """The runner's report: (files written, whether it was interrupted). Never raises: a report
+    bug must not lose the run (results.json is written already; `vsperf report DIR` retries), and
+    a signal or a full disk during the report ends it, logged, as an interruption of the run."""
+    try:
+        check_output_dir(results_dir, "report directory", min_free_bytes=RUN_MIN_FREE_BYTES)
+    except OutputError as exc:  # a disk that filled during the run: the report would fail half-way
+        log.error("report not written: %s; then `vsperf report %s`", exc, results_dir)
+        return [], True
+    try:
+        return render_report(results_dir, formats, plots=plots), False
+    except KeyboardInterrupt as exc:
+        log.error("report not finished: %s; `vsperf report %s` renders it", stop_reason(exc), results_dir)
+        return [], True
+    except Exception:
+        log.exception("could not render the report; `vsperf report %s` retries", results_dir)
+        return [], False
 
 
 def _draw_serially(run: RunResults, plan: dict[int, list[Plot]], out_dir: Path) -> None:

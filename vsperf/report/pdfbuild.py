@@ -16,7 +16,7 @@ The parts are the same whatever the number of processes, so is the file.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TypeVar
@@ -24,7 +24,7 @@ from typing import TypeVar
 from vsperf.report.pdflayout import PartLayout, layout_part
 from vsperf.report.pdfmerge import merge_parts
 from vsperf.report.pdfparts import FRONT_CSS, PART_CSS, ReportParts, front_html, furniture_html, split_report
-from vsperf.report.workers import fork_context
+from vsperf.report.pool import WorkerPool, fork_context
 
 FRONT_ATTEMPTS = 3  # front layouts at most, when its page count changes with the numbers
 T = TypeVar("T")
@@ -33,7 +33,7 @@ T = TypeVar("T")
 class _Runner:
     """Runs layouts on helper processes, or here when there are none."""
 
-    def __init__(self, pool: ProcessPoolExecutor | None) -> None:
+    def __init__(self, pool: WorkerPool | None) -> None:
         self._pool = pool
 
     def submit(self, job: Callable[..., T], *args: object) -> Callable[[], T]:
@@ -83,7 +83,6 @@ def build_pdf(html: str, base_dir: Path, pending: Collection[Path] = (), process
     with ExitStack() as stack:
         pool = None
         context = fork_context() if processes > 1 else None
-        if context is not None:
-            pool = ProcessPoolExecutor(min(processes - 1, len(parts.groups) - 1), mp_context=context)
-            stack.callback(pool.shutdown, wait=True, cancel_futures=True)
+        if context is not None:  # helpers that end with this process (vsperf.report.pool)
+            pool = stack.enter_context(WorkerPool(context, min(processes - 1, len(parts.groups) - 1)))
         return _merged(parts, base_dir, pending, _Runner(pool))

@@ -9,23 +9,25 @@ are pure Python, so each gets processes of its own:
   image it reaches blocks until that plot's file exists (plots are written atomically).
 Workers are forked (they start in milliseconds with vsperf imported); where fork is not
 available the caller renders serially. A worker's exception is raised again in the caller.
+They are vsperf.report.pool's workers: a report that is interrupted (a signal, a full disk)
+stops them at once, none outlives vsperf, and none prints a traceback of its own.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import multiprocessing
 import time
 import urllib.parse
 from collections.abc import Callable, Collection, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from multiprocessing.context import BaseContext
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from vsperf.report.plots import Plot, draw_plot, quiet_plot_logs
+from vsperf.report.pool import WorkerPool, fork_context
 from vsperf.results.load import load_results
 from vsperf.results.model import RunResults
 
@@ -39,11 +41,8 @@ FAILED_MARKER = ".failed"  # in the plots folder: a plot job failed, the PDF sto
 _RUNS: dict[str, RunResults] = {}  # a plot worker loads the results once
 
 
-def fork_context() -> BaseContext | None:
-    """The fork start method, or None where the platform has none (render serially there)."""
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return None
-    return multiprocessing.get_context("fork")
+__all__ = ["FAILED_MARKER", "PDF_PROCESSES", "PLOT_WORKERS", "PdfWorker", "PlotWorkers", "fork_context",
+           "mark_plots_failed", "remove_partial_files", "wait_for_file", "waiting_fetcher"]
 
 
 def _draw_test_plots(results_path: str, out_dir: str, test_index: int, plots: Sequence[Plot]) -> None:
@@ -61,7 +60,7 @@ class PlotWorkers:
 
     def __init__(self, context: BaseContext, results_path: Path, out_dir: Path, plan: dict[int, list[Plot]]) -> None:
         self._out_dir = out_dir
-        self._pool = ProcessPoolExecutor(PLOT_WORKERS, mp_context=context)
+        self._pool = WorkerPool(context, PLOT_WORKERS)
         self._futures: list[Future[None]] = [
             self._pool.submit(_draw_test_plots, str(results_path), str(out_dir), index, plots)
             for index, plots in plan.items()
@@ -79,8 +78,13 @@ class PlotWorkers:
             raise
 
     def close(self) -> None:
-        """Stop the workers (cancelling plots not started yet)."""
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        """The normal end: wait for the workers (cancelling plots not started yet)."""
+        self._pool.close()
+
+    @property
+    def pids(self) -> list[int]:
+        """The worker processes' PIDs."""
+        return self._pool.pids
 
     def __enter__(self) -> PlotWorkers:
         return self
@@ -88,9 +92,12 @@ class PlotWorkers:
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if exc is not None:
+        if exc is None:
+            self.close()
+            return
+        self._pool.stop()  # interrupted, or a job failed: the workers end now
+        with contextlib.suppress(OSError):  # a full disk: nothing waits for the marker any more
             mark_plots_failed(self._out_dir)
-        self.close()
 
 
 def mark_plots_failed(out_dir: Path) -> None:
@@ -157,10 +164,11 @@ def _warm_up() -> None:
 
 
 class PdfWorker:
-    """One process that writes the PDF: start it early, `submit` the job when its HTML is ready."""
+    """One process that writes the PDF: start it early, `submit` the job when its HTML is ready.
+    As a context manager it stops the process at once when the block raises."""
 
     def __init__(self, context: BaseContext) -> None:
-        self._pool = ProcessPoolExecutor(1, mp_context=context)
+        self._pool = WorkerPool(context, 1)
         self._pool.submit(_warm_up)
         self._future: Future[None] | None = None
 
@@ -174,5 +182,30 @@ class PdfWorker:
             self._future.result()
 
     def close(self) -> None:
-        """Stop the worker process."""
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        """The normal end: wait for the worker process."""
+        self._pool.close()
+
+    @property
+    def pids(self) -> list[int]:
+        """The worker process's PID."""
+        return self._pool.pids
+
+    def __enter__(self) -> PdfWorker:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc is None:
+            self.close()
+        else:
+            self._pool.stop()  # and, through PR_SET_PDEATHSIG, the layout helpers it forked
+
+
+def remove_partial_files(out_dir: Path) -> None:
+    """Remove the temporary files of an interrupted report (plots and the PDF are written to a
+    temporary name, then renamed)."""
+    for pattern in (".*.tmp", "plots/.*.tmp"):
+        for path in out_dir.glob(pattern):
+            with contextlib.suppress(OSError):
+                path.unlink()

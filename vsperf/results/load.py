@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from vsperf.errors import ConfigError
+from vsperf.inputs import load_json, read_text_file
+from vsperf.inputs.limits import RESULTS_MAX_BYTES
 from vsperf.results.model import RESULTS_FILENAME, SCHEMA_VERSION, RunResults
 
 
@@ -18,20 +19,16 @@ def results_file(path_or_dir: Path | str) -> Path:
 def load_results(path_or_dir: Path | str) -> RunResults:
     """Load a run's results from results.json (or a directory holding one).
 
-    Raises ConfigError, in one line naming the file, when it is missing, not JSON, not a
-    vsperf results file, or written by a newer vsperf (schema_version above SCHEMA_VERSION).
+    Raises ConfigError, in one line naming the file, when it is missing, not a regular file, not
+    UTF-8, bigger than RESULTS_MAX_BYTES, not strict JSON (NaN, nesting deeper than
+    RESULTS_MAX_DEPTH), not a vsperf results file, or written by a newer vsperf (schema_version
+    above SCHEMA_VERSION). It is read through vsperf.inputs, like every input file.
     """
     path = results_file(path_or_dir)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such results file (is this a vsperf results directory?)") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read results: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid JSON ({exc}); the results file is damaged") from None
+    if not path.exists() and not path.is_symlink():
+        raise ConfigError(f"{path}: no such results file (is this a vsperf results directory?)")
+    text = read_text_file(path, f"results file {path}", RESULTS_MAX_BYTES)
+    data = load_json(text, f"results file {path}")
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: not a vsperf results file (top level is not an object)")
     version = data.get("schema_version")

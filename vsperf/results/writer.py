@@ -2,10 +2,15 @@
 
 results.json is rewritten atomically after every change, so a crash or a Ctrl-C loses
 nothing that was measured: the file on disk always holds every frame size finished so far.
+A write that fails (a full disk) raises vsperf.outputs.OutputLost: the run stops as
+interrupted; the writer then only tries its later writes, and closes results.json in the room
+its reserve kept (vsperf.results.reserve), so the file never stays "running".
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -15,9 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from vsperf import __version__
+from vsperf.errors import ConfigError
+from vsperf.outputs import lost
 from vsperf.results.atomic import write_text_atomic
 from vsperf.results.csvfile import write_test_csv
 from vsperf.results.encode import ResultsEncoder
+from vsperf.results.load import load_results
 from vsperf.results.model import (
     RESULTS_FILENAME,
     SCHEMA_VERSION,
@@ -27,7 +35,11 @@ from vsperf.results.model import (
     TestResult,
     jsonable,
 )
+from vsperf.results.reserve import SpaceReserve
 from vsperf.search.outcome import SearchOutcome
+
+log = logging.getLogger(__name__)
+RESERVE_NAME = ".results.json.reserve"
 
 FINAL_TEST_STATUSES = ("passed", "failed", "interrupted")
 FINAL_RUN_STATUSES = ("finished", "interrupted", "failed")
@@ -59,7 +71,12 @@ class ResultsWriter:
         self._started: dict[int, float] = {}  # test index -> when it started (monotonic)
         self._lock = threading.Lock()
         self._encoder = ResultsEncoder()
-        self._dir.mkdir(parents=True, exist_ok=True)
+        self._lost: OSError | None = None  # the failed write that stopped the run
+        try:
+            self._dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise lost(str(self._dir), exc) from None
+        self._reserve = SpaceReserve(self._dir / RESERVE_NAME)
         self._run = RunResults(
             schema_version=SCHEMA_VERSION,
             vsperf_version=__version__,
@@ -73,6 +90,7 @@ class ResultsWriter:
             settings=dict(jsonable(settings)),
             settings_sources={str(k): str(v) for k, v in settings_sources.items()},
         )
+        self._written = self._run  # the last state results.json holds
         self._write()
 
     @property
@@ -120,7 +138,7 @@ class ResultsWriter:
             self._put(test)
             self._write()
             if test.results:
-                write_test_csv(self._dir, self._run, test)
+                self._write_csv(test)
 
     def add_frame_size(
         self,
@@ -142,7 +160,7 @@ class ResultsWriter:
             test = replace(test, results=(*test.results, result))
             self._put(test)
             self._write()
-            write_test_csv(self._dir, self._run, test)
+            self._write_csv(test)
 
     def finish_test(self, index: int, status: str, error: str | None = None) -> None:
         """Close test `index` with status passed, failed or interrupted (and why, if not passed)."""
@@ -157,7 +175,7 @@ class ResultsWriter:
             self._put(test)
             self._write()
             if test.results:
-                write_test_csv(self._dir, self._run, test)
+                self._write_csv(test)
 
     def finish_run(self, status: str) -> None:
         """Close the run (finished, interrupted or failed). A test still running is closed too:
@@ -167,18 +185,21 @@ class ResultsWriter:
             raise ValueError(f"a finished run's status is one of {allowed}, not {status!r}")
         with self._lock:
             now = self._clock()
-            tests = []
-            for test in self._run.tests:
-                if test.status == "running":
-                    test = replace(
-                        test,
-                        status="interrupted" if status == "interrupted" else "failed",
-                        error=test.error or f"the run ended ({status}) before this test finished",
-                        finished_at=now,
-                    )
-                tests.append(test)
-            self._run = replace(self._run, status=status, finished_at=now, tests=tuple(tests))
-            self._write()
+            self._run = _closed(self._run, status, now)
+            self._reserve.release()  # its room is for this write
+            try:
+                write_text_atomic(self.path, self._encoder.encode(self._run) + "\n")
+                return
+            except OSError as exc:
+                first = exc
+            # A full disk: the state results.json holds, closed, fits in the reserve's room (the
+            # frame size being written when the disk filled may not).
+            try:
+                write_text_atomic(self.path, self._encoder.encode(_closed(self._written, status, now)) + "\n")
+                log.error("results.json: the last frame size measured could not be written (%s)", first.strerror)
+            except OSError as exc:
+                log.error("results.json could not be closed: %s; it holds every frame size measured before "
+                          "the disk filled, at status running", exc.strerror or exc)
 
     def _test(self, index: int) -> TestResult:
         if not 0 <= index < len(self._run.tests):
@@ -193,4 +214,54 @@ class ResultsWriter:
     def _write(self) -> None:
         # Each frame size is encoded once (vsperf.results.encode): the rewrites stay linear.
         text = self._encoder.encode(self._run) + "\n"
-        write_text_atomic(self.path, text)
+        if self._lost is not None:  # the run is stopping already: try, never raise again
+            with contextlib.suppress(OSError):
+                write_text_atomic(self.path, text)
+                self._written = self._run
+            return
+        try:
+            self._reserve.ensure(len(text.encode("utf-8")))
+            write_text_atomic(self.path, text)
+        except OSError as exc:
+            self._lost = exc
+            raise lost(str(self.path), exc) from None
+        self._written = self._run
+
+    def _write_csv(self, test: TestResult) -> None:
+        try:
+            write_test_csv(self._dir, self._run, test)
+        except OSError as exc:
+            if self._lost is None:
+                self._lost = exc
+                raise lost(f"the CSV file of test {test.name}", exc) from None
+
+
+def close_abandoned(results_dir: Path, status: str = "interrupted") -> bool:
+    """Close a results.json that its run left "running" (a stop signal in the instant between
+    its creation and the run's own handling): status `status` and an end time. True when it did.
+    A best effort for the CLI's last line of defence: never raises."""
+    try:
+        run = load_results(results_dir / RESULTS_FILENAME)
+        if run.status != "running":
+            return False
+        write_text_atomic(results_dir / RESULTS_FILENAME,
+                          ResultsEncoder().encode(_closed(run, status, utc_now_iso())) + "\n")
+    except (ConfigError, OSError):
+        return False
+    return True
+
+
+def _closed(run: RunResults, status: str, now: str) -> RunResults:
+    """`run` finished with `status` at `now`; a test still running is closed too: interrupted
+    when the run was, failed otherwise, with the reason as its error."""
+    tests = []
+    for test in run.tests:
+        if test.status == "running":
+            test = replace(
+                test,
+                status="interrupted" if status == "interrupted" else "failed",
+                error=test.error or f"the run ended ({status}) before this test finished",
+                finished_at=now,
+            )
+        tests.append(test)
+    return replace(run, status=status, finished_at=now, tests=tuple(tests))

@@ -22,11 +22,11 @@ from vsperf.host.facts import collect_environment
 from vsperf.host.hosts import RunHosts
 from vsperf.host.workdir import RunContext, create_work_dir
 from vsperf.registry import Registries
-from vsperf.report.formats import render_report
+from vsperf.report.formats import report_after_run
 from vsperf.results.writer import ResultsWriter
 from vsperf.run.measure import Headline, Measurement, measure_test
 from vsperf.run.plan import PlannedTest
-from vsperf.signals import Terminated, stop_signals_raise
+from vsperf.signals import stop_reason, stop_signals_raise
 from vsperf.ui.logsetup import add_file_log
 from vsperf.ui.progress import Progress
 
@@ -148,22 +148,20 @@ class Runner:
                         summary.tests.append(self._run_test(pt, measurement))
                 except KeyboardInterrupt as exc:
                     summary.interrupted = True
-                    why = str(exc) if isinstance(exc, Terminated) else "interrupted by the user (Ctrl-C)"
-                    log.error("run stopped: %s; results measured so far are in %s", why, self.results_dir)
+                    log.error("run stopped: %s; results measured so far are in %s", stop_reason(exc), self.results_dir)
             writer.finish_run("interrupted" if summary.interrupted else "finished")
-            summary.report_files = self._report()
+            summary.report_files = self._report(summary)
         finally:
             shutil.rmtree(work_dir, ignore_errors=True)
             logging.getLogger().removeHandler(handler)
             handler.close()
         return summary
 
-    def _report(self) -> list[Path]:
-        try:
-            return render_report(self.results_dir, self.report.formats, plots=self.report.plots)
-        except Exception:  # a report bug must not lose the run: results.json is already written
-            log.exception("could not render the report; `vsperf report %s` retries", self.results_dir)
-            return []
+    def _report(self, summary: RunSummary) -> list[Path]:
+        # Never raises: a report bug is logged, a signal or a full disk interrupts the run.
+        files, stopped = report_after_run(self.results_dir, self.report.formats, plots=self.report.plots)
+        summary.interrupted = summary.interrupted or stopped
+        return files
 
     def _run_test(self, pt: PlannedTest, m: Measurement) -> TestOutcome:
         test = pt.test

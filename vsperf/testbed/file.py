@@ -22,10 +22,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
-import yaml
-
 from vsperf.config.types import Float, Int, ListOf, MapOf, SpecError, Str, Struct, UnknownKey
 from vsperf.errors import ConfigError
+from vsperf.inputs import expand_path, load_yaml, read_text_file
+from vsperf.inputs.limits import SETTINGS_FILE_MAX_BYTES
 from vsperf.remote.connection import SshHost
 from vsperf.testbed.model import (
     DRIVERS,
@@ -142,15 +142,9 @@ def parse_testbed(data: object, path: Path) -> Testbed:
 
 def load_testbed(path: Path) -> Testbed:
     """Read and validate the testbed file at `path`."""
-    try:
-        text = path.expanduser().read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"testbed {path}: cannot read it: {exc.strerror or exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise ConfigError(f"testbed {path}: not valid YAML{where}") from None
-    return parse_testbed(data, path)
+    # The same bounded, strict reading as every input file (vsperf.inputs): YAML 1.2 scalars
+    # (port: 37:02 is not 2222), duplicate keys refused, regular UTF-8 files only.
+    where = f"testbed {path}"
+    text = read_text_file(expand_path(path, where), where, SETTINGS_FILE_MAX_BYTES)
+    return parse_testbed(load_yaml(text, where), path)
 

@@ -44,10 +44,43 @@ def setup_console(verbosity: str) -> None:
     root.addHandler(console)
 
 
+class RunLogHandler(logging.FileHandler):
+    """The run's overall.log. A write that fails (a full disk) turns the file log off with one
+    line on the console, instead of logging's traceback for every record that follows; the run
+    itself is stopped by the results writer, which hits the same disk."""
+
+    failed = False
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if self.failed:
+            return
+        self.failed = True
+        exc = sys.exc_info()[1]
+        why = (exc.strerror or str(exc)) if isinstance(exc, OSError) else repr(exc)
+        sys.stderr.write(f"vsperf: {self.baseFilename}: cannot write the run's log ({why}); it goes on on the "
+                         f"console only\n")
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not self.failed:
+            super().emit(record)
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except OSError:
+            self.failed = True
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OSError:
+            self.failed = True
+
+
 def add_file_log(path: Path) -> logging.Handler:
     """Log everything (debug included) to `path`; the caller removes the handler at the end."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(path, encoding="utf-8")
+    handler = RunLogHandler(path, encoding="utf-8")
     handler.setLevel(logging.DEBUG)
     handler.setFormatter(logging.Formatter(_FORMAT))
     root = logging.getLogger()

@@ -6,10 +6,16 @@ change from A to B is computed: relative, in % of A's value, or in percentage po
 metrics (a loss going from 0 % to 2 % has no relative change). A change in the worse direction
 (throughput and back-to-back frames down, loss and latency up) beyond the threshold is a
 regression; so is a test that passed in A and failed in B. The CLI exits 1 when any is found.
+
+A comparison that compared nothing (no test, frame size and metric measured in both runs: an
+unrelated run, a run with no tests) is an error, not a pass: a CI gate must not go green on it.
+So is a threshold that is not a finite number in (0, MAX_THRESHOLD_PERCENT], and a metric
+that is not a finite number (results.json never holds NaN; a damaged or edited file might).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -18,6 +24,9 @@ from vsperf.errors import ConfigError
 from vsperf.results.model import RunResults, TestResult, as_number
 
 DEFAULT_THRESHOLD_PERCENT = 5.0  # as conf/04_report.yaml
+# Above this no change is a regression: a drop in throughput is at most 100 %, a loss at most
+# 100 pp; latency may grow more, but a gate that lets a 10x latency through guards nothing.
+MAX_THRESHOLD_PERCENT = 1000.0
 
 
 @dataclass(frozen=True)
@@ -72,6 +81,12 @@ class Comparison:
     @property
     def regressions(self) -> tuple[Change, ...]:
         return tuple(c for c in self.changes if c.regression)
+
+    @property
+    def compared(self) -> bool:
+        """True when at least one metric was measured in both runs, or a test's status compared."""
+        return bool(self.status_regressions) or any(
+            c.before is not None and c.after is not None for c in self.changes)
 
     @property
     def regressed(self) -> bool:
@@ -141,12 +156,13 @@ def compare_runs(
 ) -> Comparison:
     """Compare run `b` against run `a` (see the module doc). `metrics`: keys of KEY_METRICS to
     compare (all by default); raises ConfigError for a key vsperf does not know how to compare."""
-    if threshold_percent <= 0:
-        raise ConfigError(f"the compare threshold must be above 0 %, got {threshold_percent}")
+    check_threshold(threshold_percent)
     keys = list(metrics) if metrics is not None else [r.key for r in KEY_METRICS]
     unknown = [k for k in keys if k not in RULES]
     if unknown:
         raise ConfigError(f"cannot compare metric {unknown[0]!r}; comparable metrics: {', '.join(RULES)}")
+    if not keys:
+        raise ConfigError(f"no metric to compare; comparable metrics: {', '.join(RULES)}")
     pairs, notes = _pairs(a, b)
     if a.simulated != b.simulated:
         notes.append("one run was simulated and the other was not: their figures are not comparable")
@@ -164,7 +180,8 @@ def compare_runs(
                 continue
             for key in keys:
                 rule = RULES[key]
-                before, after = as_number(result_a.metrics.get(key)), as_number(result_b.metrics.get(key))
+                before = _finite(result_a.metrics.get(key), names[0], test_a, result_a.packet_size, key)
+                after = _finite(result_b.metrics.get(key), names[1], test_b, result_b.packet_size, key)
                 if before is None and after is None:
                     continue
                 change, worse, better = compare_values(rule, before, after, threshold_percent)
@@ -172,6 +189,23 @@ def compare_runs(
                                       change, "pp" if rule.points else "%", worse, better))
         notes += [f"{test_b.name} {size} B is only in run B" for size in sizes_b]
     return Comparison(names[0], names[1], threshold_percent, tuple(changes), tuple(status), tuple(notes), tuple(keys))
+
+
+def check_threshold(threshold_percent: float) -> float:
+    """`threshold_percent` when it is a finite number in (0, MAX_THRESHOLD_PERCENT]; ConfigError otherwise."""
+    if not (isinstance(threshold_percent, int | float) and math.isfinite(threshold_percent)
+            and 0 < threshold_percent <= MAX_THRESHOLD_PERCENT):
+        raise ConfigError(f"the compare threshold must be a number above 0 and at most {MAX_THRESHOLD_PERCENT:g} %, "
+                          f"got {threshold_percent}")
+    return float(threshold_percent)
+
+
+def _finite(raw: Any, run: str, test: TestResult, size: int, key: str) -> float | None:
+    """A metric's value as a number (None: not measured); ConfigError for NaN or infinity."""
+    if isinstance(raw, float) and not math.isfinite(raw):
+        raise ConfigError(f"{run}: test {test.name} {size} B: {key} is {raw}, not a measurement; the results "
+                          f"file is damaged")
+    return as_number(raw)
 
 
 def _cell(value: float | None) -> str:

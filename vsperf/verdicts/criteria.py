@@ -12,10 +12,12 @@ It is computed from results.json alone, so `vsperf report DIR` shows the same ve
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from vsperf.errors import ConfigError
 from vsperf.results.model import RunResults, TestResult, as_number
 
 ALL_TESTS = "*"
@@ -96,6 +98,17 @@ class Verdict:
         if self.passed:
             return f"pass criteria met ({len(self.checks)} check{'s' if len(self.checks) != 1 else ''})"
         return "pass criteria not met: " + "; ".join(c.describe() for c in self.failures)
+
+
+def check_criteria_names(criteria: Mapping[str, Any], known_tests: Collection[str], origin: str) -> None:
+    """ConfigError when CRITERIA names a test that does not exist (it would never apply: a typo
+    must not pass silently); '*' is every test."""
+    for scope in criteria:
+        if scope != ALL_TESTS and scope not in known_tests:
+            close = difflib.get_close_matches(str(scope), list(known_tests), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"{origin}: no test is called {scope!r}{hint}; name a test of `vsperf --list` or "
+                              f"'*' for every test")
 
 
 def criteria_for(test: TestResult, settings: Mapping[str, Any]) -> list[Criterion]:

@@ -1,0 +1,105 @@
+"""One signal path: the first stop signal raises, later ones while stopping are only logged
+(cleanup runs to its end), the report stays interruptible, handlers come back after."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from vsperf.signals import (
+    CommandStopped,
+    Terminated,
+    interruptible,
+    resume,
+    settle,
+    signals_blocked,
+    stop_reason,
+    stop_signals_raise,
+    stoppable,
+    stopping,
+)
+
+
+def _signal(sig: signal.Signals) -> None:
+    os.kill(os.getpid(), sig)  # Python runs the handler before the next bytecode of this thread
+
+
+def test_sigterm_and_sighup_raise_terminated_sigint_keyboardinterrupt() -> None:
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        with stop_signals_raise(), pytest.raises(Terminated, match=f"received {sig.name}"):
+            _signal(sig)
+    with stop_signals_raise(), pytest.raises(KeyboardInterrupt) as info:
+        _signal(signal.SIGINT)
+    assert not isinstance(info.value, Terminated)
+    assert stop_reason(info.value) == "interrupted by the user (Ctrl-C)"
+
+
+def test_a_second_signal_lets_cleanup_finish(caplog: pytest.LogCaptureFixture) -> None:
+    cleaned = []
+    with stop_signals_raise():
+        try:
+            _signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            assert stopping()
+            _signal(signal.SIGINT)  # the second Ctrl-C: logged, not raised
+            _signal(signal.SIGTERM)
+            cleaned.append("done")
+    assert cleaned == ["done"]
+    assert "received SIGINT while stopping: cleanup goes on to its end" in caplog.text
+
+
+def test_the_report_stays_interruptible_while_stopping() -> None:
+    with stop_signals_raise():
+        with pytest.raises(KeyboardInterrupt):
+            _signal(signal.SIGINT)
+        with interruptible(), pytest.raises(Terminated):
+            _signal(signal.SIGTERM)
+
+
+def test_resume_after_a_consumed_signal() -> None:
+    with stop_signals_raise():
+        with pytest.raises(Terminated):
+            _signal(signal.SIGTERM)
+        resume()  # --mode trafficgen-off: SIGTERM ended the wait, the run goes on
+        with pytest.raises(Terminated):
+            _signal(signal.SIGTERM)
+
+
+def test_nested_blocks_share_the_outer_handlers_and_restore_them() -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    with stop_signals_raise():
+        outer = signal.getsignal(signal.SIGTERM)
+        with stop_signals_raise():
+            assert signal.getsignal(signal.SIGTERM) is outer
+        assert signal.getsignal(signal.SIGTERM) is outer
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_blocked_signals_are_delivered_after_the_block() -> None:
+    order = []
+    with stop_signals_raise(), pytest.raises(Terminated):
+        with signals_blocked():
+            _signal(signal.SIGTERM)
+            order.append("still running")
+        order.append("not reached")
+    assert order == ["still running"]
+
+
+def test_stoppable_commands_end_with_their_reason() -> None:
+    @stoppable
+    def command() -> None:
+        raise Terminated("received SIGHUP")
+
+    with pytest.raises(CommandStopped, match=r"^received SIGHUP$"):
+        command()
+
+
+def test_once_settled_a_late_signal_changes_nothing() -> None:
+    before = signal.getsignal(signal.SIGINT)
+    with stop_signals_raise():
+        settle(for_good=False)
+        _signal(signal.SIGINT)  # the exit code is decided: ignored, not raised, not logged
+        _signal(signal.SIGTERM)
+    assert signal.getsignal(signal.SIGINT) is before  # a caller's handlers come back (tests)
