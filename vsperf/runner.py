@@ -25,6 +25,7 @@ from vsperf.context import RunContext, create_work_dir
 from vsperf.deployment import ComponentInfo, Deployment, NoDeployment, SimulatedDeployment
 from vsperf.errors import DeploymentError, VsperfError
 from vsperf.executor import CommandLog, LocalExecutor
+from vsperf.history.hook import record_run
 from vsperf.lab.deploy import LabDeployment, build_deployment
 from vsperf.lab.leftovers import cleanup_leftovers
 from vsperf.lab.topology import parse_deployment
@@ -244,12 +245,14 @@ class Runner:
                 try:
                     for pt in self.plan:
                         summary.tests.append(self._run_test(pt, writer, ctx))
+                        record_run(self.settings, self.results_dir)  # the results store (never fails the run)
                 except KeyboardInterrupt as exc:
                     summary.interrupted = True
                     why = str(exc) if isinstance(exc, Terminated) else "interrupted by the user (Ctrl-C)"
                     log.error("run stopped: %s; results measured so far are in %s", why, self.results_dir)
             writer.finish_run("interrupted" if summary.interrupted else "finished")
             summary.report_files = self._report()
+            record_run(self.settings, self.results_dir, final=True)
         finally:
             if self.testbed is not None:
                 self.testbed.close()

@@ -18,6 +18,7 @@ import click
 from vsperf import __version__
 from vsperf.backends import build_registries
 from vsperf.catalog import Catalog
+from vsperf.cli.history import dashboard_command, history_command, trend_command
 from vsperf.cli.modes import HOLDS, MODES, hold_until_enter_or_sigterm, trafficgen_mode_test, write_trafficgen_csv
 from vsperf.collectors.base import CollectorTarget, collector_names
 from vsperf.config import SETTINGS_SCHEMA, Settings, load_settings
@@ -25,6 +26,7 @@ from vsperf.config.params import split_param_sets
 from vsperf.context import RunContext, new_run_id
 from vsperf.errors import ConfigError, UserError
 from vsperf.executor import LocalExecutor
+from vsperf.history.tags import ci_tags, parse_tags
 from vsperf.lab.prereq import check_prerequisites
 from vsperf.plan import PlannedTest, plan_tests
 from vsperf.registry import Registries
@@ -44,7 +46,7 @@ from vsperf.verdicts.xunit import XUNIT_FILE, write_xunit
 from vsperf.vnf.qemu.image_cli import guest_image_command
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-SUBCOMMANDS = ("report", "compare", "otg-server", "guest-image")
+SUBCOMMANDS = ("report", "compare", "otg-server", "guest-image", "history", "trend", "dashboard")
 
 
 def _fail(message: str) -> NoReturn:
@@ -180,6 +182,8 @@ def _print_summary(summary: RunSummary) -> None:
 @click.option("--report-format", metavar="LIST", help="Report formats, e.g. rst,html (sets REPORT_FORMATS).")
 @click.option("--results-dir", type=click.Path(path_type=Path), metavar="DIR",
               help="Write this run's outputs into DIR (default LOG_DIR/results_<timestamp>).")
+@click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE",
+              help="Tag the run in the results store (repeatable; adds to HISTORY_TAGS, with CI variables).")
 @click.version_option(__version__, prog_name="vsperf")
 def run_command(**opts: Any) -> None:
     """Run VSPERF test cases (all of them when none is named)."""
@@ -199,6 +203,9 @@ def _settings(opts: dict[str, Any], test_params: str | None) -> Settings:
             settings = settings.merged({name: opts[option]}, f"--{option}")
     if opts["testbed"] is not None:
         settings = settings.merged({"TESTBED": str(opts["testbed"])}, "--testbed")
+    tags = {**ci_tags(os.environ), **parse_tags(opts["tags"])}
+    if tags:
+        settings = settings.merged({"HISTORY_TAGS": {**settings["HISTORY_TAGS"], **tags}}, "--tag and CI variables")
     if opts["report_format"] is not None:
         formats = [f.strip() for f in opts["report_format"].split(",") if f.strip()]
         settings = settings.merged({"REPORT_FORMATS": formats}, "--report-format")
@@ -347,7 +354,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     prog_name = "vsperf"
     if args and args[0] in SUBCOMMANDS:
         command = {"report": report_command, "compare": compare_command, "otg-server": otg_server_command,
-                   "guest-image": guest_image_command}[args[0]]
+                   "guest-image": guest_image_command, "history": history_command, "trend": trend_command,
+                   "dashboard": dashboard_command}[args[0]]
         prog_name, args = f"vsperf {args[0]}", args[1:]
     try:
         command.main(args=args, prog_name=prog_name, standalone_mode=False)
