@@ -39,7 +39,7 @@ def parse_url(history_db: str, log_dir: str | Path) -> URL:
         return URL.create("sqlite", database=str(Path(text).expanduser()))
     try:
         url = make_url(text)
-    except ArgumentError:
+    except (ArgumentError, ValueError):
         raise StoreError("HISTORY_DB is not a database URL: write sqlite:///FILE or "
                          "postgresql://USER@HOST:PORT/DB") from None
     backend = url.get_backend_name()

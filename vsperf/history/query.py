@@ -157,10 +157,10 @@ def list_runs(connection: Connection, filters: Filters = Filters(), last: int | 
     tags: dict[str, dict[str, str]] = defaultdict(dict)
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
-        tests: dict[str, int] = dict(connection.execute(select(te.run_id, func.count()).where(te.run_id.in_(chunk))
-                                        .group_by(te.run_id)).tuples().all())
-        values: dict[str, int] = dict(connection.execute(select(m.run_id, func.count()).where(m.run_id.in_(chunk))
-                                         .group_by(m.run_id)).tuples().all())
+        tests = {row[0]: int(row[1]) for row in connection.execute(
+            select(te.run_id, func.count()).where(te.run_id.in_(chunk)).group_by(te.run_id))}
+        values = {row[0]: int(row[1]) for row in connection.execute(
+            select(m.run_id, func.count()).where(m.run_id.in_(chunk)).group_by(m.run_id))}
         counts.update({run: (tests.get(run, 0), values.get(run, 0)) for run in chunk})
         for row in connection.execute(select(schema.tags).where(schema.tags.c.run_id.in_(chunk))):
             tags[row.run_id][row.key] = row.value
@@ -189,8 +189,8 @@ def _one(connection: Connection, run_id: str) -> RunSummary:
     row = connection.execute(select(schema.runs).where(r.run_id == run_id)).one()
     tests = connection.execute(select(func.count()).where(te.run_id == run_id)).scalar_one()
     values = connection.execute(select(func.count()).where(m.run_id == run_id)).scalar_one()
-    tags = dict(connection.execute(select(schema.tags.c.key, schema.tags.c.value)
-                                   .where(schema.tags.c.run_id == run_id)).tuples().all())
+    tags = {row.key: row.value for row in connection.execute(
+        select(schema.tags.c.key, schema.tags.c.value).where(schema.tags.c.run_id == run_id))}
     return RunSummary(row.run_id, row.started_at, row.finished_at, row.status, row.vsperf_version, row.hostname,
                       row.testbed, row.simulated, Path(row.results_dir), row.report, tests, values, tags=tags)
 
