@@ -128,7 +128,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _compare(self, run_a: str, run_b: str) -> None:
         with self.server.lock, self.server.store.connect() as connection:
             a, b = find_run(connection, run_a).run_id, find_run(connection, run_b).run_id
-            choices = [r.run_id for r in recent_runs(connection, self.server.options.filters, 200)]
+            # The newest runs to choose from, and the two compared whatever their age.
+            choices = list(dict.fromkeys([a, b, *(r.run_id for r in recent_runs(connection,
+                                                                               self.server.options.filters, 200))]))
             page = compare_page(connection, a, b, self.server.links, self.server.options.compare_threshold_percent,
                                 served=True, choices=choices)
         return self._html(page)
