@@ -93,8 +93,8 @@ sys.path.insert(0, {unit!r})
 from history_store import sqlite_store
 import vsperf.history.recorder as recorder
 real = recorder._series_ids
-def slow(connection, keys):
-    ids = real(connection, keys)  # the run, its tests and series are written by now
+def slow(*args):
+    ids = real(*args)  # the run, its tests and series are written by now
     Path({ready!r}).write_text("in the transaction")
     time.sleep(60)
     return ids

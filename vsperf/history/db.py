@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -74,10 +74,15 @@ def _sqlite_engine(url: URL, create: bool) -> Engine:
 
     # pysqlite's own transaction handling defers BEGIN; vsperf takes the write lock at BEGIN
     # (IMMEDIATE) so that concurrent recorders queue instead of failing on a lock upgrade.
+    # Write-ahead log: readers (the dashboard) never wait for a recorder, and a commit does not
+    # sync the whole file (synchronous=NORMAL: a power cut may lose the newest commit, never
+    # corrupt the store; the run directory keeps everything anyway).
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None
         dbapi_connection.execute("PRAGMA foreign_keys = ON")
+        dbapi_connection.execute("PRAGMA journal_mode = WAL")
+        dbapi_connection.execute("PRAGMA synchronous = NORMAL")
 
     @event.listens_for(engine, "begin")
     def _begin(connection: Connection) -> None:
@@ -117,6 +122,9 @@ class Store:
 
     engine: Engine
     url: URL
+    # Series key -> id of the series known to exist (ids never change): recording a run then
+    # writes only its new series. Filled after commits only (vsperf.history.recorder).
+    series_ids: dict[str, int] = field(default_factory=dict)
 
     @property
     def where(self) -> str:

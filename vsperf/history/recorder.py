@@ -98,11 +98,12 @@ def _insert(connection: Connection) -> Any:
     return postgresql.insert if connection.dialect.name == "postgresql" else sqlite.insert
 
 
-def _series_ids(connection: Connection, keys: Iterable[SeriesKey]) -> dict[str, int]:
-    """Series ids by key, creating the series that are new (concurrent recorders agree)."""
+def _series_ids(connection: Connection, keys: Iterable[SeriesKey], known: dict[str, int]) -> dict[str, int]:
+    """Series ids by key, creating the series that are new (concurrent recorders agree);
+    `known`: ids of series that exist for certain."""
     wanted = {k.key: k for k in keys}
-    if not wanted:
-        return {}
+    if wanted.keys() <= known.keys():
+        return {key: known[key] for key in wanted}
     stmt = _insert(connection)(schema.series).on_conflict_do_nothing(index_elements=["key"])
     connection.execute(stmt, [{"key": key, **k.as_dict()} for key, k in wanted.items()])
     ids: dict[str, int] = {}
@@ -133,10 +134,14 @@ def record(store: Store, run: RunResults, results_dir: Path, digest: str) -> Rec
             return Recorded(run.run_id, "unchanged", 0, 0)
         if before is not None:
             _delete_run(connection, run.run_id)
-        return _write(connection, run, results_dir, digest, "updated" if before is not None else "recorded")
+        recorded, ids = _write(connection, run, results_dir, digest, "updated" if before is not None else "recorded",
+                               store.series_ids)
+    store.series_ids.update(ids)  # committed: they exist
+    return recorded
 
 
-def _write(connection: Connection, run: RunResults, results_dir: Path, digest: str, action: str) -> Recorded:
+def _write(connection: Connection, run: RunResults, results_dir: Path, digest: str, action: str,
+           known: dict[str, int]) -> tuple[Recorded, dict[str, int]]:
     started = parse_time(run.started_at) or datetime.now(UTC).replace(tzinfo=None)
     report = REPORT_FILE if (results_dir / REPORT_FILE).is_file() else None
     connection.execute(insert(schema.runs).values(
@@ -169,14 +174,14 @@ def _write(connection: Connection, run: RunResults, results_dir: Path, digest: s
         connection.execute(insert(schema.tests), test_rows)
     if component_rows:
         connection.execute(insert(schema.components), component_rows)
-    ids = _series_ids(connection, (key for _i, key, _v in values))
+    ids = _series_ids(connection, (key for _i, key, _v in values), known)
     # A test measured twice at one frame size (repeated sizes in TRAFFICGEN_PKT_SIZES): the last counts.
     rows = {(index, ids[key.key]): number for index, key, number in values}
     if rows:
         connection.execute(insert(schema.measurements), [
             {"run_id": run.run_id, "test_index": index, "series_id": sid, "started_at": started, "value": number}
             for (index, sid), number in rows.items()])
-    return Recorded(run.run_id, action, len(test_rows), len(rows))
+    return Recorded(run.run_id, action, len(test_rows), len(rows)), ids
 
 
 def record_dir(store: Store, results_dir: Path) -> Recorded:
