@@ -140,3 +140,10 @@ def test_no_matching_series_is_a_user_error(tmp_path: Path, capsys: pytest.Captu
     assert "no series in" in _one_error_line(capsys)
     assert _vsperf("trend", "--size", "big", *_db(tmp_path)) == 2
     assert "--size 'big'" in _one_error_line(capsys)
+
+
+def test_a_malformed_tag_stops_the_run_before_it_starts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _vsperf("phy2phy_tput", "--trafficgen", "dummy", "--tag", "no value", "--results-dir",
+                   str(tmp_path / "run")) == 2
+    assert "--tag 'no value': write KEY=VALUE" in _one_error_line(capsys)
+    assert not (tmp_path / "run").exists()

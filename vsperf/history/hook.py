@@ -25,11 +25,9 @@ def record_run(settings: Mapping[str, Any], results_dir: Path, *, final: bool = 
 
     Called after each test (so an interrupted run keeps what it measured) and once with `final`
     at the end. Never raises (except KeyboardInterrupt/SystemExit, which are not ours to eat)."""
-    if not settings["HISTORY"] or results_dir in _failed:
-        if final:
-            _failed.discard(results_dir)
-        return
     try:
+        if not settings["HISTORY"] or results_dir in _failed:
+            return
         url = parse_url(str(settings["HISTORY_DB"]), str(settings["LOG_DIR"]))
         with open_store(url) as store:
             recorded = record_dir(store, results_dir)
@@ -39,5 +37,6 @@ def record_run(settings: Mapping[str, Any], results_dir: Path, *, final: bool = 
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         log.warning("run not recorded in the results store: %s; the results directory has everything: "
                     "vsperf history import %s records it later", message, results_dir)
-    if final:
-        _failed.discard(results_dir)
+    finally:
+        if final:
+            _failed.discard(results_dir)

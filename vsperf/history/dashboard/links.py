@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -49,4 +50,9 @@ class Links:
             return self.report_url.format(run_id=quote(short), dir=quote(folder))
         if self.served:
             return f"/report/{quote(run_id)}/"
-        return Path(report_path).as_uri() if report_path and Path(report_path).is_absolute() else ""
+        return _file_uri(report_path) if report_path else ""
+
+
+@functools.lru_cache(maxsize=65536)  # a site links each run from every series it is in
+def _file_uri(path: str) -> str:
+    return Path(path).as_uri() if Path(path).is_absolute() else ""
