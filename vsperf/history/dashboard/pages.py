@@ -105,17 +105,26 @@ def series_view(connection: Connection, series: Series, options: SiteOptions, ca
     return SeriesView(series_trend(series, classified), tuple(points), cache.get([p.run_id for p in points]))
 
 
-def chart_data(view: SeriesView, links: Links) -> dict[str, Any]:
-    """What dashboard.js draws: points, groups (indices into points) and the filter choices."""
+def _run_info(view: SeriesView, point: Point, links: Links) -> dict[str, Any]:
+    versions, tags, report = view.details[point.run_id]
+    run_versions = versions.get(point.test_index, {})
+    return {"run": point.run_id, "date": point.started_at.strftime("%Y-%m-%d %H:%M:%S"),
+            "versions": _versions_text(run_versions), "versionList": sorted(run_versions.values()),
+            "tags": [f"{k}={v}" for k, v in sorted(tags.items())], "report": links.report(point.run_id, report)}
+
+
+def chart_data(view: SeriesView, links: Links, memo: dict[tuple[str, int], dict[str, Any]] | None = None) -> dict[
+        str, Any]:
+    """What dashboard.js draws: points, groups (indices into points) and the filter choices.
+    `memo`: each run's part of a point, kept across the series of one site (a run is in many)."""
     first = len(view.points) - len(view.trend.points)
+    memo = {} if memo is None else memo
     points = []
     for i, p in enumerate(view.points):
-        versions, tags, report = view.details[p.run_id]
-        run_versions = versions.get(p.test_index, {})
-        points.append({"run": p.run_id, "date": p.started_at.strftime("%Y-%m-%d %H:%M:%S"), "value": p.value,
-                       "versions": _versions_text(run_versions), "versionList": sorted(run_versions.values()),
-                       "tags": [f"{k}={v}" for k, v in sorted(tags.items())],
-                       "report": links.report(p.run_id, report),
+        info = memo.get((p.run_id, p.test_index))
+        if info is None:
+            info = memo[(p.run_id, p.test_index)] = _run_info(view, p, links)
+        points.append({**info, "value": p.value,
                        "compare": links.compare(view.points[i - 1].run_id, p.run_id) if i > first else ""})
     groups = [{"start": first + g.start, "end": first + g.end, "average": g.average, "class": g.classification}
               for g in view.trend.classified.groups]
@@ -150,8 +159,9 @@ def _natural(text: str) -> tuple[int, str]:
     return (int(text), "") if text.isdigit() else (1 << 30, text)
 
 
-def series_page(view: SeriesView, links: Links, *, served: bool) -> str:
-    data = chart_data(view, links)
+def series_page(view: SeriesView, links: Links, *, served: bool,
+                memo: dict[tuple[str, int], dict[str, Any]] | None = None) -> str:
+    data = chart_data(view, links, memo)
     window = list(reversed(data["points"][len(view.points) - len(view.trend.points):]))
     return render("dashboard_series.html.j2", view=view, key=view.series.key, line=view.trend.line(),
                   data=script_json(data), links=links, window=window, served=served)

@@ -13,6 +13,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from vsperf.errors import UserError
 from vsperf.history.dashboard.links import Links
@@ -78,13 +79,14 @@ def write_site(store: Store, out: Path, options: SiteOptions) -> WrittenSite:
     _prepare(out)
     top, sub = Links("", report_url=options.report_url), Links("../", report_url=options.report_url)
     rows, pages = [], 0
+    memo: dict[tuple[str, int], dict[str, Any]] = {}  # each run's part of a chart point, once per site
     with store.connect() as connection:
         cache = DetailsCache(connection)
         for series in list_series(connection, options.filters):
             view = series_view(connection, series, options, cache)
             if not view.points:
                 continue
-            (out / "series" / f"s{series.series_id}.html").write_text(series_page(view, sub, served=False),
+            (out / "series" / f"s{series.series_id}.html").write_text(series_page(view, sub, served=False, memo=memo),
                                                                        encoding="utf-8")
             rows.append(index_row(view.trend, cache.get([p.run_id for p in view.trend.points]), top))
             pages += 1
