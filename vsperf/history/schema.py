@@ -99,7 +99,7 @@ measurements = Table(
     Column("started_at", DateTime, nullable=False),  # the run's start: series are ordered by it
     Column("value", Float, nullable=False),
     ForeignKeyConstraint(["run_id", "test_index"], ["tests.run_id", "tests.test_index"], ondelete="CASCADE"),
-    Index("ix_measurements_series_time", "series_id", "started_at"),
+    Index("ix_measurements_series_time", "series_id", "started_at", "run_id", "test_index", "value"),
 )
 
 Index("ix_runs_started_at", runs.c.started_at)
