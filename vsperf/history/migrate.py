@@ -2,23 +2,22 @@
 
 The migrations ship inside the package (vsperf/history/migrations); vsperf runs them on the
 connection it opened, in one transaction, with the store locked so that eight runs opening a new
-store at once create it once.
+store at once create it once. A store already at HEAD_REVISION (every open but the first after an
+upgrade of vsperf) is recognised without loading Alembic, whose import costs most of a second.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from alembic.util.exc import CommandError
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, inspect, text
 
 from vsperf.errors import UserError
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+HEAD_REVISION = "0002"  # the newest of migrations/versions (tests/unit/test_history_migrate.py checks)
+VERSION_TABLE = "alembic_version"
 # pg_advisory_xact_lock key of schema changes ("vsperf" in ASCII).
 _PG_MIGRATION_LOCK = 0x767370657266
 
@@ -27,7 +26,9 @@ class SchemaError(UserError):
     """The store's schema is newer than this vsperf, or its revision is unknown."""
 
 
-def _config(connection: Connection | None = None) -> Config:
+def _config(connection: Connection | None = None) -> Any:
+    from alembic.config import Config  # Alembic only when a schema changes (see the module doc)
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     if connection is not None:
@@ -35,32 +36,43 @@ def _config(connection: Connection | None = None) -> Config:
     return cfg
 
 
+def _scripts() -> Any:
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(_config())
+
+
 def head_revision() -> str:
-    """The revision this vsperf's schema.py describes."""
-    head = ScriptDirectory.from_config(_config()).get_current_head()
+    """The newest revision among the shipped migrations (what schema.py describes)."""
+    head = _scripts().get_current_head()
     if head is None:  # pragma: no cover - the package always ships migrations
         raise SchemaError("vsperf's results store migrations are missing: reinstall vsperf")
-    return head
+    return str(head)
 
 
 def current_revision(connection: Connection) -> str | None:
     """The store's revision (None: an empty database)."""
-    return MigrationContext.configure(connection).get_current_revision()
+    if not inspect(connection).has_table(VERSION_TABLE):
+        return None
+    found = connection.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalars().first()
+    return None if found is None else str(found)
 
 
 def known(revision: str) -> bool:
     """Whether this vsperf has `revision` among its migrations."""
+    from alembic.util.exc import CommandError
+
     try:
-        return ScriptDirectory.from_config(_config()).get_revision(revision) is not None
+        return _scripts().get_revision(revision) is not None
     except CommandError:
         return False
 
 
 def check_not_newer(revision: str | None, where: str) -> None:
     """Raise SchemaError when `revision` is not one of this vsperf's (a newer vsperf wrote it)."""
-    if revision is not None and not known(revision):
+    if revision is not None and revision != HEAD_REVISION and not known(revision):
         raise SchemaError(f"results store {where} has schema revision {revision!r}, newer than this vsperf "
-                          f"knows (up to {head_revision()!r}): upgrade vsperf to use it")
+                          f"knows (up to {HEAD_REVISION!r}): upgrade vsperf to use it")
 
 
 def upgrade(connection: Connection, where: str) -> str | None:
@@ -69,7 +81,10 @@ def upgrade(connection: Connection, where: str) -> str | None:
     if connection.dialect.name == "postgresql":
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK})
     before = current_revision(connection)
+    if before == HEAD_REVISION:
+        return before
     check_not_newer(before, where)
-    if before != head_revision():
-        command.upgrade(_config(connection), "head")
+    from alembic import command
+
+    command.upgrade(_config(connection), "head")
     return before
