@@ -77,3 +77,12 @@ def test_a_recorded_run_compares_as_vsperf_compare_does(store) -> None:  # type:
     assert not comparison.regressed
     change = next(ch for ch in comparison.changes if ch.metric == "throughput_rx_fps" and ch.packet_size == 64)
     assert (change.before, change.after) == (1e6, 1e6 + 4)
+
+
+def test_series_with_runs_of_a_version_or_tag_only(store) -> None:  # type: ignore[no-untyped-def]
+    tput = ("throughput_rx_fps",)
+    assert len(_labels(store, Filters(metrics=tput, versions=("3.2",)))) == 6  # runs 3-5: local and pod2
+    assert len(_labels(store, Filters(metrics=tput, versions=("3.1",)))) == 3  # runs 0-2: local only
+    assert _labels(store, Filters(metrics=tput, versions=("9.9",))) == []
+    assert len(_labels(store, Filters(metrics=tput, tags=("lab=rack3",), testbeds=("pod2",)))) == 3  # run 5
+    assert _labels(store, Filters(metrics=tput, tags=("lab=rack4",), testbeds=("pod2",))) == []
