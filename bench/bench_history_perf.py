@@ -143,14 +143,17 @@ def main(quick: bool) -> None:
 
 
 _DASHBOARD = """
-import json, resource, sys
+import json, sys
 from pathlib import Path
 from vsperf.history.dashboard.site import SiteOptions, write_site
 from vsperf.history.db import open_store, parse_url
 with open_store(parse_url(sys.argv[1], "/x")) as store:
     written = write_site(store, Path(sys.argv[2]), SiteOptions(trend_runs=50))
+# VmHWM: this process's peak resident memory (getrusage's ru_maxrss would include the parent's,
+# which survives fork and exec).
+peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
 print(json.dumps({"series": written.series, "pages": written.pages, "seconds": written.seconds,
-                  "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+                  "maxrss_kib": peak}))
 """
 
 
