@@ -95,7 +95,7 @@ def test_veth_pair_between_namespaces_carries_frames_and_is_released(host: Host)
     finally:
         reader.close()
     assert host.journal is not None
-    assert [(e.kind, e.name) for e in host.journal] == [("netns", g0), ("netns", g1), ("link", g0)]
+    assert [(e.kind, e.name) for e in host.journal] == [("netns", g0), ("netns", g1), ("link", g1)]  # made on b's side
     done = release(host.journal, {"local": host.executor})
     assert done.errors == [] and not netns_exists(g0) and not netns_exists(g1) and len(host.journal) == 0
 
@@ -182,7 +182,7 @@ def test_a_killed_runs_namespaces_and_links_are_swept_by_the_next_run(tmp_path: 
         dead = Journal(killed.run_id, root=state, owner=Owner(os.getpid(), own_start_ticks() - 100))
         vsperf_killed = Host("local", LocalExecutor(), killed, dead)
         vsperf_killed.net.add_netns(killed.switch_netns)
-        vsperf_killed.net.add_veth(killed.phy_if(0), None, killed.gen_if(0), killed.switch_netns, mtu_bytes=1500)
+        vsperf_killed.net.add_veth(killed.gen_if(0), killed.switch_netns, killed.phy_if(0), None, mtu_bytes=1500)
         vsperf_killed.spawn("sleeper", ["sleep", "60"], netns=killed.switch_netns)
         assert len(_leftovers(killed.tag)) == 2  # the namespace and the veth's end in this namespace
         with local_lab(new_run_id(), CommandLog(None), state_root=state):

@@ -17,6 +17,7 @@ import click
 from vsperf import __version__
 from vsperf.backends import build_registries
 from vsperf.catalog import Catalog
+from vsperf.cli.history import dashboard_command, history_command, trend_command
 from vsperf.cli.modes import (
     HOLDS,
     MODES,
@@ -37,6 +38,8 @@ from vsperf.config import SETTINGS_SCHEMA, Settings, load_settings
 from vsperf.config.params import split_param_sets
 from vsperf.errors import ConfigError, UserError
 from vsperf.executor import CommandLog
+from vsperf.history.hook import RunRecorder
+from vsperf.history.tags import ci_tags, parse_tags
 from vsperf.host.workdir import new_run_id
 from vsperf.registry import Registries
 from vsperf.results.load import load_results
@@ -53,7 +56,7 @@ from vsperf.verdicts.criteria import check_criteria_names, evaluate_run
 from vsperf.vnf.qemu.image_cli import guest_image_command
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-SUBCOMMANDS = ("report", "compare", "otg-server", "guest-image")
+SUBCOMMANDS = ("report", "compare", "otg-server", "guest-image", "history", "trend", "dashboard")
 
 
 def _error(message: str) -> int:
@@ -153,6 +156,8 @@ def _print_summary(summary: RunSummary) -> None:
 @click.option("--report-format", metavar="LIST", help="Report formats, e.g. rst,html (sets REPORT_FORMATS).")
 @click.option("--results-dir", type=click.Path(path_type=Path), metavar="DIR",
               help="Write this run's outputs into DIR (default LOG_DIR/results_<timestamp>).")
+@click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE",
+              help="Tag the run in the results store (repeatable; adds to HISTORY_TAGS, with CI variables).")
 @click.version_option(__version__, prog_name="vsperf")
 @stoppable
 def run_command(**opts: Any) -> None:
@@ -173,6 +178,9 @@ def _settings(opts: dict[str, Any], test_params: str | None) -> Settings:
             settings = settings.merged({name: opts[option]}, f"--{option}")
     if opts["testbed"] is not None:
         settings = settings.merged({"TESTBED": str(opts["testbed"])}, "--testbed")
+    tags = {**ci_tags(os.environ), **parse_tags(opts["tags"])}
+    if tags:
+        settings = settings.merged({"HISTORY_TAGS": {**settings["HISTORY_TAGS"], **tags}}, "--tag and CI variables")
     if opts["report_format"] is not None:
         formats = [f.strip() for f in opts["report_format"].split(",") if f.strip()]
         settings = settings.merged({"REPORT_FORMATS": formats}, "--report-format")
@@ -229,6 +237,7 @@ def _run(opts: dict[str, Any]) -> int:
             command_line=["vsperf", *sys.argv[1:]],
             progress=progress,
             report=ReportOptions.from_settings(settings),
+            history=RunRecorder.from_settings(settings),
             hosts=hosts,
             command_log=command_log,
             hold=hold_until_enter_or_sigterm,
@@ -317,7 +326,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     prog_name = "vsperf"
     if args and args[0] in SUBCOMMANDS:
         command = {"report": report_command, "compare": compare_command, "otg-server": otg_server_command,
-                   "guest-image": guest_image_command}[args[0]]
+                   "guest-image": guest_image_command, "history": history_command, "trend": trend_command,
+                   "dashboard": dashboard_command}[args[0]]
         prog_name, args = f"vsperf {args[0]}", args[1:]
     with stop_signals_raise():
         try:

@@ -18,6 +18,7 @@ from vsperf.config import Settings
 from vsperf.deploy.base import Deployment
 from vsperf.errors import VsperfError
 from vsperf.executor import CommandLog, LocalExecutor
+from vsperf.history.hook import RunRecorder
 from vsperf.host.facts import collect_environment
 from vsperf.host.hosts import RunHosts
 from vsperf.host.workdir import RunContext, create_work_dir
@@ -93,11 +94,13 @@ class Runner:
         hosts: RunHosts | None = None,
         command_log: CommandLog | None = None,
         hold: Callable[[str], None] | None = None,
+        history: RunRecorder | None = None,
     ) -> None:
         """`settings` are recorded in results.json as they are (the plan's tests carry what they
         run with); `report`: the report written after the run. `hosts`: where the plan deploys
         (opened, and closed, by the caller; None when nothing is deployed), their executors
         logging to `command_log` (written to the run's commands.log from the start of the run).
+        `history` records the run into the results store after each test and at the end.
         `hold(message)` waits for the user in --mode trafficgen-off/-pause (the CLI's, never
         input() here); without it those modes do not wait."""
         self.plan = list(plan)
@@ -111,6 +114,7 @@ class Runner:
         self.hosts = hosts
         self.command_log = command_log or CommandLog(None)
         self.report = report
+        self.history = history
 
     def _environment(self, executor: LocalExecutor) -> dict[str, Any]:
         """This machine's facts, and each testbed host's when the run has a testbed."""
@@ -146,16 +150,22 @@ class Runner:
                 try:
                     for pt in self.plan:
                         summary.tests.append(self._run_test(pt, measurement))
+                        self._record()
                 except KeyboardInterrupt as exc:
                     summary.interrupted = True
                     log.error("run stopped: %s; results measured so far are in %s", stop_reason(exc), self.results_dir)
             writer.finish_run("interrupted" if summary.interrupted else "finished")
             summary.report_files = self._report(summary)
+            self._record()
         finally:
             shutil.rmtree(work_dir, ignore_errors=True)
             logging.getLogger().removeHandler(handler)
             handler.close()
         return summary
+
+    def _record(self) -> None:
+        if self.history is not None:
+            self.history.record(self.results_dir)  # never fails the run
 
     def _report(self, summary: RunSummary) -> list[Path]:
         # Never raises: a report bug is logged, a signal or a full disk interrupts the run.
