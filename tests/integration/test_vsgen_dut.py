@@ -27,8 +27,7 @@ from vsperf.host.host import Host
 from vsperf.traffic import Traffic
 from vsperf.traffic.ports import GenPort
 from vsperf.traffic.streams import directions
-from vsperf.trafficgen.vsgen.backend import frame_spec
-from vsperf.trafficgen.vsgen.frames import build_frame, parse_signature, stamp, vary_of
+from vsperf.trafficgen.vsgen.frames import build_frame, frame_spec, parse_signature, stamp, vary_of
 
 pytestmark = [pytest.mark.root]
 

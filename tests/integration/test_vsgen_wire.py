@@ -35,8 +35,9 @@ from vsperf.host.release import release
 from vsperf.host.workdir import new_run_id
 from vsperf.traffic import Traffic, Vlan
 from vsperf.traffic.ports import GenPort
-from vsperf.trafficgen.vsgen.backend import MIN_KERNEL, VsgenTrafficGenerator, kernel_version
+from vsperf.trafficgen.vsgen.backend import VsgenTrafficGenerator
 from vsperf.trafficgen.vsgen.build import PACKAGED_BINARY, locate_engine, missing_build_tools
+from vsperf.trafficgen.vsgen.settings import MIN_KERNEL, kernel_version
 
 pytestmark = [pytest.mark.root]
 

@@ -17,8 +17,7 @@ from vsperf.traffic.streams import directions
 from vsperf.trafficgen.otg.client import new_api
 from vsperf.trafficgen.otg.flows import burst_plans, rate_plans, trial_config
 from vsperf.trafficgen.otg.translate import flow_defs
-from vsperf.trafficgen.vsgen.backend import frame_spec
-from vsperf.trafficgen.vsgen.frames import build_frame, vary_of
+from vsperf.trafficgen.vsgen.frames import build_frame, frame_spec, vary_of
 
 PORTS = (
     GenPort("ns0", "g0", "02:00:00:00:00:01", "198.18.0.1", peer_mac="02:00:00:00:00:02"),

@@ -15,22 +15,15 @@ from gen_host import AnsweringExecutor, generator_host, recorded
 from settings_util import make_settings
 from test_vsgen_engine import fake_engine
 
-from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
+from vsperf.errors import PrerequisiteError, TrafficGenError
 from vsperf.executor import CommandLog
 from vsperf.host.host import Host
 from vsperf.host.journal import Journal
 from vsperf.host.names import RunNames
 from vsperf.search.measurer import FLAG_UNDER_DELIVERY
-from vsperf.traffic import Traffic, Vlan
+from vsperf.traffic import Traffic
 from vsperf.traffic.ports import GenPort
-from vsperf.traffic.streams import directions
-from vsperf.trafficgen.vsgen.backend import (
-    VsgenTrafficGenerator,
-    frame_spec,
-    kernel_version,
-    path_setting,
-    transmit_cpus,
-)
+from vsperf.trafficgen.vsgen.backend import VsgenTrafficGenerator
 from vsperf.trafficgen.vsgen.engine import EngineError
 
 PORTS = (
@@ -49,36 +42,6 @@ def gen(tmp_path: Path) -> Iterator[VsgenTrafficGenerator]:
         generator = VsgenTrafficGenerator(_settings(fake_engine(tmp_path)), host)
         yield generator
         generator.stop()
-
-
-def test_kernel_version() -> None:
-    assert kernel_version("6.1.0-18-amd64") == (6, 1)
-    assert kernel_version("5.18rc1") == (5, 18)
-    assert kernel_version("garbage") == (0, 0)
-
-
-def test_transmit_cpus() -> None:
-    assert transmit_cpus(make_settings(VSGEN_CPUS=[3, 1]), [0, 1, 2, 3]) == [3, 1]
-    assert transmit_cpus(make_settings(VSWITCH="ovs", VSWITCH_PMD_CPU_MASK="0x2"), [0, 1]) == [0]
-    assert transmit_cpus(make_settings(VSWITCH="linux-bridge", VSWITCH_PMD_CPU_MASK="0x2"), [1, 0]) == [0, 1]
-    assert transmit_cpus(make_settings(VSWITCH_PMD_CPU_MASK="0x3"), [0, 1]) == [0, 1]  # never none at all
-
-
-def test_path_setting() -> None:
-    assert path_setting(make_settings()) == "auto"
-    assert path_setting(make_settings(VSGEN_PATH="packet")) == "packet"
-    with pytest.raises(ConfigError, match="VSGEN_PATH"):
-        make_settings(VSGEN_PATH="dpdk")
-
-
-def test_frame_spec_takes_the_vlan_and_the_direction() -> None:
-    traffic = Traffic(frame_size_bytes=128, vlan=Vlan(enabled=True, id=10, priority=3))
-    reverse = directions(traffic, PORTS)[1]
-    spec = frame_spec(traffic, reverse, 7)
-    assert (spec.src_mac, spec.dst_ip, spec.src_udp, spec.vlan_id, spec.vlan_priority, spec.run_tag) == (
-        "02:00:00:00:00:02", "198.18.0.1", 3001, 10, 3, 7,
-    )
-    assert spec.l3_offset == 18
 
 
 def test_a_bidirectional_trial_splits_the_rate_and_adds_up(gen: VsgenTrafficGenerator) -> None:

@@ -7,13 +7,14 @@ import struct
 
 import pytest
 
-from vsperf.traffic import L2, Traffic
+from vsperf.traffic import L2, Traffic, Vlan
 from vsperf.traffic.ports import GenPort
 from vsperf.traffic.streams import directions
 from vsperf.trafficgen.vsgen.frames import (
     FCS_BYTES,
     FrameSpec,
     build_frame,
+    frame_spec,
     ipv4_checksum,
     parse_signature,
     stamp,
@@ -146,3 +147,13 @@ def test_a_single_stream_varies_nothing() -> None:
     assert vary_of(forward) == ("none", 0)
     frame = build_frame(spec())
     assert stamp(frame, 14, "none", 0, 0, 0, 1, 0, 0)[:42] == frame[:42]
+
+
+def test_frame_spec_takes_the_vlan_and_the_direction() -> None:
+    traffic = Traffic(frame_size_bytes=128, vlan=Vlan(enabled=True, id=10, priority=3))
+    reverse = directions(traffic, PORTS)[1]
+    spec = frame_spec(traffic, reverse, 7)
+    assert (spec.src_mac, spec.dst_ip, spec.src_udp, spec.vlan_id, spec.vlan_priority, spec.run_tag) == (
+        "02:00:00:00:00:02", "198.18.0.1", 3001, 10, 3, 7,
+    )
+    assert spec.l3_offset == 18

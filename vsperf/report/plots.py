@@ -7,7 +7,7 @@ Per test, as PNG files in DIR/plots:
 - latency (min, avg, max and any percentiles) against frame size, when measured;
 - the search trajectory: every trial's offered rate (or burst length) in the order it ran,
   passing and failing trials marked, one panel per frame size;
-- per-second rates over a trial, when the generator recorded them.
+- per-second rates over a trial, when the generator recorded them (these two: vsperf.report.plots_trials).
 
 Figures are built with the object API (no pyplot state) and saved without a timestamp, so the
 same results give the same files.
@@ -17,17 +17,16 @@ from __future__ import annotations
 
 import itertools
 import logging
-import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from vsperf.benchmarks.plots import benchmark_caption, benchmark_figure
-from vsperf.report.anomalies import allowed_loss_percent
-from vsperf.results.model import FrameSizeResult, RunResults, TestResult, as_number
-from vsperf.search.measurer import TrialResult
+from vsperf.report.figure import COLORS, new_figure, save_png
+from vsperf.report.plots_trials import per_second_figure, per_second_series, trajectory_figure
+from vsperf.results.model import RunResults, TestResult, as_number
 from vsperf.units import ETHERNET_OVERHEAD_BYTES, MIN_FRAME_BYTES
 
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not to read this module
@@ -35,11 +34,6 @@ if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not to read th
     from matplotlib.figure import Figure
 
 PLOTS_DIR = "plots"
-DPI = 110
-PNG_COMPRESS_LEVEL = 1
-WIDTH_IN = 8.0
-COLORS = {"measured": "#1f77b4", "line": "#7f7f7f", "pass": "#2ca02c", "fail": "#d62728",
-          "short": "#ff7f0e", "learning": "#9e9e9e", "offered": "#9467bd"}
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _PERCENTILE = re.compile(r"^latency_p(\d+(?:\.\d+)?)_ns$")
 
@@ -75,45 +69,6 @@ def aggregate_link_bps(run: RunResults, test: TestResult) -> float | None:
     return speed * 1e9 * (2 if test.bidir else 1)
 
 
-def _new_figure(
-    height_in: float, *, bottom_in: float = 0.75, top_in: float = 0.45, wspace: float = 0.3, hspace: float = 0.3
-) -> Figure:
-    """A figure WIDTH_IN wide with fixed margins in inches (matplotlib's constrained layout would
-    fit them itself, at three times the drawing time: the report draws dozens of figures)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(WIDTH_IN, height_in), dpi=DPI)
-    FigureCanvasAgg(fig)
-    fig.subplots_adjust(left=0.8 / WIDTH_IN, right=1 - 0.2 / WIDTH_IN, bottom=bottom_in / height_in,
-                        top=1 - top_in / height_in, wspace=wspace, hspace=hspace)
-    return fig
-
-
-def _save(fig: Figure, path: Path) -> None:
-    """Write `fig` as an RGB PNG, atomically (the PDF worker may be waiting for the file)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from PIL import Image
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # _new_figure's figures have an Agg canvas already; a bare Figure (the benchmarks') gets one.
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
-    canvas.draw()  # type: ignore[no-untyped-call]
-    width, height = canvas.get_width_height()
-    # RGB, not matplotlib's RGBA: the figures are opaque, and an alpha channel doubles the
-    # image streams WeasyPrint decodes and compresses into the PDF. Fast deflate (level 1):
-    # level 6 took a fifth of the drawing time for files a third smaller. No text chunks
-    # (matplotlib's "Software"): the file depends on the results alone.
-    rgba = canvas.buffer_rgba()  # type: ignore[no-untyped-call]
-    image = Image.frombuffer("RGBA", (width, height), rgba, "raw", "RGBA", 0, 1).convert("RGB")
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        image.save(tmp, format="PNG", compress_level=PNG_COMPRESS_LEVEL, dpi=(DPI, DPI))
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def _size_axis(ax: Axes, sizes: Sequence[int], *, narrow: bool = False) -> None:
     # Frame sizes double from 64 to 1024: on a log axis RFC 2544's sizes are evenly apart.
     from matplotlib.ticker import NullLocator
@@ -135,7 +90,7 @@ def throughput_figure(run: RunResults, test: TestResult) -> Figure | None:
     rx = _series(test, "throughput_rx_fps")
     if not rx:
         return None
-    fig = _new_figure(3.4)
+    fig = new_figure(3.4)
     left, right = fig.subplots(1, 2)
     sizes = [s for s, _ in rx]
     link_bps = aggregate_link_bps(run, test)
@@ -173,7 +128,7 @@ def back2back_figure(test: TestResult) -> Figure | None:
     frames = _series(test, "b2b_frames")
     if not frames:
         return None
-    fig = _new_figure(3.0)
+    fig = new_figure(3.0)
     ax = fig.subplots()
     labels = [str(s) for s, _ in frames]
     values = [v for _, v in frames]
@@ -209,7 +164,7 @@ def latency_figure(test: TestResult) -> Figure | None:
     lines = _latency_lines(test)
     if not lines:
         return None
-    fig = _new_figure(3.0)
+    fig = new_figure(3.0)
     ax = fig.subplots()
     for label, series in lines:
         ax.plot([s for s, _ in series], [v / 1e3 for _, v in series], "o-", label=label)
@@ -221,128 +176,6 @@ def latency_figure(test: TestResult) -> Figure | None:
     ax.legend(fontsize=8)
     fig.suptitle(f"{test.name}: latency against frame size", fontsize=10)
     return fig
-
-
-def _trial_passed(trial: TrialResult, allowed_percent: float) -> bool:
-    if trial.kind == "burst":
-        return trial.loss_frames == 0
-    return trial.loss_percent <= allowed_percent
-
-
-def _trajectory_panel(ax: Axes, run: RunResults, test: TestResult, result: FrameSizeResult) -> None:
-    allowed = allowed_loss_percent(test, result, run.settings)
-    positions = list(range(1, len(result.trials) + 1))
-    bursts = all(t.kind == "burst" for t in result.trials)
-
-    def y(trial: TrialResult) -> float:
-        if trial.kind == "burst":
-            return float(trial.tx_frames)
-        return 100.0 * trial.requested_rate_fps / trial.line_rate_fps if trial.line_rate_fps > 0 else 0.0
-
-    ax.plot(positions, [y(t) for t in result.trials], "-", color=COLORS["line"], linewidth=0.8)
-    # One artist per marker style, not one per trial: drawing cost grows with artists.
-    styles: dict[tuple[str, str, int], tuple[list[int], list[float]]] = {}
-    for position, trial in zip(positions, result.trials, strict=True):
-        if trial.purpose == "learning":
-            marker, color = ".", COLORS["learning"]
-        elif trial.under_delivered:
-            marker, color = "^", COLORS["short"]
-        elif _trial_passed(trial, allowed):
-            marker, color = "o", COLORS["pass"]
-        else:
-            marker, color = "x", COLORS["fail"]
-        size = 9 if trial.purpose.startswith("verification") else 6
-        xs, ys = styles.setdefault((marker, color, size), ([], []))
-        xs.append(position)
-        ys.append(y(trial))
-    for (marker, color, size), (xs, ys) in styles.items():
-        ax.plot(xs, ys, linestyle="none", marker=marker, color=color, markersize=size)
-    answer = as_number(result.metrics.get("b2b_frames" if bursts else "tx_rate_percent"))
-    if answer is not None:
-        ax.axhline(answer, linestyle=":", color=COLORS["measured"])
-    if bursts and len(result.trials) > 1:
-        values = [y(t) for t in result.trials if y(t) > 0]
-        if values and max(values) / min(values) > 100:
-            ax.set_yscale("log")
-    from matplotlib.ticker import MaxNLocator
-
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title(f"{result.packet_size} B", fontsize=9)
-    ax.set_xlabel("trial", fontsize=8)
-    ax.set_ylabel("burst (frames)" if bursts else "offered (% of line rate)", fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.grid(True, alpha=0.3)
-
-
-def trajectory_figure(run: RunResults, test: TestResult) -> Figure | None:
-    """One panel per frame size with every trial of the search, pass or fail, in order."""
-    results = [r for r in test.results if len(r.trials) > 1]
-    if not results:
-        return None
-    columns = min(3, len(results))
-    rows = math.ceil(len(results) / columns)
-    fig = _new_figure(0.9 + 2.2 * rows, bottom_in=1.05, hspace=0.75 / rows + 0.35, wspace=0.35)
-    axes = fig.subplots(rows, columns, squeeze=False)
-    for i, result in enumerate(results):
-        _trajectory_panel(axes[i // columns][i % columns], run, test, result)
-    for i in range(len(results), rows * columns):
-        axes[i // columns][i % columns].set_visible(False)
-    from matplotlib.lines import Line2D
-
-    legend = [
-        Line2D([], [], marker="o", linestyle="none", color=COLORS["pass"], label="passed"),
-        Line2D([], [], marker="x", linestyle="none", color=COLORS["fail"], label="failed (loss)"),
-        Line2D([], [], marker="^", linestyle="none", color=COLORS["short"], label="generator under-delivered"),
-        Line2D([], [], linestyle=":", color=COLORS["measured"], label="reported result"),
-    ]
-    fig.legend(handles=legend, loc="lower center", bbox_to_anchor=(0.5, 0.0), ncols=4, fontsize=8)
-    fig.suptitle(f"{test.name}: search trajectory (large markers: verification trials)", fontsize=10)
-    return fig
-
-
-def _per_second_trial(result: FrameSizeResult) -> tuple[int, TrialResult] | None:
-    candidates = [(i, t) for i, t in enumerate(result.trials, start=1) if t.per_second]
-    if not candidates:
-        return None
-    verification = [c for c in candidates if c[1].purpose.startswith("verification")]
-    if verification:
-        return verification[-1]
-    return max(candidates, key=lambda c: c[1].duration_s)
-
-
-def _per_second_series(result: FrameSizeResult) -> tuple[int, TrialResult, str | None, list[str]] | None:
-    # The trial plotted, its position, the time column (None: row numbers) and the plotted keys.
-    chosen = _per_second_trial(result)
-    if chosen is None:
-        return None
-    position, trial = chosen
-    rows: Sequence[Mapping[str, Any]] = trial.per_second
-    time_key = next((k for k in ("time_s", "t", "second") if all(k in r for r in rows)), None)
-    keys = sorted({k for r in rows for k, v in r.items() if k != time_key and as_number(v) is not None})
-    return (position, trial, time_key, keys) if keys else None
-
-
-def per_second_figure(test: TestResult, result: FrameSizeResult) -> tuple[Figure, int] | None:
-    """The per-second rates the generator recorded during one trial (the verification trial
-    when there is one, else the longest); returns the figure and the trial's position."""
-    series = _per_second_series(result)
-    if series is None:
-        return None
-    position, trial, time_key, keys = series
-    rows: Sequence[Mapping[str, Any]] = trial.per_second
-    xs = [float(r[time_key]) for r in rows] if time_key else [float(i) for i in range(1, len(rows) + 1)]
-    fig = _new_figure(3.0)
-    ax = fig.subplots()
-    for key in keys:
-        ax.plot(xs, [as_number(r.get(key)) or 0.0 for r in rows], ".-", label=key)
-    ax.ticklabel_format(axis="y", style="plain", useOffset=False)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("per second")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.suptitle(f"{test.name}, {result.packet_size} B: per-second rates of trial {position} ({trial.purpose})",
-                 fontsize=10)
-    return fig, position
 
 
 def _file_stem(test: TestResult) -> str:
@@ -379,7 +212,7 @@ def plot_plan(run: RunResults, test: TestResult) -> list[Plot]:
         plan.append(plot("trajectory", CAPTIONS["trajectory"]))
     for result in test.results:
         size = result.packet_size
-        series = _per_second_series(result)
+        series = per_second_series(result)
         if series is not None:
             plan.append(plot(f"persecond_{size}", f"Per-second rates of trial {series[0]} at {size} B.", size))
         caption = benchmark_caption(result.details)
@@ -410,7 +243,7 @@ def draw_plot(run: RunResults, test: TestResult, plot: Plot, results_dir: Path) 
     fig = _figure_of(run, test, plot)
     if fig is None:  # plot_plan promised this plot: a bug, not a user's problem
         raise RuntimeError(f"plot {plot.path} was planned but has no data")
-    _save(fig, results_dir / plot.path)
+    save_png(fig, results_dir / plot.path)
 
 
 def quiet_plot_logs() -> None:

@@ -27,8 +27,8 @@ from vsperf.trafficgen.otg.client import load_snappi
 from vsperf.trafficgen.otg.server import OtgServer, check_listen_address
 from vsperf.trafficgen.otg.session import ServerOptions, ServerSession
 from vsperf.trafficgen.otg.translate import PortLocation
-from vsperf.trafficgen.vsgen.backend import MIN_KERNEL, kernel_version
 from vsperf.trafficgen.vsgen.build import locate_engine
+from vsperf.trafficgen.vsgen.settings import MIN_KERNEL, kernel_version
 
 
 def parse_listen(text: str) -> tuple[str, int]:

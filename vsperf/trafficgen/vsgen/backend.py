@@ -16,17 +16,14 @@ sent are the engine's exact count, the achieved rate its own clock's. Received f
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any, ClassVar
 
-from vsperf.config.schema_vsgen import Path
 from vsperf.errors import CommandError, ConfigError, PrerequisiteError, TrafficGenError
 from vsperf.executor import LocalExecutor
-from vsperf.host.cpus import sender_cpus
 from vsperf.host.host import Host
 from vsperf.search.measurer import (
     AddressTrialResult,
@@ -37,55 +34,18 @@ from vsperf.search.measurer import (
 )
 from vsperf.traffic import Traffic
 from vsperf.traffic.ports import GenPort
-from vsperf.traffic.streams import Direction, directions
+from vsperf.traffic.streams import directions
 from vsperf.trafficgen.base import TrafficGenerator
 from vsperf.trafficgen.vsgen.addresses import FLOOD_DIR, LEARN_DIR, TEST_DIR, address_phases, range_base
 from vsperf.trafficgen.vsgen.build import ENGINE_NAME, EngineBinary, locate_engine
 from vsperf.trafficgen.vsgen.engine import Engine
 from vsperf.trafficgen.vsgen.events import last_loss_after_drop_s, phase_trial, phases, reset_gap
-from vsperf.trafficgen.vsgen.frames import FrameSpec, build_frame, vary_of
+from vsperf.trafficgen.vsgen.frames import build_frame, frame_spec, vary_of
 from vsperf.trafficgen.vsgen.protocol import Mode, RunRequest, RunResult, Tick, dir_command, port_command
 from vsperf.trafficgen.vsgen.results import latency_stats, per_second_rows, second_row, sequence_flags, vlan_flags
+from vsperf.trafficgen.vsgen.settings import MIN_KERNEL, kernel_version, path_setting, transmit_cpus
 
 log = logging.getLogger(__name__)
-
-MIN_KERNEL = (5, 18)  # XDP live frames (BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES), xdp.frags
-
-
-def kernel_version(release: str) -> tuple[int, int]:
-    """(major, minor) of a kernel release string such as "6.1.0-18-amd64"."""
-    match = re.match(r"(\d+)\.(\d+)", release)
-    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
-
-
-def transmit_cpus(settings: Mapping[str, Any], available: Sequence[int], *, switch_on_host: bool = True) -> list[int]:
-    """CPUs of the transmit threads, direction i on the i-th (round robin).
-
-    VSGEN_CPUS when set; else the CPUs the engine may use on its host (`available`) minus those
-    the switch's PMD threads busy-poll when the switch runs on that host (`switch_on_host`;
-    VSWITCH_PMD_CPU_MASK; the kernel bridge forwards in the sender's context and leaves every
-    CPU usable). Pinning keeps one direction's frames on one receive queue, so that the receive
-    program's per-stream counters are updated by one CPU.
-    """
-    return sender_cpus(settings, "VSGEN_CPUS", available, switch_on_host=switch_on_host)
-
-
-def path_setting(settings: Mapping[str, Any]) -> Path:
-    """The VSGEN_PATH setting: how the engine transmits (auto: XDP live frames when it works)."""
-    path: Path = settings["VSGEN_PATH"]  # one of PATHS: the schema checked it
-    return path
-
-
-def frame_spec(traffic: Traffic, direction: Direction, run_tag: int) -> FrameSpec:
-    """The template frame of `direction` (stream 0) for `traffic`."""
-    vlan = traffic.vlan
-    return FrameSpec(
-        src_mac=direction.src_mac, dst_mac=direction.dst_mac, src_ip=direction.src_ip,
-        dst_ip=direction.dst_ip, src_udp=direction.src_udp, dst_udp=direction.dst_udp,
-        frame_size_bytes=traffic.frame_size_bytes, run_tag=run_tag,
-        vlan_id=vlan.id if vlan.enabled else None, vlan_priority=vlan.priority, vlan_cfi=vlan.cfi,
-    )
-
 
 class VsgenTrafficGenerator(TrafficGenerator):
     """vsperf's own generator: XDP live frames / AF_PACKET, per-stream loss and latency."""

@@ -20,6 +20,7 @@ import struct
 from dataclasses import dataclass
 from typing import Literal
 
+from vsperf.traffic import Traffic
 from vsperf.traffic.streams import Direction, Headers, mac_to_int
 
 FCS_BYTES = 4
@@ -172,3 +173,14 @@ def parse_signature(frame: bytes) -> Signature | None:
     run_tag = struct.unpack_from(">H", frame, l3 + 4)[0]
     trial_tag, direction, stream, seq, tx_ns = _SIGNATURE.unpack_from(frame, sig)
     return Signature(run_tag, trial_tag, direction, int.from_bytes(stream, "big"), seq, tx_ns, vlan_id)
+
+
+def frame_spec(traffic: Traffic, direction: Direction, run_tag: int) -> FrameSpec:
+    """The template frame of `direction` (stream 0) for `traffic`."""
+    vlan = traffic.vlan
+    return FrameSpec(
+        src_mac=direction.src_mac, dst_mac=direction.dst_mac, src_ip=direction.src_ip,
+        dst_ip=direction.dst_ip, src_udp=direction.src_udp, dst_udp=direction.dst_udp,
+        frame_size_bytes=traffic.frame_size_bytes, run_tag=run_tag,
+        vlan_id=vlan.id if vlan.enabled else None, vlan_priority=vlan.priority, vlan_cfi=vlan.cfi,
+    )
