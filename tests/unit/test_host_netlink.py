@@ -37,7 +37,6 @@ def test_counters_of_an_interface_count_its_frames() -> None:
     _send_to_loopback(50)
     after = link_counters("lo", None)
     assert after.rx_packets - before.rx_packets >= 50 and after.tx_packets - before.tx_packets >= 50
-    assert after.rx_dropped >= 0 and after.tx_dropped >= 0
 
 
 def test_a_reader_keeps_its_socket_and_reads_the_same_counters() -> None:

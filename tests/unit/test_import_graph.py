@@ -102,3 +102,53 @@ def test_no_lazy_vsperf_imports() -> None:
 def test_import_graph_is_acyclic() -> None:
     graph, _lazy = _graph()
     assert _cycle(graph) is None, " -> ".join(_cycle(graph) or [])
+
+
+def _package(module: str) -> str:
+    """The package a module belongs to at the top of vsperf (vsperf.search.mlr -> vsperf.search);
+    a module loose at the top is its own."""
+    return ".".join(module.split(".")[:2])
+
+
+def _package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    packages: dict[str, set[str]] = {}
+    for module, deps in graph.items():
+        if module == "vsperf":
+            continue
+        here = _package(module)
+        packages.setdefault(here, set()).update(_package(d) for d in deps if d != "vsperf" and _package(d) != here)
+    return packages
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_packages_import_in_one_direction() -> None:
+    packages = _package_graph(_graph()[0])
+    assert "vsperf.search" in packages and "vsperf.config" in packages["vsperf.search"]  # the graph is real
+    assert _cycle(packages) is None, "package cycle: " + " -> ".join(_cycle(packages) or [])
+
+
+BACKEND_PACKAGES = {"vsperf.trafficgen", "vsperf.vswitch", "vsperf.vnf", "vsperf.loadgen", "vsperf.collectors",
+                    "vsperf.backends"}
+
+
+def test_config_knows_no_backend_and_results_readers_no_runner() -> None:
+    packages = _package_graph(_graph()[0])
+    assert packages["vsperf.config"] & BACKEND_PACKAGES == set()
+    for reader in ("vsperf.report", "vsperf.verdicts", "vsperf.history"):
+        assert "vsperf.run" not in packages[reader], f"{reader} reads result files, not the runner's objects"
+
+
+MAX_MODULE_LINES = 400
+MAX_TOP_LEVEL_MODULES = 12
+
+
+def test_modules_stay_small_and_few_are_loose_at_the_top() -> None:
+    modules = _modules()
+    long = {name: n for name, path in modules.items() if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert long == {}, f"modules over {MAX_MODULE_LINES} lines: {long}"
+    loose = sorted(p.name for p in ROOT.glob("*.py"))
+    assert len(loose) <= MAX_TOP_LEVEL_MODULES, f"modules loose at the top of vsperf/: {loose}"

@@ -1,0 +1,38 @@
+"""vsperf.lifecycle.Started: what a failed start made is removed at once, and stop runs on leaving."""
+
+from __future__ import annotations
+
+import pytest
+
+from vsperf.lifecycle import Started
+
+
+class Thing(Started):
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+        self.events: list[str] = []
+
+    def start(self) -> None:
+        self.events.append("start")
+        if self.fail:
+            raise OSError("half made")
+
+    def stop(self) -> None:
+        self.events.append("stop")
+
+
+def test_stop_runs_on_leaving_and_on_an_error_inside() -> None:
+    with Thing() as thing:
+        assert thing.events == ["start"]
+    assert thing.events == ["start", "stop"]
+    inner = Thing()
+    with pytest.raises(ValueError), inner:
+        raise ValueError("boom")
+    assert inner.events == ["start", "stop"]
+
+
+def test_a_failed_start_is_stopped_and_raises() -> None:
+    thing = Thing(fail=True)
+    with pytest.raises(OSError, match="half made"), thing:
+        pytest.fail("the body never runs")
+    assert thing.events == ["start", "stop"]
