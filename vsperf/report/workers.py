@@ -24,7 +24,7 @@ from concurrent.futures import Future
 from multiprocessing.context import BaseContext
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 from vsperf.report.plots import Plot, draw_plot, quiet_plot_logs
 from vsperf.report.pool import WorkerPool, fork_context
@@ -55,7 +55,38 @@ def _draw_test_plots(results_path: str, out_dir: str, test_index: int, plots: Se
         draw_plot(run, test, plot, Path(out_dir))
 
 
-class PlotWorkers:
+class _Workers:
+    """Worker processes of the report: waited for at a normal end, stopped at once otherwise
+    (and, through PR_SET_PDEATHSIG, what they forked)."""
+
+    _pool: WorkerPool
+
+    def close(self) -> None:
+        """The normal end: wait for the workers (cancelling jobs not started yet)."""
+        self._pool.close()
+
+    @property
+    def pids(self) -> list[int]:
+        """The worker processes' PIDs."""
+        return self._pool.pids
+
+    def _stopped(self) -> None:
+        """What else an abandoned job needs (nothing by default)."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc is None:
+            self.close()
+            return
+        self._pool.stop()
+        self._stopped()
+
+
+class PlotWorkers(_Workers):
     """Draws planned plots on worker processes; `wait()` returns when every file is written."""
 
     def __init__(self, context: BaseContext, results_path: Path, out_dir: Path, plan: dict[int, list[Plot]]) -> None:
@@ -77,25 +108,8 @@ class PlotWorkers:
             mark_plots_failed(self._out_dir)
             raise
 
-    def close(self) -> None:
-        """The normal end: wait for the workers (cancelling plots not started yet)."""
-        self._pool.close()
-
-    @property
-    def pids(self) -> list[int]:
-        """The worker processes' PIDs."""
-        return self._pool.pids
-
-    def __enter__(self) -> PlotWorkers:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if exc is None:
-            self.close()
-            return
-        self._pool.stop()  # interrupted, or a job failed: the workers end now
+    def _stopped(self) -> None:
+        # interrupted, or a job failed: the workers end now, and the PDF worker stops waiting
         with contextlib.suppress(OSError):  # a full disk: nothing waits for the marker any more
             mark_plots_failed(self._out_dir)
 
@@ -163,7 +177,7 @@ def _warm_up() -> None:
         import pypdf  # noqa: F401
 
 
-class PdfWorker:
+class PdfWorker(_Workers):
     """One process that writes the PDF: start it early, `submit` the job when its HTML is ready.
     As a context manager it stops the process at once when the block raises."""
 
@@ -181,25 +195,6 @@ class PdfWorker:
         if self._future is not None:
             self._future.result()
 
-    def close(self) -> None:
-        """The normal end: wait for the worker process."""
-        self._pool.close()
-
-    @property
-    def pids(self) -> list[int]:
-        """The worker process's PID."""
-        return self._pool.pids
-
-    def __enter__(self) -> PdfWorker:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if exc is None:
-            self.close()
-        else:
-            self._pool.stop()  # and, through PR_SET_PDEATHSIG, the layout helpers it forked
 
 
 def remove_partial_files(out_dir: Path) -> None:
