@@ -24,7 +24,7 @@ DETAILS: dict[str, dict[str, Any]] = {
 
 @pytest.mark.parametrize("kind", sorted(DETAILS))
 def test_each_benchmark_has_a_plot(kind: str, tmp_path: Path) -> None:
-    drawn = benchmark_figure("t", 64, DETAILS[kind])
+    drawn = benchmark_figure("t", "64 B", DETAILS[kind])
     assert drawn is not None
     fig, caption = drawn
     assert caption == benchmark_caption(DETAILS[kind])
@@ -33,6 +33,6 @@ def test_each_benchmark_has_a_plot(kind: str, tmp_path: Path) -> None:
 
 
 def test_other_results_have_none() -> None:
-    assert benchmark_caption({"trial_count": 2}) is None and benchmark_figure("t", 64, {}) is None
+    assert benchmark_caption({"trial_count": 2}) is None and benchmark_figure("t", "64 B", {}) is None
     assert benchmark_caption({"benchmark": "udp_msg_loss", "rows": []}) is None
     assert "kernel vs dmm" in str(benchmark_caption(DETAILS["iperf3_udp"]))

@@ -10,6 +10,7 @@ from vsperf.benchmarks.tables import csv_tables
 from vsperf.results.atomic import write_text_atomic
 from vsperf.results.csvfile import csv_filename, format_cell
 from vsperf.results.model import TestResult
+from vsperf.results.sizes import size_slug
 
 
 def benchmark_csv_paths(results_dir: Path, test: TestResult) -> list[Path]:
@@ -24,7 +25,7 @@ def benchmark_csv_paths(results_dir: Path, test: TestResult) -> list[Path]:
             writer.writerow(table.header)
             for row in table.rows:
                 writer.writerow([format_cell(v) for v in row])
-            path = results_dir / f"{stem}_{result.packet_size}_{table.key}.csv"
+            path = results_dir / f"{stem}_{size_slug(result.packet_size)}_{table.key}.csv"
             write_text_atomic(path, out.getvalue())
             paths.append(path)
     return paths

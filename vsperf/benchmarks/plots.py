@@ -107,17 +107,18 @@ def benchmark_caption(details: Mapping[str, Any]) -> str | None:
     return None
 
 
-def benchmark_figure(test_name: str, packet_size: int, details: Mapping[str, Any]) -> tuple[Figure, str] | None:
-    """The plot of one benchmark result and its caption (None for other traffic types)."""
+def benchmark_figure(test_name: str, size: str, details: Mapping[str, Any]) -> tuple[Figure, str] | None:
+    """The plot of one benchmark result and its caption (None for other traffic types); `size`
+    is the frame size as a person reads it ("64 B", "IMIX aaaaaaaddddg")."""
     caption = benchmark_caption(details)
     if caption is None:
         return None
     kind = str(details["benchmark"])
     if kind == "sweep_bw":
-        return sweep_bw_figure(f"{test_name}, {packet_size} B: Rx against flows", details["points"]), caption
+        return sweep_bw_figure(f"{test_name}, {size}: Rx against flows", details["points"]), caption
     if kind == "sweep_latency":
         return latency_percentiles_figure(f"{test_name}: latency percentiles", details["points"]), caption
     if kind == "udp_msg_loss":
         return udploss_figure(f"{test_name}: UDP message loss and rates per row", details["rows"]), caption
-    title = f"{test_name}, {packet_size} B frames: {kind} per interval"
+    title = f"{test_name}, {size} frames: {kind} per interval"
     return iperf_figure(title, details["runs"]), caption

@@ -28,6 +28,7 @@ from vsperf.history.query import Filters, find_run, list_runs, run_results
 from vsperf.history.recorder import Recorded
 from vsperf.history.trend import TrendLine, is_gate_failure
 from vsperf.results.model import as_number
+from vsperf.results.sizes import size_label
 
 EXIT_OK, EXIT_REGRESSION = 0, 1
 F = TypeVar("F", bound=Callable[..., Any])
@@ -150,7 +151,7 @@ def show_command(run_id: str, **opts: Any) -> None:
         for result in test.results:
             shown = ", ".join(f"{k}={_number(as_number(v))}" for k, v in result.metrics.items()
                               if k in ("throughput_rx_fps", "b2b_frames", "frame_loss_percent", "avg_latency_ns"))
-            click.echo(f"    {result.packet_size:>5} B  {shown}")
+            click.echo(f"    {size_label(result.packet_size):>7}  {shown}")
 
 
 @history_command.command(name="export", context_settings=_CONTEXT)

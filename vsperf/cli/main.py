@@ -43,6 +43,7 @@ from vsperf.history.tags import ci_tags, parse_tags
 from vsperf.host.workdir import new_run_id
 from vsperf.registry import Registries
 from vsperf.results.load import load_results
+from vsperf.results.sizes import size_label
 from vsperf.results.writer import close_abandoned
 from vsperf.run.plan import PlannedTest, plan_tests
 from vsperf.run.preflight import check_plan, open_hosts
@@ -105,7 +106,7 @@ def _print_summary(summary: RunSummary) -> None:
         parts = []
         for size, _key, value in t.headline:
             shown = "n/a" if value is None else _shown(value)
-            parts.append(f"{size} B: {shown}")
+            parts.append(f"{size_label(size)}: {shown}")
         key = t.headline[0][1] if t.headline else ""
         line = f"{key} " + ", ".join(parts) if parts else (t.error or "")
         click.echo(f"{t.name:<24} {t.status:<12} {line}")

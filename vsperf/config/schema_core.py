@@ -6,8 +6,10 @@ Defaults: conf/00_common.yaml and conf/01_trafficgen.yaml.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, get_args
 
+from vsperf.config.spec import InvalidValue
 from vsperf.config.types import (
     LABEL,
     MAX_COUNT,
@@ -33,6 +35,8 @@ from vsperf.config.types import (
     Struct,
 )
 from vsperf.traffic import L2, L3, L4, Traffic, TrafficType, Vlan
+from vsperf.traffic.mix import FrameMix, MixError, parse_genome, parse_mix, parse_size_list
+from vsperf.traffic.warmup import warm_start_from_setting
 from vsperf.units import MAX_FRAME_BYTES, MIN_FRAME_BYTES
 
 TRAFFIC_TYPES: tuple[str, ...] = get_args(TrafficType)  # one list: vsperf.traffic's Literal
@@ -46,6 +50,31 @@ _FPS = Float(gt=0, max=MAX_RATE_FPS, unit="frames/s")
 # sends only inside BENCHMARK_NETWORK and refuses others when it deploys (vsperf.deploy.support).
 _IP = IPv4Address()
 _PORT = Int(min=0, max=65535)
+
+
+@dataclass(frozen=True)
+class FrameMixText(Str):
+    """A frame mix (vsperf.traffic.mix): an RFC 6985 genome, a SIZE:WEIGHT list or IMIX; `spelling`
+    "genome" or "sizes" accepts only that one. Returned as given, checked in one line."""
+
+    spelling: str = ""
+
+    def kind(self) -> str:
+        examples = {"genome": "an RFC 6985 genome like 'aaaaaaaddddg'", "sizes": "a size list like '64:7,570:4,1518:1'"}
+        return examples.get(self.spelling, "a frame mix (a genome like 'aaaaaaaddddg' or a size list like "
+                                           "'64:7,570:4,1518:1')")
+
+    def validate(self, value: object, path: str) -> str:
+        text = super().validate(value, path)
+        parse = {"genome": parse_genome, "sizes": parse_size_list}.get(self.spelling, parse_mix)
+        try:
+            parse(text)
+        except MixError as exc:
+            raise InvalidValue(path, str(exc)) from None
+        return text
+
+
+_MIX = FrameMixText()
 
 _TRAFFIC = Struct({
     "traffic_type": Str(choices=TRAFFIC_TYPES),
@@ -64,6 +93,11 @@ _TRAFFIC = Struct({
     "l4": Struct({"enabled": Bool(), "srcport": _PORT, "dstport": _PORT}),
     "vlan": Struct({"enabled": Bool(), "id": Int(min=0, max=4095), "priority": Int(min=0, max=7),
                     "cfi": Int(min=0, max=1)}),
+    # VSPERF's: when enabled, the mix replaces TRAFFICGEN_PKT_SIZES (one "frame size": the mix)
+    "imix": Struct({"enabled": Bool(), "type": Str(choices=("genome", "sizes")),
+                    "genome": FrameMixText(spelling="genome"), "sizes": FrameMixText(spelling="sizes")}),
+    # VSPERF's: when enabled, each latency measurement keeps its whole distribution (HDR histogram)
+    "latency_histogram": Struct({"enabled": Bool(), "type": Str(choices=("Default",), ignore_case=True)}),
 })
 
 _DUMMY_DUT = Struct({
@@ -78,6 +112,7 @@ _DUMMY_DUT = Struct({
     "reset_s": SECONDS_OR_ZERO,
     "mac_table_size": Int(min=0, max=MAX_COUNT, unit="addresses"),
     "learning_rate_fps": Float(gt=0, max=MAX_RATE_FPS, unit="addresses/s"),
+    "cold_start_s": SECONDS_OR_ZERO,
 })
 
 SETTINGS: dict[str, Setting] = {
@@ -105,8 +140,9 @@ SETTINGS: dict[str, Setting] = {
         NAME,
         "Traffic generator backend (vsperf --list-trafficgens)."),
     "TRAFFICGEN_PKT_SIZES": Setting(
-        ListOf(_FRAME_SIZE, min_len=1),
-        "Frame sizes to test, bytes including the FCS; one result row per size."),
+        ListOf(OneOf(_FRAME_SIZE, _MIX), min_len=1),
+        "Frame sizes to test, bytes including the FCS, or frame mixes (an RFC 6985 genome like "
+        "'aaaaaaaddddg', a size list like '64:7,570:4,1518:1', or IMIX); one result row per size."),
     "TRAFFICGEN_DURATION": Setting(
         SECONDS,
         "Duration of one trial (RFC 2544: >= 60 s for a final throughput answer)."),
@@ -149,12 +185,15 @@ SETTINGS: dict[str, Setting] = {
         "frames/s), buffer_frames, port_speed_gbps (null: TRAFFICGEN_PORT_SPEED_GBPS), noise (relative "
         "per-trial variation of the capacity, 0 <= noise < 1), seed, loss_model (cliff or gradual), "
         "base_latency_ns, recovery_s (frames dropped after an overload), reset_s (outage of a reset), "
-        "mac_table_size and learning_rate_fps (RFC 2889)."),
+        "mac_table_size and learning_rate_fps (RFC 2889), cold_start_s (seconds of half capacity at the "
+        "start of each trial, which a warm start absorbs)."),
     "TRAFFIC": Setting(
         _TRAFFIC,
         "What to send (VSPERF's TRAFFIC): traffic_type, frame_rate (% of line rate), burst_size, bidir, "
         "multistream, stream_type, pre_installed_flows, flow_type, learning_frames, l2, l3 (any IPv4 "
-        "address; the local lab sends only inside 198.18.0.0/15), l4, vlan."),
+        "address; the local lab sends only inside 198.18.0.0/15), l4, vlan, imix (enabled: the mix of "
+        "type genome or sizes replaces TRAFFICGEN_PKT_SIZES), latency_histogram (enabled: every latency "
+        "keeps its whole distribution, as an HDR histogram)."),
 }
 
 
@@ -172,11 +211,31 @@ CONSTRAINTS = (
 )
 
 
-def traffic_from_settings(settings: Mapping[str, Any], frame_size_bytes: int) -> Traffic:
-    """The typed Traffic of TRAFFIC and TRAFFICGEN_PORT_SPEED_GBPS at one frame size."""
-    _FRAME_SIZE.validate(frame_size_bytes, "frame size")  # raises a ConfigError
+def frame_sizes(settings: Mapping[str, Any]) -> tuple[int | FrameMix, ...]:
+    """The frame sizes a test runs at: TRAFFICGEN_PKT_SIZES (sizes and mixes), or, when TRAFFIC
+    imix is enabled, that one mix (as VSPERF sent the mix whatever the frame size)."""
+    imix = settings["TRAFFIC"].get("imix") or {}
+    if imix.get("enabled"):
+        spelling = imix.get("type", "genome")
+        text = imix.get(spelling)
+        if not text:
+            raise InvalidValue(f"TRAFFIC.imix.{spelling}", "needed when imix is enabled with type " + repr(spelling))
+        return (parse_genome(text) if spelling == "genome" else parse_size_list(text),)
+    return tuple(parse_mix(size) if isinstance(size, str) else int(size) for size in settings["TRAFFICGEN_PKT_SIZES"])
+
+
+def traffic_from_settings(settings: Mapping[str, Any], size: int | FrameMix) -> Traffic:
+    """The typed Traffic of TRAFFIC, TRAFFICGEN_PORT_SPEED_GBPS and TRAFFICGEN_WARM_START at one frame
+    size (or frame mix)."""
+    mix = size if isinstance(size, FrameMix) else None
+    frame_size_bytes = round(size.mean_bytes) if isinstance(size, FrameMix) else size
+    if mix is None:
+        _FRAME_SIZE.validate(frame_size_bytes, "frame size")  # raises a ConfigError
     t = settings["TRAFFIC"]
     return Traffic(
+        mix=mix,
+        latency_histogram=bool((t.get("latency_histogram") or {}).get("enabled", False)),
+        warm_start=warm_start_from_setting(settings["TRAFFICGEN_WARM_START"]),
         traffic_type=t["traffic_type"],
         frame_size_bytes=frame_size_bytes,
         bidir=t["bidir"],

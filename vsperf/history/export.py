@@ -13,7 +13,7 @@ from vsperf.history.query import Filters, export_rows
 
 FORMATS = ("csv", "json")
 COLUMNS = ("run_id", "started_at", "status", "vsperf_version", "hostname", "test", "deployment", "packet_size",
-           "metric", "value", "vswitch", "vnf", "trafficgen", "testbed", "variant", "test_index")
+           "metric", "value", "vswitch", "vnf", "trafficgen", "testbed", "variant", "test_index", "frame_mix")
 
 
 def _plain(row: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from sqlalchemy import Connection, inspect, text
 from vsperf.errors import UserError
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
-HEAD_REVISION = "0002"  # the newest of migrations/versions (tests/unit/test_history_migrate.py checks)
+HEAD_REVISION = "0003"  # the newest of migrations/versions (tests/unit/test_history_migrate.py checks)
 VERSION_TABLE = "alembic_version"
 # pg_advisory_xact_lock key of schema changes ("vsperf" in ASCII).
 _PG_MIGRATION_LOCK = 0x767370657266

@@ -16,7 +16,8 @@ def store_run_id(run_id: str, started_at: datetime) -> str:
     return f"{started_at:%Y%m%dT%H%M%S}-{run_id}"
 
 
-SERIES_FIELDS = ("test", "deployment", "packet_size", "metric", "vswitch", "vnf", "trafficgen", "testbed", "variant")
+SERIES_FIELDS = ("test", "deployment", "packet_size", "metric", "vswitch", "vnf", "trafficgen", "testbed", "variant",
+                 "frame_mix")
 
 
 @dataclass(frozen=True)
@@ -25,23 +26,32 @@ class SeriesKey:
 
     test: str
     deployment: str
-    packet_size: int  # Ethernet frame size in bytes, FCS included
+    packet_size: int  # Ethernet frame size in bytes, FCS included (a frame mix: its mean, rounded)
     metric: str  # a result key, e.g. throughput_rx_fps
     vswitch: str  # the vswitch component's name ("simulated" on the dummy DUT)
     vnf: str  # the VNF component's name, "" without one
     trafficgen: str
     testbed: str  # the testbed file's stem, "local" on the local lab
     variant: str = ""  # the --test-params element of a sweep, "" otherwise
+    frame_mix: str = ""  # a frame mix's name (IMIX), "" for one frame size
 
     @property
     def key(self) -> str:
         """The unique text the store indexes a series by."""
-        return json.dumps([getattr(self, name) for name in SERIES_FIELDS], separators=(",", ":"))
+        # A series of one frame size keeps the key it had before frame mixes (no trailing "").
+        fields = SERIES_FIELDS if self.frame_mix else SERIES_FIELDS[:-1]
+        return json.dumps([getattr(self, name) for name in fields], separators=(",", ":"))
 
     @property
     def label(self) -> str:
         """How a person reads the series, e.g. 'phy2phy_tput p2p 64 B throughput_rx_fps'."""
-        return f"{self.test} {self.deployment} {self.packet_size} B {self.metric}"
+        size = f"IMIX {self.frame_mix}" if self.frame_mix else f"{self.packet_size} B"
+        return f"{self.test} {self.deployment} {size} {self.metric}"
+
+    @property
+    def size(self) -> str:
+        """The frame size as a person reads it: "64 B", or "IMIX aaaaaaaddddg"."""
+        return f"IMIX {self.frame_mix}" if self.frame_mix else f"{self.packet_size} B"
 
     @property
     def setup(self) -> str:

@@ -19,6 +19,7 @@ from vsperf.errors import UserError
 from vsperf.history import schema
 from vsperf.history.model import Point, RunSummary, Series, SeriesKey
 from vsperf.results.model import ComponentInfo, FrameSizeResult, RunResults, TestResult
+from vsperf.results.sizes import PacketSize, size_sort_key
 
 ALL_METRICS = "all"
 
@@ -84,7 +85,7 @@ def list_series(connection: Connection, filters: Filters) -> list[Series]:
 
 def _series(row: Any) -> Series:
     key = SeriesKey(row.test, row.deployment, row.packet_size, row.metric, row.vswitch, row.vnf, row.trafficgen,
-                    row.testbed, row.variant)
+                    row.testbed, row.variant, row.frame_mix)
     return Series(row.series_id, key)
 
 
@@ -205,10 +206,10 @@ def run_results(connection: Connection, run_id: str) -> RunResults:
     comps: dict[int, list[ComponentInfo]] = defaultdict(list)
     for row in connection.execute(select(schema.components).where(c.run_id == run_id).order_by(c.position)):
         comps[row.test_index].append(ComponentInfo(row.role, row.name, row.version, {}))
-    metrics: dict[int, dict[int, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
-    for row in connection.execute(select(m.test_index, s.packet_size, s.metric, m.value)
+    metrics: dict[int, dict[PacketSize, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+    for row in connection.execute(select(m.test_index, s.packet_size, s.frame_mix, s.metric, m.value)
                                   .join(schema.series, s.series_id == m.series_id).where(m.run_id == run_id)):
-        metrics[row.test_index][row.packet_size][row.metric] = row.value
+        metrics[row.test_index][row.frame_mix or row.packet_size][row.metric] = row.value
     tests = []
     for row in connection.execute(select(schema.tests).where(te.run_id == run_id).order_by(te.test_index)):
         sizes = metrics.get(row.test_index, {})
@@ -217,7 +218,8 @@ def run_results(connection: Connection, run_id: str) -> RunResults:
             traffic_type=row.traffic_type, bidir=False, frame_modification=None,
             components=tuple(comps.get(row.test_index, ())), parameters={}, status=row.status, error=row.error,
             started_at=row.started_at.isoformat(), finished_at=row.finished_at.isoformat() if row.finished_at else None,
-            results=tuple(FrameSizeResult(size, dict(values)) for size, values in sorted(sizes.items()))))
+            results=tuple(FrameSizeResult(size, dict(values))
+                          for size, values in sorted(sizes.items(), key=lambda kv: size_sort_key(kv[0])))))
     return RunResults(
         schema_version=1, vsperf_version=run.vsperf_version, run_id=run.run_id, status=run.status,
         started_at=run.started_at.isoformat(), finished_at=run.finished_at.isoformat() if run.finished_at else None,
@@ -230,7 +232,7 @@ def export_rows(connection: Connection, filters: Filters) -> Iterator[dict[str, 
     m, s, r = schema.measurements.c, schema.series.c, schema.runs.c
     stmt = (select(m.run_id, m.started_at, r.status, r.vsperf_version, r.hostname, s.test, s.deployment,
                    s.packet_size, s.metric, m.value, s.vswitch, s.vnf, s.trafficgen, s.testbed, s.variant,
-                   m.test_index)
+                   m.test_index, s.frame_mix)
             .join(schema.series, s.series_id == m.series_id).join(schema.runs, r.run_id == m.run_id)
             .where(and_(*filters.series_conditions(), *filters.run_conditions()))
             .order_by(m.started_at, m.run_id, m.test_index, s.packet_size, s.metric))

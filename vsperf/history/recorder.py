@@ -24,6 +24,8 @@ from vsperf.history.db import Store
 from vsperf.history.model import SeriesKey, store_run_id
 from vsperf.results.load import load_results, results_file
 from vsperf.results.model import ROW_ATTRIBUTE_KEYS, RunResults, TestResult, as_number
+from vsperf.results.sizes import PacketSize
+from vsperf.traffic.mix import MixError, parse_mix
 
 REPORT_FILE = "report.html"
 
@@ -63,15 +65,25 @@ def _component(test: TestResult, role: str) -> tuple[str, str]:
     return (found.name, found.version) if found else ("", "")
 
 
-def series_key(run: RunResults, test: TestResult, packet_size: int, metric: str) -> SeriesKey:
-    """The series one value of `test` belongs to."""
+def series_key(run: RunResults, test: TestResult, packet_size: PacketSize, metric: str) -> SeriesKey:
+    """The series one value of `test` belongs to (a frame mix: its name, and its mean size)."""
     variant = test.parameters.get("TEST_PARAMS")
+    mix = "" if isinstance(packet_size, int) else packet_size
     return SeriesKey(
-        test=test.name, deployment=test.deployment, packet_size=packet_size, metric=metric,
+        test=test.name, deployment=test.deployment, packet_size=_mean_size(packet_size), metric=metric, frame_mix=mix,
         vswitch=_component(test, "vswitch")[0], vnf=_component(test, "vnf")[0],
         trafficgen=_component(test, "trafficgen")[0], testbed=testbed_name(run.settings),
         variant=str(variant) if variant else "",
     )
+
+
+def _mean_size(packet_size: PacketSize) -> int:
+    if isinstance(packet_size, int):
+        return packet_size
+    try:
+        return round(parse_mix(packet_size).mean_bytes)
+    except MixError:
+        return 0
 
 
 def numeric_metrics(metrics: Mapping[str, Any]) -> Iterable[tuple[str, float]]:

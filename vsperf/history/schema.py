@@ -89,6 +89,8 @@ series = Table(
     Column("trafficgen", String(128), nullable=False),
     Column("testbed", String(255), nullable=False),
     Column("variant", String(512), nullable=False),  # a --test-params sweep element, "" otherwise
+    # a frame mix's name (IMIX), "" for one frame size; packet_size is then the mix's mean, rounded
+    Column("frame_mix", String(255), nullable=False, server_default=""),
 )
 
 measurements = Table(

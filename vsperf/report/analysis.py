@@ -12,6 +12,7 @@ from typing import Any
 from vsperf.report.anomalies import FLAG_MEANINGS, anomalies_of
 from vsperf.report.markup import format_value
 from vsperf.results.model import RunResults, TestResult
+from vsperf.results.sizes import PacketSize, size_label
 from vsperf.search.measurer import FLAG_UNDER_DELIVERY
 from vsperf.verdicts.criteria import evaluate_run
 
@@ -26,8 +27,8 @@ def is_simulated(run: RunResults, test: TestResult) -> bool:
     return run.simulated or any(c.name == "simulated" for c in test.components)
 
 
-def _numeric(test: TestResult, key: str) -> list[tuple[int, int | float]]:
-    values: list[tuple[int, int | float]] = []
+def _numeric(test: TestResult, key: str) -> list[tuple[PacketSize, int | float]]:
+    values: list[tuple[PacketSize, int | float]] = []
     for result in test.results:
         value = result.metrics.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool):
@@ -42,11 +43,12 @@ def _headline(test: TestResult) -> str | None:
             continue
         percent = dict(_numeric(test, "throughput_rx_percent")) if unit == "fps" else {}
 
-        def show(size: int, value: float, unit: str = unit, percent: dict[int, int | float] = percent) -> str:
+        def show(size: PacketSize, value: float, unit: str = unit,
+                 percent: dict[PacketSize, int | float] = percent) -> str:
             text = f"{format_value(value)} {unit}"
             if size in percent:
                 text += f" ({format_value(percent[size])} % of line rate)"
-            return f"{text} at {size} B"
+            return f"{text} at {size_label(size)}"
 
         low = min(values, key=lambda sv: sv[1])
         high = max(values, key=lambda sv: sv[1])

@@ -17,6 +17,7 @@ from typing import Any
 
 from vsperf.report.markup import format_value
 from vsperf.results.model import FrameSizeResult, RunResults, TestResult, as_number
+from vsperf.results.sizes import PacketSize
 from vsperf.search.measurer import FLAG_RX_EXCEEDS_TX, FLAG_UNDER_DELIVERY, TrialResult
 from vsperf.verdicts.criteria import evaluate_test
 
@@ -96,7 +97,7 @@ def _trial_numbers(positions: list[int]) -> str:
     return f"{shown} and {more} more" if more > 0 else shown
 
 
-def _flag_finding(packet_size: int, flag: str, flagged: list[tuple[int, TrialResult]], total: int) -> str:
+def _flag_finding(packet_size: PacketSize, flag: str, flagged: list[tuple[int, TrialResult]], total: int) -> str:
     positions = [pos for pos, _ in flagged]
     noun = "trial" if len(positions) == 1 else "trials"
     text = (

@@ -17,6 +17,7 @@ from typing import Any
 from vsperf.report.markup import Rst, format_value, grid_table
 from vsperf.results.atomic import write_text_atomic
 from vsperf.results.model import RunResults, as_number
+from vsperf.results.sizes import PacketSize, size_label, size_sort_key
 
 MATRIX_FILE = "matrix.rst"
 DEFAULT_METRIC = "throughput_rx_fps"  # as conf/04_report.yaml
@@ -29,20 +30,20 @@ class MatrixRow:
     index: int  # the test's index in the run
     name: str
     deployment: str
-    values: dict[int, float | None]  # frame size -> metric value (None: not measured)
-    changes_percent: dict[int, float | None]  # frame size -> % change against the first test
+    values: dict[PacketSize, float | None]  # frame size -> metric value (None: not measured)
+    changes_percent: dict[PacketSize, float | None]  # frame size -> % change against the first test
 
 
-def performance_matrix(run: RunResults, metric: str = DEFAULT_METRIC) -> tuple[list[int], list[MatrixRow]]:
+def performance_matrix(run: RunResults, metric: str = DEFAULT_METRIC) -> tuple[list[PacketSize], list[MatrixRow]]:
     """(frame sizes, one row per test); the first row is the reference (its changes are 0)."""
-    sizes = sorted({r.packet_size for t in run.tests for r in t.results})
+    sizes = sorted({r.packet_size for t in run.tests for r in t.results}, key=size_sort_key)
     rows: list[MatrixRow] = []
-    reference: dict[int, float | None] = {}
+    reference: dict[PacketSize, float | None] = {}
     for position, test in enumerate(run.tests):
         values = {s: None for s in sizes} | {r.packet_size: as_number(r.metrics.get(metric)) for r in test.results}
         if position == 0:
             reference = values
-        changes: dict[int, float | None] = {}
+        changes: dict[PacketSize, float | None] = {}
         for size in sizes:
             base, value = reference.get(size), values.get(size)
             changes[size] = 100.0 * (value - base) / abs(base) if base and value is not None else None
@@ -50,26 +51,26 @@ def performance_matrix(run: RunResults, metric: str = DEFAULT_METRIC) -> tuple[l
     return sizes, rows
 
 
-def _header(sizes: Sequence[int], metric: str) -> list[str]:
+def _header(sizes: Sequence[PacketSize], metric: str) -> list[str]:
     header = ["#", "Test", "Deployment"]
     for size in sizes:
-        header += [f"{size} B {metric}", f"{size} B vs #0 (%)"]
+        header += [f"{size_label(size)} {metric}", f"{size_label(size)} vs #0 (%)"]
     return header
 
 
-def _cells(row: MatrixRow, sizes: Sequence[int]) -> list[Any]:
+def _cells(row: MatrixRow, sizes: Sequence[PacketSize]) -> list[Any]:
     cells: list[Any] = [row.index, row.name, row.deployment]
     for size in sizes:
         cells += [row.values.get(size), row.changes_percent.get(size)]
     return cells
 
 
-def matrix_table(sizes: Sequence[int], rows: Sequence[MatrixRow], metric: str) -> Rst:
+def matrix_table(sizes: Sequence[PacketSize], rows: Sequence[MatrixRow], metric: str) -> Rst:
     """The matrix as an RST grid table."""
     return grid_table(_header(sizes, metric), [_cells(r, sizes) for r in rows])
 
 
-def matrix_text(sizes: Sequence[int], rows: Sequence[MatrixRow], metric: str) -> str:
+def matrix_text(sizes: Sequence[PacketSize], rows: Sequence[MatrixRow], metric: str) -> str:
     """The matrix as a plain-text table for the terminal (numbers right-aligned)."""
     header = _header(sizes, metric)
     body = [[format_value(c) if not isinstance(c, str) else c for c in _cells(r, sizes)] for r in rows]

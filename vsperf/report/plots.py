@@ -7,7 +7,10 @@ Per test, as PNG files in DIR/plots:
 - latency (min, avg, max and any percentiles) against frame size, when measured;
 - the search trajectory: every trial's offered rate (or burst length) in the order it ran,
   passing and failing trials marked, one panel per frame size;
-- per-second rates over a trial, when the generator recorded them (these two: vsperf.report.plots_trials).
+- per-second rates over a trial, when the generator recorded them (these two: vsperf.report.plots_trials);
+- latency percentile distributions (HDR histograms) and the latency at loads after a throughput
+  search (vsperf.report.plots_latency).
+A frame mix has no place on a frame-size axis: it shows in its own per-size plots and the tables.
 
 Figures are built with the object API (no pyplot state) and saved without a timestamp, so the
 same results give the same files.
@@ -25,8 +28,17 @@ from typing import TYPE_CHECKING
 
 from vsperf.benchmarks.plots import benchmark_caption, benchmark_figure
 from vsperf.report.figure import COLORS, new_figure, save_png
+from vsperf.report.plots_latency import (
+    distribution_caption,
+    distribution_figure,
+    distribution_lines,
+    loads_caption,
+    loads_figure,
+    loads_lines,
+)
 from vsperf.report.plots_trials import per_second_figure, per_second_series, trajectory_figure
 from vsperf.results.model import RunResults, TestResult, as_number
+from vsperf.results.sizes import PacketSize, size_label, size_slug
 from vsperf.units import ETHERNET_OVERHEAD_BYTES, MIN_FRAME_BYTES
 
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not to read this module
@@ -44,7 +56,7 @@ class Plot:
 
     path: str  # e.g. "plots/test00_phy2phy_tput_throughput.png" (always '/' separated)
     caption: str
-    packet_size: int | None = None  # a plot of one frame size, or None for the whole test
+    packet_size: PacketSize | None = None  # a plot of one frame size (or mix), or None for the whole test
     kind: str = ""  # which figure: "throughput", "trajectory", "persecond_64", ... (see plot_plan)
 
 
@@ -52,7 +64,7 @@ def _series(test: TestResult, key: str) -> list[tuple[int, float]]:
     out = []
     for result in test.results:
         value = as_number(result.metrics.get(key))
-        if value is not None:
+        if value is not None and isinstance(result.packet_size, int):  # a mix is on no size axis
             out.append((result.packet_size, value))
     return sorted(out)
 
@@ -198,7 +210,7 @@ def plot_plan(run: RunResults, test: TestResult) -> list[Plot]:
     text can be written while worker processes draw); `draw_plot` draws each one."""
     stem = _file_stem(test)
 
-    def plot(kind: str, caption: str, size: int | None = None) -> Plot:
+    def plot(kind: str, caption: str, size: PacketSize | None = None) -> Plot:
         return Plot(f"{PLOTS_DIR}/{stem}_{kind}.png", caption, size, kind)
 
     plan: list[Plot] = []
@@ -211,13 +223,18 @@ def plot_plan(run: RunResults, test: TestResult) -> list[Plot]:
     if any(len(r.trials) > 1 for r in test.results):
         plan.append(plot("trajectory", CAPTIONS["trajectory"]))
     for result in test.results:
-        size = result.packet_size
+        size, slug = result.packet_size, size_slug(result.packet_size)
         series = per_second_series(result)
         if series is not None:
-            plan.append(plot(f"persecond_{size}", f"Per-second rates of trial {series[0]} at {size} B.", size))
+            plan.append(plot(f"persecond_{slug}", f"Per-second rates of trial {series[0]} at {size_label(size)}.",
+                             size))
+        if distribution_lines(test, result):
+            plan.append(plot(f"latencydist_{slug}", distribution_caption(result), size))
+        if loads_lines(result):
+            plan.append(plot(f"loadlatency_{slug}", loads_caption(result), size))
         caption = benchmark_caption(result.details)
         if caption is not None:  # the seeds' benchmarks (sweeps, udp_msg_loss, iperf3_*)
-            plan.append(plot(f"benchmark_{size}", caption, size))
+            plan.append(plot(f"benchmark_{slug}", caption, size))
     return plan
 
 
@@ -234,7 +251,11 @@ def _figure_of(run: RunResults, test: TestResult, plot: Plot) -> Figure | None:
     if plot.kind.startswith("persecond_"):
         drawn = per_second_figure(test, result)
         return drawn[0] if drawn else None
-    benchmark = benchmark_figure(test.name, result.packet_size, result.details)
+    if plot.kind.startswith("latencydist_"):
+        return distribution_figure(test, result)
+    if plot.kind.startswith("loadlatency_"):
+        return loads_figure(test, result)
+    benchmark = benchmark_figure(test.name, size_label(result.packet_size), result.details)
     return benchmark[0] if benchmark else None
 
 

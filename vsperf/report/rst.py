@@ -24,6 +24,7 @@ from vsperf.report.confidence import with_confidence
 from vsperf.report.markup import Rst, finalize, format_value, grid_table, heading, item
 from vsperf.report.plots import Plot
 from vsperf.report.tables import overview_table, statistics_tables
+from vsperf.report.tables_traffic import TRAFFIC_DETAIL_KEYS, traffic_tables
 from vsperf.results.model import (
     ROW_ATTRIBUTE_KEYS,
     ComponentInfo,
@@ -34,6 +35,7 @@ from vsperf.results.model import (
     metric_columns,
     traffic_protocol,
 )
+from vsperf.results.sizes import PacketSize
 from vsperf.search.measurer import TrialResult
 from vsperf.verdicts.criteria import evaluate_test
 
@@ -76,7 +78,7 @@ class EnvItem:
 class SizeView:
     """The report's view of one packet size of one test."""
 
-    packet_size: int
+    packet_size: PacketSize
     metrics_table: Rst
     trials_table: Rst | None
     details: list[tuple[str, str]]
@@ -290,10 +292,12 @@ def view_of_test(
             packet_size=r.packet_size,
             metrics_table=metrics_table(run, test, r),
             trials_table=trials_table(r),
-            details=[(str(k), _compact(v)) for k, v in r.details.items() if k not in TABLE_DETAIL_KEYS],
+            details=[(str(k), _compact(v)) for k, v in r.details.items()
+                     if k not in TABLE_DETAIL_KEYS and k not in TRAFFIC_DETAIL_KEYS],
             statistics=statistics_tables(r),
             plots=[_plot_view(p) for p in plots if p.packet_size == r.packet_size],
-            benchmark_tables=[(tb.title, grid_table(tb.header, tb.rows)) for tb in seed_tables(r.details)],
+            benchmark_tables=[(tb.title, grid_table(tb.header, tb.rows)) for tb in seed_tables(r.details)]
+            + traffic_tables(r),
         )
         for r in test.results
     ]

@@ -1,4 +1,8 @@
-"""The results of a run as frozen dataclasses: what results.json holds (schema_version 1).
+"""The results of a run as frozen dataclasses: what results.json holds (schema_version 2).
+
+Version 2 (frame mixes): a result's `packet_size` may be a frame mix's name (a string) as well as
+bytes, and trials may carry `warm_frames`, `rx_frames_by_size`, `notes` and a latency `hdrh`;
+version 1 files load unchanged (vsperf.results.load migrates them).
 
 The runner builds these through `vsperf.results.writer.ResultsWriter`; the report and
 `vsperf report DIR` read them back with `vsperf.results.load.load_results`. Every record has
@@ -16,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any, ClassVar
 
+from vsperf.results.sizes import PacketSize, packet_size_from
 from vsperf.search.measurer import TrialResult
 from vsperf.search.outcome import MetricValue, SearchOutcome
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 RESULTS_FILENAME = "results.json"
 
 RUN_STATUSES = ("running", "finished", "interrupted", "failed")
@@ -60,6 +65,8 @@ VSPERF_METRIC_KEYS = (
     "rx_bytes",
     "payload_err",
     "seq_err",
+    "imix_genome",
+    "imix_avg_framesize",
 )
 # Per-row attributes VSPERF lists after the metrics; never treated as metrics themselves.
 ROW_ATTRIBUTE_KEYS = ("type", "packet_size", "traffic_type")
@@ -136,7 +143,7 @@ def _check_status(status: str, allowed: tuple[str, ...], what: str) -> None:
 class FrameSizeResult:
     """What one frame size of one test produced."""
 
-    packet_size: int  # Ethernet frame size in bytes, FCS included
+    packet_size: PacketSize  # Ethernet frame size in bytes, FCS included, or a frame mix's name
     metrics: dict[str, MetricValue]  # VSPERF result keys -> numbers (None: not measured)
     details: dict[str, Any] = field(default_factory=dict)  # search parameters and per-repetition answers
     anomalies: tuple[str, ...] = ()  # plain-language findings of the search
@@ -146,13 +153,12 @@ class FrameSizeResult:
     statistics: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.packet_size <= 0:
-            raise ValueError(f"packet size must be positive, got {self.packet_size}")
+        packet_size_from(self.packet_size)  # ValueError unless bytes > 0 or a mix's name
 
     @classmethod
     def from_outcome(
         cls,
-        packet_size: int,
+        packet_size: PacketSize,
         outcome: SearchOutcome,
         statistics: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> FrameSizeResult:
@@ -184,7 +190,7 @@ class FrameSizeResult:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FrameSizeResult:
         return cls(
-            packet_size=int(data["packet_size"]),
+            packet_size=packet_size_from(data["packet_size"]),
             metrics=dict(data.get("metrics") or {}),
             details=dict(data.get("details") or {}),
             anomalies=tuple(str(a) for a in data.get("anomalies") or ()),
@@ -222,8 +228,8 @@ class TestResult:
             raise ValueError(f"test index must not be negative, got {self.index}")
 
     @property
-    def packet_sizes(self) -> tuple[int, ...]:
-        """Frame sizes measured, in the order they ran."""
+    def packet_sizes(self) -> tuple[PacketSize, ...]:
+        """Frame sizes (and mixes) measured, in the order they ran."""
         return tuple(r.packet_size for r in self.results)
 
     def component(self, role: str) -> ComponentInfo | None:

@@ -8,7 +8,9 @@ Per frame size (into the metrics, by the runner):
 - back-to-back: b2b_tx_count, b2b_rx_fps, b2b_tx_fps, b2b_rx_percent, b2b_tx_percent,
   b2b_frame_loss_frames, from the longest lossless burst (VSPERF's generators reported that burst);
 - with multistream: stream_count, match_type, pre-installed_flows ('Yes'/'No', VSPERF's words);
-- with VNFs: guest_loopback.
+- with VNFs: guest_loopback;
+- with a frame mix: imix_genome (the mix's name: its genome, or its size list) and
+  imix_avg_framesize (its mean size, bytes), and packet_size the mix's name.
 Per test (into every CSV row): start_time and stop_time ('YYYY-MM-DD HH:MM:SS', UTC) and
 test_execution_time (seconds, a number: VSPERF wrote its run time as is).
 """
@@ -84,6 +86,9 @@ def frame_size_keys(metrics: Mapping[str, MetricValue], trials: Sequence[TrialRe
         keys["pre-installed_flows"] = "Yes" if traffic.pre_installed_flows else "No"
     if guest_loopback:
         keys["guest_loopback"] = guest_loopback
+    if traffic.mix is not None:
+        mix = traffic.mix
+        keys.update(packet_size=mix.name, imix_genome=mix.name, imix_avg_framesize=mix.mean_bytes)
     return keys
 
 
@@ -110,3 +115,10 @@ def time_keys(started_at: str, finished_at: str | None) -> dict[str, Any]:
         "start_time": start.strftime(VSPERF_TIME_FORMAT) if start else None,
         "stop_time": stop.strftime(VSPERF_TIME_FORMAT) if stop else None,
     }
+
+
+def with_trial_notes(outcome: SearchOutcome) -> SearchOutcome:
+    """`outcome` with what its generator said it could not do (the trials' `notes`), each once,
+    among its anomalies: a result says what it lacks."""
+    notes = [f"generator: {note}" for note in dict.fromkeys(n for t in outcome.trials for n in t.notes)]
+    return dataclasses.replace(outcome, anomalies=(*outcome.anomalies, *notes)) if notes else outcome

@@ -36,6 +36,7 @@ from vsperf.results.model import (
     jsonable,
 )
 from vsperf.results.reserve import SpaceReserve
+from vsperf.results.sizes import PacketSize
 from vsperf.search.outcome import SearchOutcome
 
 log = logging.getLogger(__name__)
@@ -143,7 +144,7 @@ class ResultsWriter:
     def add_frame_size(
         self,
         index: int,
-        packet_size: int,
+        packet_size: PacketSize,
         outcome: SearchOutcome,
         statistics: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:

@@ -47,7 +47,8 @@ from vsperf.search.rfc2889 import (
     rfc2889_learning,
 )
 from vsperf.search.rfc9004 import rfc9004_back2back, rfc9004_config_from_settings
-from vsperf.search.select import KnownThroughput, ThroughputSearch, ThroughputSource, run_throughput, throughput_for
+from vsperf.search.select import KnownThroughput, ThroughputSource, throughput_for
+from vsperf.search.throughput_loads import ThroughputWithLoads, run_throughput_with_loads
 from vsperf.search.trials import OnTrial
 from vsperf.search.validate import check_loss_rates
 from vsperf.traffic import Traffic, TrafficType
@@ -105,7 +106,8 @@ class TrafficKind:
     history show. `needs_throughput`: the test runs at a throughput, measured first with
     TRAFFICGEN_SEARCH unless given. `benchmark`: one of the seeds' benchmarks (no VSPERF result
     keys; its tables are also written as CSV). `tool`: the programs a benchmark runs on the ports
-    itself, where the traffic generator stays off them (None: it drives the generator)."""
+    itself, where the traffic generator stays off them (None: it drives the generator). `no_mix`:
+    why a frame mix does not apply to it (refused when the run is planned)."""
 
     configure: Callable[[Settings, Traffic], Any]
     run: Callable[[Job], SearchOutcome]
@@ -113,6 +115,7 @@ class TrafficKind:
     needs_throughput: bool = False
     benchmark: bool = False
     tool: str | None = None
+    no_mix: str = ""  # why it cannot send a frame mix (IMIX); "": it can
 
 
 ConfigFromSettings = Callable[[Settings], Any]
@@ -169,14 +172,16 @@ def _own_programs(configure: ConfigFromSettings, run: Callable[[BenchEnv, Traffi
     return TrafficKind(
         lambda s, _t: configure(s),
         lambda job: _typed(run(job.bench_env(), job.traffic, job.plan.config), job.traffic),
-        headline, benchmark=True, tool=tool,
+        headline, benchmark=True, tool=tool, no_mix=f"it sends the messages of {tool}, not the generator's frames",
     )
 
 
+_ONE_FRAME_PER_ADDRESS = "its address frames are one frame per MAC address"
+
 TRAFFIC_KINDS: dict[str, TrafficKind] = {
     "rfc2544_throughput": TrafficKind(
-        lambda s, _t: ThroughputSearch.from_settings(s),
-        lambda job: run_throughput(job.measurer, job.traffic, job.plan.config, job.on_trial),
+        lambda s, _t: ThroughputWithLoads.from_settings(s),
+        lambda job: run_throughput_with_loads(job.measurer, job.traffic, job.plan.config, job.on_trial),
         "throughput_rx_fps",
     ),
     "rfc2544_back2back": TrafficKind(
@@ -202,8 +207,10 @@ TRAFFIC_KINDS: dict[str, TrafficKind] = {
     "rfc2544_reset": _at_throughput(reset_config_from_settings, rfc2544_reset, "reset_time_s"),
     "rfc9004_back2back": _at_throughput(rfc9004_config_from_settings, rfc9004_back2back, "b2b_frames"),
     "rfc2889_forwarding": _search(forwarding_config_from_settings, rfc2889_forwarding, "max_forwarding_rate_fps"),
-    "rfc2889_caching": _search_with_dut(address_config_from_settings, rfc2889_caching, "caching_capacity_addresses"),
-    "rfc2889_learning": _search_with_dut(address_config_from_settings, rfc2889_learning, "address_learning_rate_fps"),
+    "rfc2889_caching": replace(_search_with_dut(address_config_from_settings, rfc2889_caching,
+                                                "caching_capacity_addresses"), no_mix=_ONE_FRAME_PER_ADDRESS),
+    "rfc2889_learning": replace(_search_with_dut(address_config_from_settings, rfc2889_learning,
+                                                 "address_learning_rate_fps"), no_mix=_ONE_FRAME_PER_ADDRESS),
     "sweep_bw": _sweep(sweep_bw, "rx_tester_mpps_max"),
     "sweep_latency": _sweep(sweep_latency, "latency_p99_us"),
     "udp_msg_loss": _own_programs(UdpLossConfig.from_settings, run_udp_loss, "frame_loss_percent",

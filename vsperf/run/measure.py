@@ -24,7 +24,8 @@ from vsperf.host.hosts import RunHosts
 from vsperf.host.workdir import RunContext
 from vsperf.registry import Registries
 from vsperf.results.model import ComponentInfo
-from vsperf.results.vsperf_keys import with_vsperf_keys
+from vsperf.results.sizes import PacketSize
+from vsperf.results.vsperf_keys import with_trial_notes, with_vsperf_keys
 from vsperf.results.writer import ResultsWriter
 from vsperf.run.kinds import run_traffic
 from vsperf.run.plan import PlannedTest
@@ -36,8 +37,8 @@ log = logging.getLogger(__name__)
 
 # Throughput found earlier in the run, per (deployment, vswitch, vnf, frame size): tests that
 # need one (latency, recovery, reset, RFC 9004 back-to-back) use it instead of measuring again.
-ThroughputKey = tuple[str, str, str, int]
-Headline = tuple[int, str, float | int | None]
+ThroughputKey = tuple[str, str, str, PacketSize]
+Headline = tuple[PacketSize, str, float | int | None]
 
 
 @dataclass
@@ -147,7 +148,7 @@ def measure_test(pt: PlannedTest, m: Measurement, index: int, headline: list[Hea
             deployment.check_alive()
 
         for frame in pt.frames:
-            size = frame.traffic.frame_size_bytes
+            size = frame.traffic.packet_size
             m.progress.frame_size_started(size)
             known: ThroughputKey = (test.deployment, pt.vswitch, pt.vnf, size)
             with collecting(collectors) as phase:
@@ -155,6 +156,7 @@ def measure_test(pt: PlannedTest, m: Measurement, index: int, headline: list[Hea
                                      dut=dut_control, bench=bench)
             if not kind.benchmark:  # VSPERF's result keys beside vsperf's (vsperf.results.vsperf_keys)
                 result = with_vsperf_keys(result, frame.traffic, pt.guest_loopback)
+            result = with_trial_notes(result)
             m.writer.add_frame_size(index, size, result, statistics=phase.statistics)
             if kind.benchmark:  # its tables (sweep points, udp_msg_loss rows, iperf3 per second) as CSV too
                 benchmark_csv_paths(m.ctx.results_dir, next(t for t in m.writer.results.tests if t.index == index))

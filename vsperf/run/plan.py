@@ -16,11 +16,14 @@ from dataclasses import dataclass
 from vsperf.catalog import TestCase
 from vsperf.collectors.base import collector_names
 from vsperf.config import Settings, traffic_from_settings
+from vsperf.config.schema_core import frame_sizes
 from vsperf.deploy.build import DeploymentSpec
 from vsperf.deploy.topology import check_frame_modification, parse_deployment
 from vsperf.registry import Registries
 from vsperf.run.kinds import TrafficKind, TrafficPlan, configure_traffic
+from vsperf.run.mixcheck import check_frame_mixes
 from vsperf.traffic import Traffic
+from vsperf.traffic.model import PacketSize
 
 
 @dataclass(frozen=True)
@@ -51,8 +54,9 @@ class PlannedTest:
             traffic_only=self.traffic_only, locations=self.port_locations)
 
     @property
-    def sizes(self) -> tuple[int, ...]:
-        return tuple(f.traffic.frame_size_bytes for f in self.frames)
+    def sizes(self) -> tuple[PacketSize, ...]:
+        """Frame sizes (bytes) and frame mixes (their names), in order."""
+        return tuple(f.traffic.packet_size for f in self.frames)
 
     @property
     def traffic(self) -> Traffic:
@@ -66,7 +70,7 @@ class PlannedTest:
     @property
     def largest(self) -> Traffic:
         """The traffic of the largest frame size: what the deployment's MTU must carry."""
-        return max((f.traffic for f in self.frames), key=lambda t: t.frame_size_bytes)
+        return max((f.traffic for f in self.frames), key=lambda t: t.largest_frame_bytes)
 
     @property
     def deploys(self) -> bool:
@@ -90,8 +94,9 @@ def plan_tests(
         if not simulated and not traffic_only:  # the lab's plan's needs (a testbed's switch gets it too)
             test_settings = _lab_parallel_streams(test, test_settings)
         test_settings = _flow_mode(test, test_settings)
-        frames = tuple(configure_traffic(traffic_from_settings(test_settings, int(size)), test_settings)
-                       for size in test_settings["TRAFFICGEN_PKT_SIZES"])
+        frames = tuple(configure_traffic(traffic_from_settings(test_settings, size), test_settings)
+                       for size in frame_sizes(test_settings))
+        check_frame_mixes(test.name, frames, gen.cls)
         vswitch = registries.vswitches.resolve(test_settings["VSWITCH"])
         vnf = str(test_settings["VNF"])
         if vnf != "auto":

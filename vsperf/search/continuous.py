@@ -39,12 +39,12 @@ def burst(
     cfg = BurstConfig(frames=frames)
     log = TrialLog(measurer, on_trial)
     trial = log.burst(traffic, cfg.frames, "burst")
-    size = traffic.frame_size_bytes
+    size = traffic.mean_frame_bytes  # a frame mix: its mean size
     metrics: dict[str, MetricValue] = {
         "tx_frames": trial.tx_frames,
         "rx_frames": trial.rx_frames,
-        "tx_bytes": trial.tx_frames * size,
-        "rx_bytes": trial.rx_frames * size,
+        "tx_bytes": round(trial.tx_frames * size),
+        "rx_bytes": round(trial.rx_frames * size),
         "frame_loss_percent": trial.loss_percent,
         "payload_err": None,
         "seq_err": None,

@@ -152,7 +152,7 @@ SearchOnce = Callable[[GoalSearchState], None]
 
 def goal_metrics(name: str, results: Sequence[GoalResult], traffic: Traffic) -> dict[str, MetricValue]:
     """One goal's metrics over the repetitions (see the module docstring)."""
-    line, size = traffic.line_rate_fps, traffic.frame_size_bytes
+    line, size = traffic.line_rate_fps, traffic.mean_frame_bytes  # a frame mix: its mean size
     lower = mean_or_zero([r.lower_bound_fps or 0.0 for r in results])
     rx_values = [r.conditional_throughput_fps or 0.0 for r in results]
     rx = mean_or_zero(rx_values)

@@ -30,6 +30,9 @@ class LatencyStats:
     max_ns: float
     percentiles_ns: dict[str, float] = field(default_factory=dict)  # e.g. {"p50": ..., "p99": ...}
     samples: int = 0
+    # The whole distribution, an encoded HDR histogram (vsperf.search.hdr), with TRAFFIC
+    # latency_histogram on and a generator that has one; "" otherwise.
+    hdrh: str = ""
 
 
 # The numeric fields of a TrialResult, by type (a result file may hold 64.0 for a count).
@@ -53,6 +56,11 @@ class TrialResult:
     flags: tuple[str, ...] = ()
     per_second: tuple[dict[str, float], ...] = ()  # optional live statistics, one row per second
     purpose: str = ""  # why the search ran it: "search", "learning", "verification", ...
+    warm_frames: int = 0  # frames of the warm start sent before the counted ones (never counted)
+    # Frames received per frame size (a frame mix), as the receiving side counted them; () when
+    # the generator does not count them.
+    rx_frames_by_size: tuple[tuple[int, int], ...] = ()
+    notes: tuple[str, ...] = ()  # what the generator could not do as asked in this trial, in words
 
     def __post_init__(self) -> None:
         if self.tx_frames < 0 or self.rx_frames < 0:
@@ -91,6 +99,8 @@ class TrialResult:
         """JSON-ready record, with the derived values added."""
         data = asdict(self)
         data["flags"] = list(self.flags)
+        data["rx_frames_by_size"] = [list(pair) for pair in self.rx_frames_by_size]
+        data["notes"] = list(self.notes)
         data["per_second"] = [dict(row) for row in self.per_second]
         data["loss_frames"] = self.loss_frames
         data["loss_percent"] = self.loss_percent
@@ -114,6 +124,9 @@ class TrialResult:
         line_rate_fps: float | None = None,
         asked_rate_fps: float | None = None,
         sent_short: bool = False,
+        warm_frames: int = 0,
+        rx_frames_by_size: tuple[tuple[int, int], ...] = (),
+        notes: tuple[str, ...] = (),
     ) -> TrialResult:
         """The result of a trial a generator ran, from its own counters: the one place that fills
         in the frame size and line rate of `traffic` and the `delivery_flags`.
@@ -140,6 +153,9 @@ class TrialResult:
             latency=latency,
             flags=derived + tuple(flags),
             per_second=per_second,
+            warm_frames=warm_frames,
+            rx_frames_by_size=rx_frames_by_size,
+            notes=notes,
         )
 
     @classmethod
@@ -155,6 +171,9 @@ class TrialResult:
             flags=tuple(data.get("flags", ())),
             per_second=tuple(data.get("per_second", ())),
             purpose=data.get("purpose", ""),
+            warm_frames=int(data.get("warm_frames", 0)),
+            rx_frames_by_size=tuple((int(s), int(n)) for s, n in data.get("rx_frames_by_size", ())),
+            notes=tuple(str(n) for n in data.get("notes", ())),
         )
 
 

@@ -36,7 +36,7 @@ def keep_phase(log: TrialLog, trial: TrialResult, purpose: str) -> TrialResult:
 
 def row_keys(traffic_type: str, traffic: Traffic) -> dict[str, MetricValue]:
     """VSPERF's per-row attributes."""
-    return {"type": traffic_type, "packet_size": traffic.frame_size_bytes, "traffic_type": TRAFFIC_TYPE_UDP}
+    return {"type": traffic_type, "packet_size": traffic.packet_size, "traffic_type": TRAFFIC_TYPE_UDP}
 
 
 def under_delivery_notes(trials: Iterable[TrialResult]) -> list[str]:

@@ -12,6 +12,7 @@ from dataclasses import replace
 from statistics import fmean
 from typing import Any
 
+from vsperf.search import hdr
 from vsperf.search.measurer import LatencyStats, Measurer, TrialResult
 from vsperf.search.outcome import MetricValue, SearchOutcome
 from vsperf.traffic import Traffic
@@ -100,18 +101,22 @@ def latency_metrics(latency: LatencyStats | None) -> dict[str, MetricValue]:
 
 def merge_latency(latencies: Iterable[LatencyStats | None]) -> LatencyStats | None:
     """Latency over several answers: lowest minimum, highest maximum, mean of the averages
-    (and of the percentiles)."""
+    (and of the percentiles); when every answer kept its distribution, the distributions add up
+    and the percentiles are theirs."""
     known = [lat for lat in latencies if lat is not None]
     if not known:
         return None
     # A percentile over several answers: the mean of theirs, for those every answer has.
     shared = set.intersection(*(set(lat.percentiles_ns) for lat in known))
+    histogram = hdr.merge(lat.hdrh for lat in known) if all(lat.hdrh for lat in known) else ""
     return LatencyStats(
         min_ns=min(lat.min_ns for lat in known),
         avg_ns=sum(lat.avg_ns for lat in known) / len(known),
         max_ns=max(lat.max_ns for lat in known),
-        percentiles_ns={k: sum(lat.percentiles_ns[k] for lat in known) / len(known) for k in sorted(shared)},
+        percentiles_ns=hdr.percentiles(histogram) if histogram else
+        {k: sum(lat.percentiles_ns[k] for lat in known) / len(known) for k in sorted(shared)},
         samples=sum(lat.samples for lat in known),
+        hdrh=histogram,
     )
 
 
@@ -124,7 +129,7 @@ def rate_metrics(
 ) -> dict[str, MetricValue]:
     """VSPERF's keys of a rate result; *_percent against the traffic's line rate, *_mbps L2 bits."""
     line = traffic.line_rate_fps
-    size = traffic.frame_size_bytes
+    size = traffic.mean_frame_bytes  # a frame mix: its mean size
     return {
         "tx_rate_fps": tx_rate_fps,
         "throughput_rx_fps": rx_rate_fps,

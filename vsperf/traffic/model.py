@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from vsperf.traffic.mix import FrameMix
+from vsperf.traffic.warmup import WarmStart
 from vsperf.units import line_rate_fps
+
+# A frame size as results name it: bytes (FCS included), or a frame mix's name (its genome or
+# size list, see vsperf.traffic.mix).
+PacketSize = int | str
 
 TrafficType = Literal[
     "rfc2544_throughput",
@@ -90,6 +96,11 @@ class Traffic:
     link_speed_bps: float = 10e9  # speed of one generator port
     burst_frames: int = 100  # frames of a 'burst' traffic type, per test
     learning_frames: bool = True  # send learning frames before a search (learning switches)
+    # A frame mix (IMIX) instead of one size; frame_size_bytes is then its mean size, rounded
+    # (what integer arithmetic on one size approximates); use mean_frame_bytes for rates.
+    mix: FrameMix | None = None
+    latency_histogram: bool = False  # TRAFFIC latency_histogram: keep each trial's whole latency distribution
+    warm_start: WarmStart | None = None  # sent before each trial, not counted (TRAFFICGEN_WARM_START)
 
     @property
     def tx_ports(self) -> int:
@@ -102,12 +113,35 @@ class Traffic:
         return max(1, self.multistream)
 
     @property
-    def line_rate_fps(self) -> float:
-        """Aggregate line rate over every transmitting port, frames/s."""
-        return line_rate_fps(self.frame_size_bytes, self.link_speed_bps) * self.tx_ports
+    def mean_frame_bytes(self) -> float:
+        """Mean frame size, bytes with FCS: the one size, or the mix's mean."""
+        return self.mix.mean_bytes if self.mix is not None else float(self.frame_size_bytes)
 
-    def with_frame_size(self, frame_size_bytes: int) -> Traffic:
-        return replace(self, frame_size_bytes=frame_size_bytes)
+    @property
+    def largest_frame_bytes(self) -> int:
+        """The largest frame sent: what every port and the path's MTU must carry."""
+        return self.mix.largest_bytes if self.mix is not None else self.frame_size_bytes
+
+    @property
+    def frame_sizes(self) -> tuple[int, ...]:
+        """Every frame size sent, increasing."""
+        return self.mix.sizes_bytes if self.mix is not None else (self.frame_size_bytes,)
+
+    @property
+    def packet_size(self) -> PacketSize:
+        """The frame size as results name it: bytes, or the mix's name."""
+        return self.mix.name if self.mix is not None else self.frame_size_bytes
+
+    @property
+    def line_rate_fps(self) -> float:
+        """Aggregate line rate over every transmitting port, frames/s (a mix: at its mean size)."""
+        return line_rate_fps(self.mean_frame_bytes, self.link_speed_bps) * self.tx_ports
+
+    def with_frame_size(self, size: int | FrameMix) -> Traffic:
+        """The same traffic at one frame size, or with a frame mix."""
+        if isinstance(size, FrameMix):
+            return replace(self, frame_size_bytes=round(size.mean_bytes), mix=size)
+        return replace(self, frame_size_bytes=size, mix=None)
 
     def as_dict(self) -> dict[str, Any]:
         from dataclasses import asdict

@@ -32,6 +32,8 @@ class TrafficGenerator(ABC):
     # True when its ports may be a hardware generator's port locations (a testbed cable's
     # `trafficgen: {location}`) rather than interfaces of the generator host.
     PORT_LOCATIONS: ClassVar[bool] = False
+    # True when it sends a frame mix (Traffic.mix: several sizes, interleaved in proportion).
+    FRAME_MIX: ClassVar[bool] = False
 
     def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
         self.settings = settings

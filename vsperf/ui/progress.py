@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from vsperf.results.sizes import PacketSize, size_label
 from vsperf.search.measurer import TrialResult
 
 log = logging.getLogger("vsperf.ui.progress")
@@ -23,14 +24,14 @@ class Progress:
 
     def __init__(self) -> None:
         self.test = ""
-        self.frame_size = 0
+        self.frame_size: PacketSize = 0
         self.trials = 0
 
     def test_started(self, name: str, deployment: str, sizes: int) -> None:
         self.test = name
         log.info("test %s (%s): %d frame size(s)", name, deployment, sizes)
 
-    def frame_size_started(self, size: int) -> None:
+    def frame_size_started(self, size: PacketSize) -> None:
         self.frame_size = size
         self.trials = 0
 
@@ -42,11 +43,11 @@ class Progress:
         )
         flags = f" [{', '.join(trial.flags)}]" if trial.flags else ""
         log.info(
-            "%s %d B trial %d (%s): %s -> rx %s, loss %.4f %%%s",
-            self.test, self.frame_size, self.trials, trial.purpose or "search", what,
+            "%s %s trial %d (%s): %s -> rx %s, loss %.4f %%%s",
+            self.test, size_label(self.frame_size), self.trials, trial.purpose or "search", what,
             format_rate(trial.rx_rate_fps), trial.loss_percent, flags,
         )
 
-    def frame_size_done(self, size: int, key: str, value: object) -> None:
+    def frame_size_done(self, size: PacketSize, key: str, value: object) -> None:
         shown = f"{value:,.3f}" if isinstance(value, float) else str(value)
-        log.info("%s %d B done: %s = %s (%d trials)", self.test, size, key, shown, self.trials)
+        log.info("%s %s done: %s = %s (%d trials)", self.test, size_label(size), key, shown, self.trials)

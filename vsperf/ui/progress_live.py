@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
+from vsperf.results.sizes import PacketSize, size_label
 from vsperf.search.measurer import TrialResult
 from vsperf.ui.progress import Progress, format_rate
 
@@ -113,7 +114,7 @@ class LiveProgress(Progress):
                  + (f" ({self.deployment})" if self.deployment else "")]
         sizes = self.plan[self.test_number - 1][1] if 0 < self.test_number <= len(self.plan) else 0
         if self.frame_size:
-            parts.append(f"{self.frame_size} B ({self.size_number}/{sizes})")
+            parts.append(f"{size_label(self.frame_size)} ({self.size_number}/{sizes})")
         eta = self.eta_s()
         # Time before the trial: on a narrow terminal the line is cut at its end.
         parts.append(f"elapsed {format_duration(self.clock() - self.started_s)}, "
@@ -160,7 +161,7 @@ class LiveProgress(Progress):
             super().test_started(name, deployment, sizes)
             self._draw()
 
-    def frame_size_started(self, size: int) -> None:
+    def frame_size_started(self, size: PacketSize) -> None:
         with self._lock:
             self.size_number += 1
             self.last_trial = None
@@ -173,7 +174,7 @@ class LiveProgress(Progress):
             super().trial(trial)
             self._draw()
 
-    def frame_size_done(self, size: int, key: str, value: object) -> None:
+    def frame_size_done(self, size: PacketSize, key: str, value: object) -> None:
         with self._lock:
             self.sizes_done += 1
             self.work_s = self.clock() - self.started_s

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from vsperf.errors import ConfigError
 from vsperf.results.model import RunResults, TestResult, as_number
+from vsperf.results.sizes import PacketSize, size_label
 
 DEFAULT_THRESHOLD_PERCENT = 5.0  # as conf/04_report.yaml
 # Above this no change is a regression: a drop in throughput is at most 100 %, a loss at most
@@ -56,7 +57,7 @@ class Change:
 
     test: str
     deployment: str
-    packet_size: int
+    packet_size: PacketSize
     metric: str
     before: float | None  # RUN_A's value
     after: float | None  # RUN_B's value
@@ -176,7 +177,7 @@ def compare_runs(
         for result_a in test_a.results:
             result_b = sizes_b.pop(result_a.packet_size, None)
             if result_b is None:
-                notes.append(f"{test_a.name} {result_a.packet_size} B is only in run A")
+                notes.append(f"{test_a.name} {size_label(result_a.packet_size)} is only in run A")
                 continue
             for key in keys:
                 rule = RULES[key]
@@ -187,7 +188,7 @@ def compare_runs(
                 change, worse, better = compare_values(rule, before, after, threshold_percent)
                 changes.append(Change(test_a.name, test_a.deployment, result_a.packet_size, key, before, after,
                                       change, "pp" if rule.points else "%", worse, better))
-        notes += [f"{test_b.name} {size} B is only in run B" for size in sizes_b]
+        notes += [f"{test_b.name} {size_label(size)} is only in run B" for size in sizes_b]
     return Comparison(names[0], names[1], threshold_percent, tuple(changes), tuple(status), tuple(notes), tuple(keys))
 
 
@@ -200,10 +201,10 @@ def check_threshold(threshold_percent: float) -> float:
     return float(threshold_percent)
 
 
-def _finite(raw: Any, run: str, test: TestResult, size: int, key: str) -> float | None:
+def _finite(raw: Any, run: str, test: TestResult, size: PacketSize, key: str) -> float | None:
     """A metric's value as a number (None: not measured); ConfigError for NaN or infinity."""
     if isinstance(raw, float) and not math.isfinite(raw):
-        raise ConfigError(f"{run}: test {test.name} {size} B: {key} is {raw}, not a measurement; the results "
+        raise ConfigError(f"{run}: test {test.name} {size_label(size)}: {key} is {raw}, not a measurement; the results "
                           f"file is damaged")
     return as_number(raw)
 

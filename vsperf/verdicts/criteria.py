@@ -19,6 +19,7 @@ from typing import Any
 
 from vsperf.errors import ConfigError
 from vsperf.results.model import RunResults, TestResult, as_number
+from vsperf.results.sizes import PacketSize, size_label
 
 ALL_TESTS = "*"
 
@@ -64,7 +65,7 @@ class Check:
     """A criterion at one frame size (packet_size None: the metric was never reported)."""
 
     criterion: Criterion
-    packet_size: int | None
+    packet_size: PacketSize | None
     value: float | None
     passed: bool
 
@@ -74,7 +75,8 @@ class Check:
         if self.packet_size is None:
             return f"{self.criterion.describe()}: NOT met, the test reported no {self.criterion.metric}"
         shown = format_value(self.value)
-        return f"{self.packet_size} B: {self.criterion.metric} = {shown}, needs {self.criterion.describe()}: {verdict}"
+        return (f"{size_label(self.packet_size)}: {self.criterion.metric} = {shown}, "
+                f"needs {self.criterion.describe()}: {verdict}")
 
 
 @dataclass(frozen=True)

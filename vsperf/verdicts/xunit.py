@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from vsperf.results.model import RunResults, TestResult
+from vsperf.results.sizes import size_label
 from vsperf.verdicts.criteria import Verdict
 
 XUNIT_FILE = "xunit.xml"
@@ -23,7 +24,7 @@ def _headline(test: TestResult) -> str:
     lines = []
     for result in test.results:
         value = result.metrics.get(test.headline_metric) if test.headline_metric else None
-        lines.append(f"{result.packet_size} B: {test.headline_metric} = "
+        lines.append(f"{size_label(result.packet_size)}: {test.headline_metric} = "
                      f"{value if isinstance(value, int | float) else None}")
     return "\n".join(lines)
 

@@ -148,6 +148,7 @@ def index_page(rows: Iterable[dict[str, Any]], links: Links, *, served: bool, ru
     rows = list(rows)
     choices = {name: sorted({str(getattr(r["key"], name)) for r in rows}, key=_natural)
                for name in ("test", "packet_size", "metric", "vswitch", "testbed")}
+    choices["packet_size"] = sorted({str(r["key"].frame_mix or r["key"].packet_size) for r in rows}, key=_natural)
     choices["version"] = sorted({v for r in rows for v in r["versions"].split("\n") if v})
     choices["tag"] = sorted({t for r in rows for t in r["tags"].split("\n") if t})
     counts = {c: sum(1 for r in rows if r["line"].classification == c) for c in (REGRESSION, PROGRESSION)}

@@ -54,6 +54,7 @@ class DummyTrafficGenerator(TrafficGenerator):
     NAME: ClassVar[str] = "dummy"
     ALIASES: ClassVar[tuple[str, ...]] = ("Dummy",)
     SIMULATED: ClassVar[bool] = True
+    FRAME_MIX: ClassVar[bool] = True
 
     def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
         super().__init__(settings, host)

@@ -26,6 +26,7 @@ the searches can be exercised (and the report rendered) on any machine, with kno
   frames, the largest queue over n frames ln(n) / ln(1 / rho) frames, both capped at the buffer;
   at or above capacity the queue is full. A queued frame waits 1 / capacity seconds per frame
   ahead of it. The minimum is the base latency (a frame that found the queue empty).
+* A frame mix, the latency distribution and a cold start: see `vsperf.trafficgen.dummy.extras`.
 * Events (simulated in `vsperf.trafficgen.dummy.events`): after an overload the DUT drops every frame for
   `recovery_s` seconds (0: a tail-drop queue recovers at once); a reset stops forwarding for
   `reset_s` seconds; the MAC table holds `mac_table_size` addresses and learns at most
@@ -44,6 +45,7 @@ from typing import Any, Literal
 from vsperf.errors import ConfigError
 from vsperf.search.measurer import LatencyStats, TrialResult
 from vsperf.traffic import Traffic
+from vsperf.trafficgen.dummy.extras import cold_start_lost, sizes_received, warm_seconds, with_distribution
 from vsperf.units import line_rate_fps
 
 LossModel = Literal["cliff", "gradual"]
@@ -70,6 +72,7 @@ class DutModel:
     reset_s: float  # seconds a reset stops forwarding
     mac_table_size: int  # MAC addresses the switch can hold
     learning_rate_fps: float  # new source addresses learned per second
+    cold_start_s: float = 0.0  # seconds of traffic it forwards at half capacity first (0: none)
 
     def __post_init__(self) -> None:
         if isinstance(self.capacity_fps, tuple):
@@ -96,12 +99,14 @@ class DutModel:
             raise ValueError(f"recovery_s and reset_s cannot be negative, got {self.recovery_s}, {self.reset_s}")
         if self.mac_table_size < 0:
             raise ValueError(f"mac_table_size cannot be negative, got {self.mac_table_size}")
+        if self.cold_start_s < 0:
+            raise ValueError(f"cold_start_s cannot be negative, got {self.cold_start_s}")
         if not self.learning_rate_fps > 0:
             raise ValueError(f"learning_rate_fps must be positive, got {self.learning_rate_fps}")
 
 
-def capacity_at_fps(model: DutModel, frame_size_bytes: int) -> float:
-    """Nominal (noise-free) aggregate capacity at a frame size."""
+def capacity_at_fps(model: DutModel, frame_size_bytes: float) -> float:
+    """Nominal (noise-free) aggregate capacity at a frame size (a mix: at its mean size)."""
     if not isinstance(model.capacity_fps, tuple):
         return float(model.capacity_fps)
     points = model.capacity_fps
@@ -116,7 +121,7 @@ def capacity_at_fps(model: DutModel, frame_size_bytes: int) -> float:
 def port_line_rate_fps(model: DutModel, traffic: Traffic) -> float:
     """Aggregate line rate of the model's ports for `traffic` (every transmitting port)."""
     speed_bps = traffic.link_speed_bps if model.port_speed_gbps is None else model.port_speed_gbps * 1e9
-    return line_rate_fps(traffic.frame_size_bytes, speed_bps) * traffic.tx_ports
+    return line_rate_fps(traffic.mean_frame_bytes, speed_bps) * traffic.tx_ports
 
 
 def noise_factor(model: DutModel, trial_index: int) -> float:
@@ -210,7 +215,7 @@ class Load:
 def offered_load(model: DutModel, traffic: Traffic, rate_fps: float, trial_index: int) -> Load:
     """`traffic` sent at aggregate `rate_fps` in trial number `trial_index`."""
     line = port_line_rate_fps(model, traffic)
-    capacity = capacity_at_fps(model, traffic.frame_size_bytes) * noise_factor(model, trial_index)
+    capacity = capacity_at_fps(model, traffic.mean_frame_bytes) * noise_factor(model, trial_index)
     return Load(line_fps=line, offered_fps=min(rate_fps, line), capacity_fps=capacity)
 
 
@@ -222,10 +227,17 @@ def simulate_rate_trial(
         raise ValueError(f"a trial needs a positive rate and duration, got {rate_fps} fps, {duration_s} s")
     load = offered_load(model, traffic, rate_fps, trial_index)
     tx = round(load.offered_fps * duration_s)
-    rx = tx - load.lost_frames(model, tx)
+    lost = load.lost_frames(model, tx)
+    lost += cold_start_lost(model.cold_start_s, warm_seconds(traffic), load.offered_fps, load.capacity_fps,
+                            model.buffer_frames, tx - lost)
+    rx = tx - lost
     latency = rate_latency(model, load.offered_fps, load.capacity_fps, rx)
+    if traffic.latency_histogram:
+        latency = with_distribution(latency, rx)
+    warm = traffic.warm_start.frames(load.offered_fps) if traffic.warm_start else 0
     return TrialResult.measured(
-        "rate", traffic, rate_fps, duration_s, tx, rx, load.offered_fps, latency=latency, line_rate_fps=load.line_fps
+        "rate", traffic, rate_fps, duration_s, tx, rx, load.offered_fps, latency=latency, line_rate_fps=load.line_fps,
+        warm_frames=warm, rx_frames_by_size=sizes_received(traffic, rx),
     )
 
 
@@ -234,25 +246,29 @@ def simulate_burst(model: DutModel, traffic: Traffic, frames: int, trial_index: 
     if frames <= 0:
         raise ValueError(f"a burst needs at least one frame, got {frames}")
     line = port_line_rate_fps(model, traffic)
-    capacity = capacity_at_fps(model, traffic.frame_size_bytes) * noise_factor(model, trial_index)
+    capacity = capacity_at_fps(model, traffic.mean_frame_bytes) * noise_factor(model, trial_index)
     lost = burst_lost_frames(model, frames, capacity, line)
     latency = burst_latency(model, frames, capacity, line)
+    if traffic.latency_histogram:
+        latency = with_distribution(latency, frames - lost)
+    warm = traffic.warm_start.frames(line) if traffic.warm_start else 0
     return TrialResult.measured(
-        "burst", traffic, line, frames / line, frames, frames - lost, line, latency=latency, line_rate_fps=line
+        "burst", traffic, line, frames / line, frames, frames - lost, line, latency=latency, line_rate_fps=line,
+        warm_frames=warm, rx_frames_by_size=sizes_received(traffic, frames - lost),
     )
 
 
 def throughput_truth_fps(model: DutModel, traffic: Traffic, loss_rate_percent: float = 0.0) -> float:
     """The noise-free answer of an RFC 2544 throughput search: highest offered rate (capped at
     the line rate) that loses at most `loss_rate_percent`."""
-    capacity = capacity_at_fps(model, traffic.frame_size_bytes)
+    capacity = capacity_at_fps(model, traffic.mean_frame_bytes)
     rate = max_rate_for_loss_fps(model, capacity, loss_rate_percent / 100.0)
     return min(rate, port_line_rate_fps(model, traffic))
 
 
 def back2back_truth_frames(model: DutModel, traffic: Traffic) -> float:
     """The noise-free longest lossless burst at line rate, frames (may be infinite)."""
-    capacity = capacity_at_fps(model, traffic.frame_size_bytes)
+    capacity = capacity_at_fps(model, traffic.mean_frame_bytes)
     return lossless_burst_frames(model, capacity, port_line_rate_fps(model, traffic))
 
 
@@ -275,6 +291,7 @@ def model_from_settings(data: Mapping[str, Any]) -> DutModel:
             reset_s=float(data["reset_s"]),
             mac_table_size=int(data["mac_table_size"]),
             learning_rate_fps=float(data["learning_rate_fps"]),
+            cold_start_s=float(data.get("cold_start_s", 0.0)),
         )
     except ValueError as exc:
         raise ConfigError(f"TRAFFICGEN_DUMMY_DUT: {exc}") from exc
