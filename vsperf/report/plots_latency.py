@@ -98,11 +98,12 @@ def _draw(title: str, lines: list[Line]) -> Figure | None:
 
 
 def distribution_figure(test: TestResult, result: FrameSizeResult) -> Figure | None:
-    return _draw(f"{test.name}: latency distribution", distribution_lines(test, result))
+    return _draw(f"{test.name}, {size_label(result.packet_size)}: latency distribution",
+                 distribution_lines(test, result))
 
 
 def loads_figure(test: TestResult, result: FrameSizeResult) -> Figure | None:
-    return _draw(f"{test.name}: latency at loads", loads_lines(result))
+    return _draw(f"{test.name}, {size_label(result.packet_size)}: latency at loads", loads_lines(result))
 
 
 def load_rows(result: FrameSizeResult) -> list[dict[str, Any]]:

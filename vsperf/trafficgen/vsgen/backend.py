@@ -11,6 +11,11 @@ histogram, read after the residual wait. See the modules beside this one.
 Rates handed to `trial` are aggregate (split evenly over the transmitting directions); frames
 sent are the engine's exact count, the achieved rate its own clock's. Received frames
 (`rx_frames`) count each frame once: duplicates are reported apart (a flag, and `last_run`).
+
+A frame mix is sent interleaved in its pattern (the engine cuts its largest frame to each
+frame's length) and counted per size at the receivers; with TRAFFIC latency_histogram every
+frame's latency is kept (the engine's histogram as an HDR histogram); a warm start is sent by the
+engine right before each trial's frames, tagged apart, never counted.
 """
 
 from __future__ import annotations
@@ -40,9 +45,9 @@ from vsperf.trafficgen.vsgen.addresses import FLOOD_DIR, LEARN_DIR, TEST_DIR, ad
 from vsperf.trafficgen.vsgen.build import ENGINE_NAME, EngineBinary, locate_engine
 from vsperf.trafficgen.vsgen.engine import Engine
 from vsperf.trafficgen.vsgen.events import last_loss_after_drop_s, phase_trial, phases, reset_gap
-from vsperf.trafficgen.vsgen.frames import build_frame, frame_spec, vary_of
+from vsperf.trafficgen.vsgen.frames import build_frame, frame_spec, mix_lengths, vary_of
 from vsperf.trafficgen.vsgen.protocol import Mode, RunRequest, RunResult, Tick, dir_command, port_command
-from vsperf.trafficgen.vsgen.results import latency_stats, per_second_rows, second_row, sequence_flags, vlan_flags
+from vsperf.trafficgen.vsgen.results import per_second_rows, second_row, trial_result
 from vsperf.trafficgen.vsgen.settings import MIN_KERNEL, kernel_version, path_setting, transmit_cpus
 
 log = logging.getLogger(__name__)
@@ -51,6 +56,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
     """vsperf's own generator: XDP live frames / AF_PACKET, per-stream loss and latency."""
 
     NAME: ClassVar[str] = "vsgen"
+    FRAME_MIX: ClassVar[bool] = True
 
     def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
         super().__init__(settings, host)
@@ -66,6 +72,10 @@ class VsgenTrafficGenerator(TrafficGenerator):
         self.last_run: RunResult | None = None  # the engine's full answer to the last trial
         # Called with each per-second row while traffic runs (a live display can set it).
         self.on_second: Callable[[dict[str, float]], None] | None = None
+        # Tests: latencies each port keeps one by one (the raw data behind a histogram), 0: none.
+        self.raw_latencies = 0
+        # The bench: False measures the sending rate without the receivers' latency histogram.
+        self.keep_histogram = True
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -115,7 +125,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
         self._engine = engine
         try:
             for index, port in enumerate(ports):
-                engine.command(port_command(index, port.netns, port.ifname))
+                engine.command(port_command(index, port.netns, port.ifname, raw=self.raw_latencies))
         except BaseException:
             self.stop()
             raise
@@ -156,7 +166,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
         ids = self._prepare(traffic)
         per_dir = rate_fps / len(ids)
         frames = max(1, round(per_dir * duration_s))
-        request = self._request("rate", ids, per_dir, (frames,))
+        request = self._request("rate", ids, per_dir, (frames,), traffic)
         result, ticks = self._run(request, traffic)
         return self._result("rate", traffic, rate_fps, duration_s, result, ticks)
 
@@ -166,7 +176,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
         ids = self._prepare(traffic)[:frames]  # fewer frames than directions: not every one sends
         share = [frames // len(ids)] * len(ids)
         share[0] += frames - sum(share)
-        request = self._request("burst", ids, 0.0, tuple(share))
+        request = self._request("burst", ids, 0.0, tuple(share), traffic)
         result, ticks = self._run(request, traffic)
         duration = max((d.tx_time_s for d in result.dirs), default=0.0)
         return self._result("burst", traffic, traffic.line_rate_fps, duration, result, ticks)
@@ -176,7 +186,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
         if rate_fps <= 0:
             raise TrafficGenError(f"continuous traffic needs a positive rate, got {rate_fps} fps")
         ids = self._prepare(traffic)
-        request = self._request("cont", ids, rate_fps / len(ids), ())
+        request = self._request("cont", ids, rate_fps / len(ids), (), traffic)
         self._require_engine().begin(request)
         self._continuous = (traffic, request, rate_fps)
         self._last_tick = None
@@ -187,7 +197,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
             return []
         traffic, _request, _rate = self._continuous
         ticks = self._require_engine().poll_ticks()
-        rows = per_second_rows(ticks, self._tx_ports, traffic.frame_size_bytes, self._last_tick)
+        rows = per_second_rows(ticks, self._tx_ports, traffic.mean_frame_bytes, self._last_tick)
         if ticks:
             self._last_tick = ticks[-1]
         return rows
@@ -219,7 +229,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
                                   f"{rate_fps} fps, reset at {reset_at_s} s of {duration_s} s")
         ids = self._prepare(traffic)
         per_dir = rate_fps / len(ids)
-        request = self._request("rate", ids, per_dir, (max(1, round(per_dir * duration_s)),))
+        request = self._request("rate", ids, per_dir, (max(1, round(per_dir * duration_s)),), traffic)
         engine = self._require_engine()
         engine.begin(request)
         start_ns = time.monotonic_ns()
@@ -251,7 +261,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
         ids = self._prepare(traffic)
         rate1, rate2 = overload_fps / len(ids), recovery_fps / len(ids)
         # One thread per direction: the receiver splits a direction's frames at one index.
-        request = replace(self._request("rate", ids, rate1, (max(1, round(rate1 * overload_s)),)),
+        request = replace(self._request("rate", ids, rate1, (max(1, round(rate1 * overload_s)),), traffic),
                           rate2_fps=rate2, frames2=max(1, round(rate2 * recovery_s)), threads=1)
         result, _ticks = self._run(request, traffic)
         before = [phases(d)[0] for d in result.dirs]
@@ -313,7 +323,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
                 vary, base = vary_of(direction)
                 spec = frame_spec(traffic, direction, run_tag)
                 commands.append(dir_command(index, direction.tx_port, direction.rx_port, direction.streams,
-                                            vary, base, spec.l3_offset, build_frame(spec)))
+                                            vary, base, spec.l3_offset, build_frame(spec), mix_lengths(traffic)))
         except (ConfigError, ValueError) as exc:
             raise TrafficGenError(f"vsgen: {exc}") from exc
         for index, command in enumerate(commands):
@@ -324,9 +334,14 @@ class VsgenTrafficGenerator(TrafficGenerator):
             self._tx_ports[index] = dirs[index].tx_port
         return tuple(range(len(commands)))
 
-    def _request(self, mode: Mode, ids: tuple[int, ...], rate: float, frames: tuple[int, ...]) -> RunRequest:
+    def _request(self, mode: Mode, ids: tuple[int, ...], rate: float, frames: tuple[int, ...],
+                 traffic: Traffic | None = None) -> RunRequest:
+        """One run; `traffic` (not for address trials) brings its warm start, its frame mix's
+        per-size counts and whether latencies are kept raw."""
         cpus = transmit_cpus(self.settings, self.host.cpus(), switch_on_host=self.switch_on_host)
         threads = int(self.settings["VSGEN_TX_THREADS"])
+        warm = traffic.warm_start if traffic is not None else None
+        base = rate if rate > 0 else (traffic.line_rate_fps / len(ids) if traffic is not None else 0.0)
         try:
             return RunRequest(
                 mode=mode, dirs=ids, rate_fps=rate, frames=frames, path=path_setting(self.settings),
@@ -334,6 +349,12 @@ class VsgenTrafficGenerator(TrafficGenerator):
                 detail_streams=int(self.settings["VSGEN_STREAM_DETAIL"]),
                 cpus=tuple(cpus[j % len(cpus)] for j in range(len(ids) * threads)) if cpus else (),
                 threads=threads,
+                warm_frames=warm.frames(base) if warm else 0,
+                warm_rate_fps=warm.start_rate_fps(base) if warm else 0.0,
+                warm_rate2_fps=base if warm and warm.mode == "ramp" else 0.0,
+                histogram=self.keep_histogram,
+                count_sizes=traffic is not None and traffic.mix is not None,
+                raw=self.raw_latencies > 0,
             )
         except ValueError as exc:
             raise TrafficGenError(f"vsgen: {exc}") from exc
@@ -346,7 +367,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
         last: list[Tick] = []
 
         def on_tick(tick: Tick) -> None:
-            row = second_row(last[-1] if last else None, tick, self._tx_ports, traffic.frame_size_bytes)
+            row = second_row(last[-1] if last else None, tick, self._tx_ports, traffic.mean_frame_bytes)
             last[:] = [tick]
             if row is not None:
                 callback(row)
@@ -369,17 +390,4 @@ class VsgenTrafficGenerator(TrafficGenerator):
 
     def _result(self, kind: str, traffic: Traffic, rate: float, duration: float, result: RunResult,
                 ticks: list[Tick]) -> TrialResult:
-        tx = sum(d.tx_frames for d in result.dirs)
-        rx = sum(d.unique_rx_frames for d in result.dirs)
-        actual = sum(d.achieved_fps for d in result.dirs)
-        rx_ports = {d.rx_port for d in result.dirs}
-        latency = latency_stats([p.latency for p in result.ports if p.port in rx_ports])
-        tx_ports = {d.direction: d.tx_port for d in result.dirs}
-        # A port expects tagged frames when the switch pushes a VLAN towards it, or the traffic is tagged.
-        tagged = {i for i, p in enumerate(self._ports) if p.rx_vlan_id is not None or traffic.vlan.enabled}
-        return TrialResult.measured(
-            kind, traffic, rate, duration, tx, rx, actual, latency=latency,
-            flags=sequence_flags(result) + vlan_flags(result, tagged),
-            per_second=tuple(per_second_rows(ticks, tx_ports, traffic.frame_size_bytes)),
-        )
-
+        return trial_result(kind, traffic, rate, duration, result, ticks, self._ports)

@@ -104,6 +104,11 @@ def build_frame(spec: FrameSpec) -> bytes:
     return l2 + ip + udp + payload
 
 
+def mix_lengths(traffic: Traffic) -> tuple[int, ...]:
+    """A frame mix's sending pattern as the engine's frame lengths (without FCS); () for one size."""
+    return tuple(size - FCS_BYTES for size in traffic.mix.pattern) if traffic.mix is not None else ()
+
+
 def vary_of(direction: Direction) -> tuple[Vary, int]:
     """What the engine varies per stream for `direction`, and the base value it adds to."""
     vary = _VARY_BY_FIELD[direction.vary]
@@ -176,11 +181,12 @@ def parse_signature(frame: bytes) -> Signature | None:
 
 
 def frame_spec(traffic: Traffic, direction: Direction, run_tag: int) -> FrameSpec:
-    """The template frame of `direction` (stream 0) for `traffic`."""
+    """The template frame of `direction` (stream 0) for `traffic` (a frame mix: its largest frame,
+    which the engine cuts to each frame's length, see `mix_lengths`)."""
     vlan = traffic.vlan
     return FrameSpec(
         src_mac=direction.src_mac, dst_mac=direction.dst_mac, src_ip=direction.src_ip,
         dst_ip=direction.dst_ip, src_udp=direction.src_udp, dst_udp=direction.dst_udp,
-        frame_size_bytes=traffic.frame_size_bytes, run_tag=run_tag,
+        frame_size_bytes=traffic.largest_frame_bytes, run_tag=run_tag,
         vlan_id=vlan.id if vlan.enabled else None, vlan_priority=vlan.priority, vlan_cfi=vlan.cfi,
     )

@@ -1,10 +1,11 @@
 """The line protocol of the vsgen engine: commands it reads, JSON events it writes.
 
 Commands (one line each; see csrc/main.c and run.c):
-    port I netns=NAME|- ifname=IF
-    dir D tx=I rx=J streams=N vary=none|mac|ip|udp|smac base=V l3=14|18 frame=HEX
+    port I netns=NAME|- ifname=IF [raw=N]
+    dir D tx=I rx=J streams=N vary=none|mac|ip|udp|smac base=V l3=14|18 frame=HEX [sizes=L,L,...]
     run mode=rate|burst|cont dirs=D[,D] [rate=FPS] [frames=N[,N]] [path=auto|xdp|afxdp|packet]
         [residual=S] [detail=K] [cpus=C[,C]] [tick=S] [rate2=FPS frames2=N] [threads=N]
+        [warm=N[,N] warm_rate=FPS [warm_rate2=FPS]] [hist=0|1] [sizes=0|1] [raw=0|1]
     stop | ping | quit
 Events: hello, ok, tick, result, error, bye (a JSON object per line, "ev" names it).
 """
@@ -23,6 +24,8 @@ from vsperf.trafficgen.vsgen.histogram import PortLatency
 
 Mode = Literal["rate", "burst", "cont"]
 MAX_PORTS = 16
+MAX_MIX_FRAMES = 1024  # lengths of one group of a frame mix (VSG_MIX_MAX)
+MAX_RAW_LATENCIES = 1 << 24  # latencies a port keeps raw (VSG_MAX_RAW)
 _NAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,63}$")
 
 
@@ -36,27 +39,35 @@ def _name(value: str, what: str) -> str:
     return value
 
 
-def port_command(index: int, netns: str | None, ifname: str) -> str:
-    """Open generator port `index`: interface `ifname` in namespace `netns` (None: the engine's)."""
+def port_command(index: int, netns: str | None, ifname: str, raw: int = 0) -> str:
+    """Open generator port `index`: interface `ifname` in namespace `netns` (None: the engine's);
+    `raw`: latencies it can keep one by one (runs with raw=True)."""
     if not 0 <= index < MAX_PORTS:
         raise ValueError(f"port index {index} outside 0..{MAX_PORTS - 1}")
     if len(ifname) > 15:
         raise ValueError(f"interface name {ifname!r} is longer than 15 characters")
+    if not 0 <= raw <= MAX_RAW_LATENCIES:
+        raise ValueError(f"raw latencies {raw} outside 0..{MAX_RAW_LATENCIES}")
     ns = _name(netns, "namespace") if netns else "-"
-    return f"port {index} netns={ns} ifname={_name(ifname, 'interface')}"
+    return f"port {index} netns={ns} ifname={_name(ifname, 'interface')}" + (f" raw={raw}" if raw else "")
 
 
 def dir_command(direction: int, tx_port: int, rx_port: int, streams: int, vary: Vary, base: int, l3: int,
-                frame: bytes) -> str:
-    """Define direction `direction`: `frame` (without FCS) from `tx_port` to `rx_port`."""
+                frame: bytes, sizes: tuple[int, ...] = ()) -> str:
+    """Define direction `direction`: `frame` (without FCS) from `tx_port` to `rx_port`; `sizes`:
+    a frame mix's sending pattern, each frame cut to the next length (without FCS, at most
+    len(frame))."""
     if not 0 <= direction < MAX_DIRECTIONS:
         raise ValueError(f"direction {direction} outside 0..{MAX_DIRECTIONS - 1}")
     if not 1 <= streams <= MAX_STREAMS:
         raise ValueError(f"streams {streams} outside 1..{MAX_STREAMS}")
     if l3 not in (14, 18):
         raise ValueError(f"l3 offset {l3} is neither 14 nor 18")
+    if len(sizes) > MAX_MIX_FRAMES or any(not 0 < n <= len(frame) for n in sizes):
+        raise ValueError(f"a frame mix's pattern needs 1..{MAX_MIX_FRAMES} lengths of at most {len(frame)} bytes")
+    mix = f" sizes={','.join(str(n) for n in sizes)}" if sizes else ""
     return (f"dir {direction} tx={tx_port} rx={rx_port} streams={streams} vary={vary} base={base} "
-            f"l3={l3} frame={frame.hex()}")
+            f"l3={l3} frame={frame.hex()}{mix}")
 
 
 @dataclass(frozen=True)
@@ -80,6 +91,14 @@ class RunRequest:
     # Transmit threads per direction (at most one per stream): thread t sends streams t, t+N, ...,
     # its share of the frames and of the rate; the counts add up to the direction's exactly.
     threads: int = 1
+    # Warm start per direction: frames sent first (not counted), from warm_rate_fps up to
+    # warm_rate2_fps (0: a lead-in at warm_rate_fps).
+    warm_frames: int = 0
+    warm_rate_fps: float = 0.0
+    warm_rate2_fps: float = 0.0
+    histogram: bool = True  # False: no latency histogram (what it costs, for the bench)
+    count_sizes: bool = False  # count received frames per length (a frame mix)
+    raw: bool = False  # keep every latency (ports opened with raw=N)
 
     def __post_init__(self) -> None:
         if (self.rate2_fps > 0) != (self.frames2 > 0) or self.rate2_fps < 0 or self.frames2 < 0:
@@ -102,6 +121,9 @@ class RunRequest:
             raise ValueError(f"transmit threads {self.threads} outside 1..{MAX_TX_THREADS}")
         if self.frames2 and self.threads > 1:
             raise ValueError("a two-rate run (rate2, frames2) transmits from one thread per direction")
+        if self.warm_frames < 0 or (self.warm_frames and self.warm_rate_fps <= 0) or self.warm_rate2_fps < 0:
+            raise ValueError(f"a warm start needs frames >= 0 and a positive rate, got {self.warm_frames} frames "
+                             f"at {self.warm_rate_fps} fps")
 
     def command(self) -> str:
         """The engine's command line for this run."""
@@ -118,6 +140,16 @@ class RunRequest:
             words += [f"rate2={self.rate2_fps:.6f}", f"frames2={self.frames2}"]
         if self.threads > 1:
             words.append(f"threads={self.threads}")
+        if self.warm_frames:
+            words += [f"warm={self.warm_frames}", f"warm_rate={self.warm_rate_fps:.6f}"]
+            if self.warm_rate2_fps:
+                words.append(f"warm_rate2={self.warm_rate2_fps:.6f}")
+        if not self.histogram:
+            words.append("hist=0")
+        if self.count_sizes:
+            words.append("sizes=1")
+        if self.raw:
+            words.append("raw=1")
         return " ".join(words)
 
 
@@ -176,6 +208,7 @@ class DirResult:
     # skipped by a later frame of its stream, or never followed by one; -1 when none was lost.
     last_lost_index: int = -1
     threads: int = 1  # transmit threads that sent this direction (at most one per stream)
+    warm_tx: int = 0  # frames of its warm start (sent before, never counted)
 
     @property
     def unique_rx_frames(self) -> int:
@@ -204,6 +237,10 @@ class PortResult:
     last_rx_ns: int = 0
     gap_max_ns: int = 0
     gap_end_ns: int = 0
+    warm: int = 0  # frames of the warm start received (never counted)
+    sizes: tuple[tuple[int, int], ...] = ()  # (frame length without FCS, frames received), when counted
+    raw: tuple[int, ...] = ()  # every latency, ns, when kept (the first raw_cap)
+    raw_seen: int = 0  # latencies the port saw while keeping them (more than raw when it was full)
 
 
 @dataclass(frozen=True)
@@ -257,6 +294,7 @@ def _dir(d: dict[str, Any]) -> DirResult:
         frames2_requested=int(d.get("frames2_requested", 0)), tx1_frames=int(d.get("tx1", d["tx"])),
         t_drop_s=float(d.get("t_drop_s", 0.0)), rx2_frames=int(d.get("rx2", 0)),
         last_lost_index=int(d.get("last_lost", -1)), threads=int(d.get("threads", 1)),
+        warm_tx=int(d.get("warm_tx", 0)),
     )
 
 
@@ -272,6 +310,8 @@ def _port(p: dict[str, Any]) -> PortResult:
         ),
         first_rx_ns=int(p.get("first_ns", 0)), last_rx_ns=int(p.get("last_ns", 0)),
         gap_max_ns=int(p.get("gap_max_ns", 0)), gap_end_ns=int(p.get("gap_end_ns", 0)),
+        warm=int(p.get("warm", 0)), sizes=tuple((int(n), int(c)) for n, c in p.get("sizes", ())),
+        raw=tuple(int(v) for v in p.get("raw", ())), raw_seen=int(p.get("raw_seen", 0)),
     )
 
 

@@ -122,8 +122,8 @@ static int push(struct vsg_afxdp *x, const struct vsg_port *port, char *err)
 	return 0;
 }
 
-long vsg_afxdp_send(struct vsg_afxdp *x, const struct vsg_port *port, const struct vsg_dir *d,
-		    const struct vsg_cfg *cfg, const struct vsg_job *job, uint64_t first, uint32_t n, char *err)
+long vsg_afxdp_send(struct vsg_afxdp *x, const struct vsg_port *port, const struct vsg_dir *d, uint16_t tag,
+		    const struct vsg_job *job, uint64_t first, uint32_t n, char *err)
 {
 	uint32_t done = 0;
 
@@ -151,14 +151,17 @@ long vsg_afxdp_send(struct vsg_afxdp *x, const struct vsg_port *port, const stru
 		for (uint32_t i = 0; i < got; i++) {
 			struct xdp_desc *desc = xsk_ring_prod__tx_desc(&x->tx, idx + i);
 			uint64_t addr = x->free_addrs[--x->nfree], k = first + done + i;
+			unsigned char *frame = (unsigned char *)xsk_umem__get_data(x->area, addr);
+			uint32_t len = d->mix_len ? d->mix[k % d->mix_len] : x->len; /* a frame mix: its length */
 
-			vsg_stamp((unsigned char *)xsk_umem__get_data(x->area, addr), d->l3, (__u8)d->vary, d->base,
-				  (uint8_t)job->dir_id,
+			if (d->mix_len)
+				vsg_set_len(frame, d->l3, len);
+			vsg_stamp(frame, d->l3, (__u8)d->vary, d->base, (uint8_t)job->dir_id,
 				  (uint32_t)job->thread + (uint32_t)job->nthreads * (uint32_t)(k % job->nstreams),
-				  cfg->trial_tag, (uint32_t)(k / job->nstreams),
+				  tag, (uint32_t)(k / job->nstreams),
 				  (uint32_t)((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec));
 			desc->addr = addr;
-			desc->len = x->len;
+			desc->len = len;
 			desc->options = 0;
 		}
 		xsk_ring_prod__submit(&x->tx, got);

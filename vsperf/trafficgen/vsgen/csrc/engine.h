@@ -19,6 +19,8 @@
 #define VSG_ERR_MAX 512
 #define VSG_MIN_STREAM_CAP 1024u
 #define VSG_MAX_JOBS (VSG_MAX_DIRS * VSG_MAX_THREADS)
+#define VSG_NMAPS 8
+#define VSG_MAX_RAW (1u << 24) /* latencies a port may keep raw (port ... raw=N) */
 
 enum vsg_path { VSG_PATH_AUTO = 0, VSG_PATH_XDP, VSG_PATH_PACKET, VSG_PATH_AFXDP };
 enum vsg_mode { VSG_MODE_RATE = 0, VSG_MODE_BURST, VSG_MODE_CONT };
@@ -51,8 +53,12 @@ struct vsg_port {
 	struct vsg_rxstat *rx; /* VSG_MAX_RXQ slots, one per receive queue: vsg_rx_sum adds them */
 	struct vsg_rxstream *streams;
 	uint64_t *hist;
-	size_t map_len[5];
-	void *map_mem[5];
+	uint64_t *mix;   /* the transmitted direction's frame lengths (vsg_mix_map) */
+	uint64_t *sizes; /* frames received per length (vsg_size_map) */
+	uint64_t *raw;   /* latencies kept raw (vsg_raw_map), raw_cap of them */
+	uint32_t raw_cap;
+	size_t map_len[VSG_NMAPS];
+	void *map_mem[VSG_NMAPS];
 	int xdp_tx; /* -1 unknown, 0 the peer cannot take XDP frames, 1 works */
 	char xdp_note[VSG_ERR_MAX]; /* why not, when xdp_tx is 0 */
 	int ctl_sock; /* a socket in the port's namespace, for ethtool */
@@ -68,8 +74,10 @@ struct vsg_dir {
 	int vary;
 	uint32_t base;
 	int l3;
-	size_t len;
+	size_t len; /* the template's length: the mix's largest frame */
 	unsigned char frame[VSG_MAX_FRAME];
+	uint32_t mix_len; /* a frame mix: frame i is mix[i % mix_len] bytes long (0: every frame len) */
+	uint32_t mix[VSG_MIX_MAX];
 };
 
 /* A transmit thread's job and what it measured. A direction sent by N threads has N jobs:
@@ -86,6 +94,11 @@ struct vsg_job {
 	uint64_t frames;   /* this thread's share of the direction's frames; 0: until stopped */
 	double rate2_fps;  /* two-rate run: the rate after `frames` frames (0: one rate) */
 	uint64_t frames2;  /* two-rate run: frames sent at rate2_fps */
+	uint64_t warm_frames; /* warm start: frames sent first, tagged apart (0: none) */
+	double warm_rate;  /* its rate (a ramp's first rate) */
+	double warm_rate2; /* a ramp's last rate (== warm_rate: a lead-in) */
+	atomic_int in_warm; /* sending the warm start (ticks count nothing yet) */
+	uint64_t warm_sent;
 	int cpu;           /* -1: not pinned */
 	atomic_int *stop;
 	atomic_int *ready; /* threads set up and waiting for `go` */
@@ -121,6 +134,12 @@ struct run_args {
 	int ncpus;
 	double tick;
 	int threads; /* transmit threads per direction (at most one per stream) */
+	uint64_t warm[VSG_MAX_DIRS]; /* warm start frames per direction (one value: each) */
+	int nwarm;
+	double warm_rate, warm_rate2; /* per direction: the warm start's first and last rate */
+	int hist_off;     /* 1: no latency histogram (its cost measured) */
+	int count_sizes;  /* 1: count received frames per length */
+	int raw;          /* 1: keep each latency raw (ports opened with raw=N) */
 	/* the jobs of direction dirs[i]: jobs[job0[i]] .. jobs[job0[i] + njobs[i] - 1] */
 	int job0[VSG_MAX_DIRS];
 	int njobs[VSG_MAX_DIRS];
@@ -157,8 +176,8 @@ struct vsg_afxdp {
 /* afxdp.c */
 int vsg_afxdp_open(struct vsg_afxdp *x, const struct vsg_port *port, const struct vsg_dir *d, uint32_t queue,
 		   char *err);
-long vsg_afxdp_send(struct vsg_afxdp *x, const struct vsg_port *port, const struct vsg_dir *d,
-		    const struct vsg_cfg *cfg, const struct vsg_job *job, uint64_t first, uint32_t n, char *err);
+long vsg_afxdp_send(struct vsg_afxdp *x, const struct vsg_port *port, const struct vsg_dir *d, uint16_t tag,
+		    const struct vsg_job *job, uint64_t first, uint32_t n, char *err);
 void vsg_afxdp_drain(struct vsg_afxdp *x, const struct vsg_port *port, double timeout_s);
 void vsg_afxdp_close(struct vsg_afxdp *x);
 
@@ -179,7 +198,7 @@ uint32_t vsg_rx_queues(int fd, const char *ifname);
 int vsg_veth_xmit(int fd, const char *ifname, struct vsg_xmit *out);
 
 /* port.c */
-int vsg_port_open(struct vsg_engine *eng, struct vsg_port *port, char *err);
+int vsg_port_open(struct vsg_engine *eng, struct vsg_port *port, uint32_t raw_cap, char *err);
 int vsg_port_ensure_streams(struct vsg_engine *eng, struct vsg_port *port, uint32_t streams, char *err);
 void vsg_port_close(struct vsg_port *port);
 

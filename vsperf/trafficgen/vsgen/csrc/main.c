@@ -4,12 +4,17 @@
  *        vsgen-engine --version
  *
  * Commands, one per line (answers are JSON lines on standard output):
- *   port I netns=NAME|- ifname=IF      open port I (loads the BPF programs, attaches the
- *                                      receive program to IF inside namespace NAME)
- *   dir D tx=I rx=J streams=N vary=none|mac|ip|udp|smac base=V l3=14|18 frame=HEX
+ *   port I netns=NAME|- ifname=IF [raw=N]
+ *                                      open port I (loads the BPF programs, attaches the
+ *                                      receive program to IF inside namespace NAME); raw=N: it
+ *                                      can keep N latencies raw (run ... raw=1, for tests)
+ *   dir D tx=I rx=J streams=N vary=none|mac|ip|udp|smac base=V l3=14|18 frame=HEX [sizes=L,L,...]
  *                                      direction D: the template frame (without FCS) port I
  *                                      sends to port J, N streams varying one field from V
- *                                      (smac: the source MAC, for RFC 2889 learning frames)
+ *                                      (smac: the source MAC, for RFC 2889 learning frames);
+ *                                      sizes: a frame mix, frame i cut to the i-th length (mod
+ *                                      their count, at most 1024; lengths without FCS, at most
+ *                                      the template's)
  *   run ...                            one trial (see run.c)
  *   stop                               ends a continuous run
  *   ping | quit
@@ -126,9 +131,10 @@ static int parse_index(const char *s, int max, int *out)
 
 static int cmd_port(struct vsg_engine *eng, char **w, int n)
 {
-	const char *ns, *ifname;
+	const char *ns, *ifname, *raw;
 	char err[VSG_ERR_MAX] = "", path[128];
 	struct vsg_port *port;
+	uint64_t raw_cap = 0;
 	int idx;
 
 	if (n < 2 || parse_index(w[1], VSG_MAX_PORTS, &idx)) {
@@ -137,6 +143,11 @@ static int cmd_port(struct vsg_engine *eng, char **w, int n)
 	}
 	ns = value_of(w + 2, n - 2, "netns");
 	ifname = value_of(w + 2, n - 2, "ifname");
+	raw = value_of(w + 2, n - 2, "raw");
+	if (raw && (vsg_parse_u64(raw, &raw_cap) || raw_cap > VSG_MAX_RAW)) {
+		vsg_error("port: raw must be 0..%u latencies", VSG_MAX_RAW);
+		return -1;
+	}
 	if (!ns || !ifname || !*ifname || strlen(ifname) >= IF_NAMESIZE || strlen(ns) >= VSG_NAME_MAX ||
 	    strchr(ns, '/')) {
 		vsg_error("port: expected netns=NAME|- ifname=IF (an interface name of at most %d characters)",
@@ -164,7 +175,7 @@ static int cmd_port(struct vsg_engine *eng, char **w, int n)
 	} else {
 		port->ns_fd = fcntl(eng->own_ns_fd, F_DUPFD_CLOEXEC, 0);
 	}
-	if (vsg_port_open(eng, port, err)) {
+	if (vsg_port_open(eng, port, (uint32_t)raw_cap, err)) {
 		vsg_error("%s", err);
 		vsg_port_close(port);
 		return -1;
@@ -175,13 +186,42 @@ static int cmd_port(struct vsg_engine *eng, char **w, int n)
 	return 0;
 }
 
+/* A frame mix's lengths "L,L,..." into `d` (after its template): each long enough for the
+ * signature, at most the template's length. */
+static int parse_sizes(const char *text, struct vsg_dir *d)
+{
+	size_t low = (size_t)d->l3 + VSG_IP_LEN + VSG_L4_LEN + VSG_SIG_LEN;
+	const char *s = text;
+
+	if (low < VSG_MIN_FRAME)
+		low = VSG_MIN_FRAME;
+	d->mix_len = 0;
+	while (*s) {
+		char *end;
+		unsigned long len = strtoul(s, &end, 10);
+
+		if (end == s || (*end && *end != ',') || d->mix_len == VSG_MIX_MAX || len < low || len > d->len) {
+			vsg_error("dir: sizes must be 1..%d frame lengths of %zu..%zu bytes (without FCS), comma separated",
+				  VSG_MIX_MAX, low, d->len);
+			return -1;
+		}
+		d->mix[d->mix_len++] = (uint32_t)len;
+		s = *end ? end + 1 : end;
+	}
+	if (!d->mix_len) {
+		vsg_error("dir: sizes is empty");
+		return -1;
+	}
+	return 0;
+}
+
 static int cmd_dir(struct vsg_engine *eng, char **w, int n)
 {
 	static const char *const varies[] = {"none", "mac", "ip", "udp", "smac"};
 	const char *tx = value_of(w + 2, n - 2, "tx"), *rx = value_of(w + 2, n - 2, "rx");
 	const char *streams = value_of(w + 2, n - 2, "streams"), *vary = value_of(w + 2, n - 2, "vary");
 	const char *base = value_of(w + 2, n - 2, "base"), *l3 = value_of(w + 2, n - 2, "l3");
-	const char *frame = value_of(w + 2, n - 2, "frame");
+	const char *frame = value_of(w + 2, n - 2, "frame"), *sizes = value_of(w + 2, n - 2, "sizes");
 	struct vsg_dir d;
 	uint64_t s, b, l;
 	int id, limit;
@@ -239,6 +279,8 @@ static int cmd_dir(struct vsg_engine *eng, char **w, int n)
 			  eng->ports[d.tx_port].mtu, eng->ports[d.tx_port].ifname);
 		return -1;
 	}
+	if (sizes && parse_sizes(sizes, &d))
+		return -1;
 	d.defined = 1;
 	eng->dirs[id] = d;
 	vsg_emit("{\"ev\":\"ok\",\"cmd\":\"dir\",\"dir\":%d,\"len\":%zu}", id, d.len);

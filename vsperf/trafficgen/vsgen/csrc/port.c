@@ -23,8 +23,8 @@
 extern const unsigned char vsg_bpf_obj[];
 extern const unsigned char vsg_bpf_obj_end[];
 
-static const char *const MAP_NAMES[5] = {"vsg_cfg_map", "vsg_tx_map", "vsg_rx_map", "vsg_stream_map",
-					  "vsg_hist_map"};
+static const char *const MAP_NAMES[VSG_NMAPS] = {"vsg_cfg_map", "vsg_tx_map", "vsg_rx_map", "vsg_stream_map",
+						  "vsg_hist_map", "vsg_mix_map", "vsg_size_map", "vsg_raw_map"};
 
 /* libbpf's messages, kept so that a failure can be told in one line. */
 static char libbpf_last[VSG_ERR_MAX];
@@ -47,11 +47,14 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 
 static void unmap_all(struct vsg_port *port)
 {
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < VSG_NMAPS; i++) {
 		if (port->map_mem[i])
 			munmap(port->map_mem[i], port->map_len[i]);
 		port->map_mem[i] = NULL;
 	}
+	port->mix = NULL;
+	port->sizes = NULL;
+	port->raw = NULL;
 	port->cfg = NULL;
 	port->tx = NULL;
 	port->rx = NULL;
@@ -62,13 +65,13 @@ static void unmap_all(struct vsg_port *port)
 struct loaded {
 	struct bpf_object *obj;
 	int tx_fd, rx_fd;
-	void *mem[5];
-	size_t len[5];
+	void *mem[VSG_NMAPS];
+	size_t len[VSG_NMAPS];
 };
 
 static void loaded_free(struct loaded *l)
 {
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < VSG_NMAPS; i++)
 		if (l->mem[i])
 			munmap(l->mem[i], l->len[i]);
 	if (l->obj)
@@ -76,7 +79,7 @@ static void loaded_free(struct loaded *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static int load(struct loaded *l, uint32_t stream_cap, uint32_t hist_slices, char *err)
+static int load(struct loaded *l, uint32_t stream_cap, uint32_t hist_slices, uint32_t raw_cap, char *err)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "vsgen");
 	long page = sysconf(_SC_PAGESIZE);
@@ -99,6 +102,10 @@ static int load(struct loaded *l, uint32_t stream_cap, uint32_t hist_slices, cha
 		snprintf(err, VSG_ERR_MAX, "cannot size the histogram map to %u slices", hist_slices);
 		goto fail;
 	}
+	if (bpf_map__set_max_entries(bpf_object__find_map_by_name(l->obj, "vsg_raw_map"), raw_cap ? raw_cap : 1)) {
+		snprintf(err, VSG_ERR_MAX, "cannot size the raw latency map to %u entries", raw_cap);
+		goto fail;
+	}
 	if (bpf_object__load(l->obj)) {
 		snprintf(err, VSG_ERR_MAX, "the kernel refused vsgen's BPF programs (%s): %s", strerror(errno),
 			 libbpf_last[0] ? libbpf_last : "no detail");
@@ -111,7 +118,7 @@ static int load(struct loaded *l, uint32_t stream_cap, uint32_t hist_slices, cha
 	}
 	/* The same program transmits (BPF_PROG_RUN) and receives (attached). */
 	l->tx_fd = l->rx_fd = bpf_program__fd(prog);
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < VSG_NMAPS; i++) {
 		struct bpf_map *map = bpf_object__find_map_by_name(l->obj, MAP_NAMES[i]);
 		size_t value = (bpf_map__value_size(map) + 7) & ~(size_t)7;
 		size_t len = value * bpf_map__max_entries(map);
@@ -139,7 +146,7 @@ static void adopt(struct vsg_port *port, struct loaded *l, uint32_t cap)
 	port->obj = l->obj;
 	port->tx_prog_fd = l->tx_fd;
 	port->rx_prog_fd = l->rx_fd;
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < VSG_NMAPS; i++) {
 		port->map_mem[i] = l->mem[i];
 		port->map_len[i] = l->len[i];
 	}
@@ -148,6 +155,9 @@ static void adopt(struct vsg_port *port, struct loaded *l, uint32_t cap)
 	port->rx = l->mem[2];
 	port->streams = l->mem[3];
 	port->hist = l->mem[4];
+	port->mix = l->mem[5];
+	port->sizes = l->mem[6];
+	port->raw = l->mem[7];
 	port->stream_cap = cap;
 	port->cfg->hist_slices = port->hist_slices;
 	memset(l, 0, sizeof(*l));
@@ -163,7 +173,7 @@ static int read_mtu(int fd, const char *ifname)
 }
 
 /* Resolve the interface in its namespace, load the BPF object and attach the receive program. */
-int vsg_port_open(struct vsg_engine *eng, struct vsg_port *port, char *err)
+int vsg_port_open(struct vsg_engine *eng, struct vsg_port *port, uint32_t raw_cap, char *err)
 {
 	struct loaded l;
 	int rc = -1;
@@ -194,7 +204,8 @@ int vsg_port_open(struct vsg_engine *eng, struct vsg_port *port, char *err)
 	port->hist_slices = vsg_rx_queues(port->ctl_sock, port->ifname);
 	if (port->hist_slices > VSG_MAX_RXQ)
 		port->hist_slices = VSG_MAX_RXQ;
-	if (load(&l, VSG_MIN_STREAM_CAP, port->hist_slices, err))
+	port->raw_cap = raw_cap;
+	if (load(&l, VSG_MIN_STREAM_CAP, port->hist_slices, port->raw_cap, err))
 		goto out;
 	static const struct {
 		__u32 flags;
@@ -242,7 +253,7 @@ int vsg_port_ensure_streams(struct vsg_engine *eng, struct vsg_port *port, uint3
 		return 0;
 	while (cap < streams)
 		cap *= 2;
-	if (load(&l, cap, port->hist_slices, err))
+	if (load(&l, cap, port->hist_slices, port->raw_cap, err))
 		return -1;
 	if (bpf_link_update(port->link_fd, l.rx_fd, NULL)) {
 		snprintf(err, VSG_ERR_MAX, "cannot replace the receive program of %s: %s", port->ifname,

@@ -2,8 +2,10 @@
  *
  * The result gives, per direction, what was sent (path, counts, achieved rate, transmit CPU
  * time, frames the peer's full ring refused) and what its receiving port got of it per stream
- * (sequence analysis, loss computed against the frames each stream was sent); per port, the
- * receive counters and the non-empty latency histogram buckets.
+ * (sequence analysis, loss computed against the frames each stream was sent) and its warm start's
+ * frames (`warm_tx`); per port, the receive counters, the warm start's frames it received
+ * (`warm`), the non-empty latency histogram buckets, the frames per length (`sizes`, when
+ * counted) and the raw latencies (`raw`, when kept).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -35,6 +37,7 @@ static void vsg_rx_sum(const struct vsg_port *port, struct vsg_rxstat *out)
 		out->foreign += s->foreign;
 		out->other += s->other;
 		out->tagged += s->tagged;
+		out->warm += s->warm;
 		out->lat_sum_ns += s->lat_sum_ns;
 		if (s->lat_min_ns < out->lat_min_ns)
 			out->lat_min_ns = s->lat_min_ns;
@@ -105,7 +108,7 @@ static void result_dir(FILE *f, struct vsg_engine *eng, struct run_args *a, stru
 	struct vsg_dir *d = &eng->dirs[id];
 	struct vsg_port *rxp = &eng->ports[d->rx_port];
 	struct vsg_job *job = &jobs[a->job0[i]]; /* thread 0: the one sending when others are idle */
-	uint64_t sent = 0, frames = 0, sent1 = 0;
+	uint64_t sent = 0, frames = 0, sent1 = 0, warm = 0;
 	uint64_t rx = 0, dup = 0, reo = 0, lost = 0, excess = 0, with_loss = 0, max_loss = 0, rx2 = 0;
 	int64_t last_lost = -1; /* index (seq * streams + stream) of the last frame lost, -1: none */
 	uint32_t off = rxp->cfg->rx_offset[id];
@@ -122,6 +125,7 @@ static void result_dir(FILE *f, struct vsg_engine *eng, struct run_args *a, stru
 		sent += atomic_load(&t->sent);
 		frames += t->frames;
 		sent1 += t->sent1;
+		warm += t->warm_sent;
 		cpu_s += t->cpu_s;
 		if (t->idle)
 			continue;
@@ -152,11 +156,11 @@ static void result_dir(FILE *f, struct vsg_engine *eng, struct run_args *a, stru
 		   "\"ring_drops\":%lld,\"streams\":%u,"
 		   "\"threads\":%d,\"requested_fps\":%.3f,\"frames_requested\":%llu,\"tx\":%llu,\"tx_time_s\":%.9f,"
 		   "\"achieved_fps\":%.3f,\"cpu_s\":%.6f,\"t_start_ns\":%.0f,\"rate2_fps\":%.3f,"
-		   "\"frames2_requested\":%llu,\"tx1\":%llu,\"t_drop_s\":%.9f",
+		   "\"frames2_requested\":%llu,\"tx1\":%llu,\"t_drop_s\":%.9f,\"warm_tx\":%llu",
 		i ? "," : "", id, d->tx_port, d->rx_port, path_name(job->path), note,
 		ring_drops, d->streams, n, a->rate, (unsigned long long)frames, (unsigned long long)sent, span, achieved,
 		cpu_s, t_start * 1e9, job->rate2_fps, (unsigned long long)job->frames2, (unsigned long long)sent1,
-		job->t_drop > 0 ? job->t_drop - t_start : 0.0);
+		job->t_drop > 0 ? job->t_drop - t_start : 0.0, (unsigned long long)warm);
 	if (detail)
 		fprintf(f, ",\"detail\":[");
 	for (uint32_t s = 0; s < d->streams; s++) {
@@ -192,7 +196,7 @@ static void result_dir(FILE *f, struct vsg_engine *eng, struct run_args *a, stru
 		(unsigned long long)rx2, (long long)last_lost);
 }
 
-static void result_port(FILE *f, struct vsg_port *port, int first)
+static void result_port(FILE *f, struct vsg_port *port, const struct run_args *a, int first)
 {
 	struct vsg_rxstat sum;
 	const struct vsg_rxstat *st = &sum;
@@ -203,14 +207,14 @@ static void result_port(FILE *f, struct vsg_port *port, int first)
 	fprintf(f, "%s{\"port\":%d,\"rx_mode\":\"%s\",\"frames\":%llu,\"dup\":%llu,\"reorder\":%llu,"
 		   "\"late\":%llu,\"stale\":%llu,\"foreign\":%llu,\"other\":%llu,\"tagged\":%llu,"
 		   "\"lat_sum_ns\":%llu,\"lat_min_ns\":%llu,\"lat_max_ns\":%llu,\"first_ns\":%llu,"
-		   "\"last_ns\":%llu,\"gap_max_ns\":%llu,\"gap_end_ns\":%llu,\"hist\":[",
+		   "\"last_ns\":%llu,\"gap_max_ns\":%llu,\"gap_end_ns\":%llu,\"warm\":%llu,\"hist\":[",
 		first ? "" : ",", port->index, port->rx_mode, (unsigned long long)st->frames,
 		(unsigned long long)st->dup, (unsigned long long)st->reorder, (unsigned long long)st->late,
 		(unsigned long long)st->stale, (unsigned long long)st->foreign, (unsigned long long)st->other,
 		(unsigned long long)st->tagged, (unsigned long long)st->lat_sum_ns,
 		(unsigned long long)(st->frames ? st->lat_min_ns : 0), (unsigned long long)st->lat_max_ns,
 		(unsigned long long)st->first_ns, (unsigned long long)st->last_ns, (unsigned long long)st->gap_max_ns,
-		(unsigned long long)st->gap_end_ns);
+		(unsigned long long)st->gap_end_ns, (unsigned long long)st->warm);
 	for (uint32_t b = 0; b < VSG_HIST_BUCKETS; b++) {
 		uint64_t n = 0;
 
@@ -219,7 +223,23 @@ static void result_port(FILE *f, struct vsg_port *port, int first)
 		if (n)
 			fprintf(f, "%s[%u,%llu]", nb++ ? "," : "", b, (unsigned long long)n);
 	}
-	fprintf(f, "]}");
+	fprintf(f, "]");
+	if (a->count_sizes) {
+		fprintf(f, ",\"sizes\":[");
+		for (uint32_t len = 0, k = 0; len < VSG_SIZE_SLOTS; len++)
+			if (port->sizes[len])
+				fprintf(f, "%s[%u,%llu]", k++ ? "," : "", len, (unsigned long long)port->sizes[len]);
+		fprintf(f, "]");
+	}
+	if (a->raw && port->raw_cap) {
+		uint32_t kept = port->cfg->raw_next < port->raw_cap ? port->cfg->raw_next : port->raw_cap;
+
+		fprintf(f, ",\"raw_seen\":%u,\"raw\":[", port->cfg->raw_next);
+		for (uint32_t i = 0; i < kept; i++)
+			fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)port->raw[i]);
+		fprintf(f, "]");
+	}
+	fprintf(f, "}");
 }
 
 void vsg_emit_result(struct vsg_engine *eng, struct run_args *a, struct vsg_job *jobs, double elapsed,
@@ -243,7 +263,7 @@ void vsg_emit_result(struct vsg_engine *eng, struct run_args *a, struct vsg_job 
 	for (int p = 0, first = 1; p < VSG_MAX_PORTS; p++) {
 		if (!eng->ports[p].defined)
 			continue;
-		result_port(f, &eng->ports[p], first);
+		result_port(f, &eng->ports[p], a, first);
 		first = 0;
 	}
 	fprintf(f, "]}");

@@ -2,6 +2,14 @@
  *
  *   run mode=rate|burst|cont dirs=0,1 [rate=FPS] [frames=N[,N...]] [path=auto|xdp|afxdp|packet]
  *       [residual=S] [detail=K] [cpus=C[,C...]] [tick=S] [rate2=FPS frames2=N] [threads=N]
+ *       [warm=N[,N...] warm_rate=FPS [warm_rate2=FPS]] [hist=0|1] [sizes=0|1] [raw=0|1]
+ *
+ * warm: a warm start, per direction: N frames sent first, paced from warm_rate (to warm_rate2:
+ * a ramp; without it a lead-in at warm_rate), tagged apart (trial tag | VSG_WARM_TAG): the
+ * receivers count them apart and never as the trial's; the trial's frames follow without a pause
+ * (their rate and time start after the warm start). hist=0: no latency histogram (to measure what
+ * it costs). sizes=1: count received frames per length (a frame mix). raw=1: keep every latency
+ * (ports opened with raw=N keep the first N).
  *
  * rate and frames are per direction. threads=N: each direction transmits from N threads (at most
  * one per stream; see tx.c for how streams, frames and rate are shared), transmit thread j (all
@@ -131,6 +139,27 @@ static int parse_args(char **kv, int nkv, struct run_args *a)
 				vsg_error("run: bad detail '%s'", v);
 				return -1;
 			}
+		} else if (!strcmp(k, "warm")) {
+			a->nwarm = parse_list(v, a->warm, VSG_MAX_DIRS);
+			if (a->nwarm <= 0) {
+				vsg_error("run: bad warm '%s'", v);
+				return -1;
+			}
+		} else if (!strcmp(k, "warm_rate") || !strcmp(k, "warm_rate2")) {
+			double *rate = !strcmp(k, "warm_rate") ? &a->warm_rate : &a->warm_rate2;
+
+			if (vsg_parse_double(v, rate) || *rate <= 0) {
+				vsg_error("run: %s must be a positive number of frames/s, got '%s'", k, v);
+				return -1;
+			}
+		} else if (!strcmp(k, "hist") || !strcmp(k, "sizes") || !strcmp(k, "raw")) {
+			int *flag = !strcmp(k, "hist") ? &a->hist_off : !strcmp(k, "sizes") ? &a->count_sizes : &a->raw;
+
+			if (strcmp(v, "0") && strcmp(v, "1")) {
+				vsg_error("run: %s must be 0 or 1, got '%s'", k, v);
+				return -1;
+			}
+			*flag = !strcmp(k, "hist") ? !strcmp(v, "0") : !strcmp(v, "1");
 		} else if (!strcmp(k, "threads")) {
 			if (vsg_parse_u64(v, &threads) || !threads || threads > VSG_MAX_THREADS) {
 				vsg_error("run: threads must be 1..%d, got '%s'", VSG_MAX_THREADS, v);
@@ -164,6 +193,12 @@ static int parse_args(char **kv, int nkv, struct run_args *a)
 			vsg_error("run: a two-rate run sends at most 4294967295 frames before the change");
 			return -1;
 		}
+	if (a->nwarm && (a->warm_rate <= 0 || (a->nwarm != 1 && a->nwarm != a->ndirs))) {
+		vsg_error("run: warm needs warm_rate, and one count or one per direction");
+		return -1;
+	}
+	if (!a->warm_rate2)
+		a->warm_rate2 = a->warm_rate;
 	if (a->mode != VSG_MODE_CONT && a->nframes != 1 && a->nframes != a->ndirs) {
 		vsg_error("run: frames needs one count, or one per direction");
 		return -1;
@@ -207,7 +242,8 @@ static int arm(struct vsg_engine *eng, struct run_args *a)
 {
 	char err[VSG_ERR_MAX] = "";
 
-	if (++eng->trial_tag == 0)
+	/* Tags 1..0x7fff: VSG_WARM_TAG marks a warm start's frames. */
+	if (++eng->trial_tag >= VSG_WARM_TAG)
 		eng->trial_tag = 1;
 	for (int p = 0; p < VSG_MAX_PORTS; p++) {
 		struct vsg_port *port = &eng->ports[p];
@@ -234,6 +270,13 @@ static int arm(struct vsg_engine *eng, struct run_args *a)
 		memcpy(port->cfg->rx_offset, off, sizeof(off));
 		memcpy(port->cfg->rx_streams, cnt, sizeof(cnt));
 		memset(port->cfg->rx_split, 0, sizeof(port->cfg->rx_split)); /* set at the rate change */
+		port->cfg->count_sizes = (uint8_t)a->count_sizes;
+		port->cfg->hist_off = (uint8_t)a->hist_off;
+		port->cfg->raw_next = 0;
+		port->cfg->raw_cap = a->raw ? port->raw_cap : 0;
+		port->cfg->tx_mix_len = 0; /* a transmitting port gets its direction's below */
+		if (a->count_sizes)
+			memset(port->sizes, 0, VSG_SIZE_SLOTS * sizeof(uint64_t));
 		memset(port->rx, 0, VSG_MAX_RXQ * sizeof(*port->rx));
 		for (int q = 0; q < VSG_MAX_RXQ; q++)
 			port->rx[q].lat_min_ns = ~0ull;
@@ -346,8 +389,23 @@ static int plan_jobs(struct vsg_engine *eng, struct run_args *a, int i, struct v
 		job->rate_fps = a->mode == VSG_MODE_BURST ? 0 : a->rate * job->nstreams / s;
 		job->rate2_fps = a->rate2;
 		job->frames2 = a->frames2;
+		if (a->nwarm) {
+			/* the thread's share of the warm start, as of the streams (thread 0: the rest) */
+			uint64_t warm = a->warm[a->nwarm == 1 ? 0 : i];
+
+			job->warm_frames = warm * job->nstreams / s; /* thread 0 gets the rest, below */
+			job->warm_rate = a->warm_rate * job->nstreams / s;
+			job->warm_rate2 = a->warm_rate2 * job->nstreams / s;
+		}
 		job->cpu = a->ncpus ? a->cpus[(*njobs - 1) % a->ncpus] : -1;
 		job->stop = stop;
+	}
+	if (a->nwarm) {
+		uint64_t warm = a->warm[a->nwarm == 1 ? 0 : i], given = 0;
+
+		for (uint32_t t = 0; t < n; t++)
+			given += jobs[a->job0[i] + (int)t].warm_frames;
+		jobs[a->job0[i]].warm_frames += warm - given;
 	}
 	return 0;
 }

@@ -20,6 +20,14 @@
  * A paced run ends at its planned end (plus 1 % and 50 ms) even when frames remain: a
  * generator that cannot keep the rate sends fewer frames at a lower achieved rate, which
  * vsperf flags, instead of stretching the trial far beyond its duration.
+ *
+ * Frame mix: the template is the mix's largest frame; frame k of a thread is cut to the length
+ * mix[k % mix_len] (by the transmit program on the XDP path, here on the others) with its IPv4
+ * and UDP lengths rewritten, so the sizes interleave in the mix's pattern.
+ *
+ * Warm start: a thread first sends its share of the warm start's frames, paced from warm_rate
+ * up to warm_rate2 (a ramp; equal rates: a lead-in) and tagged apart, then at once its trial,
+ * whose schedule, sequence numbers and counts start from zero after it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -145,10 +153,16 @@ static int pkt_open(struct pkt_tx *p, const struct vsg_port *port, const struct 
 	return 0;
 }
 
-/* Send `n` frames of thread `job`, numbered (within the thread) from `first`; returns how many
- * the kernel took (-1: failure). */
-static long pkt_send(struct pkt_tx *p, const struct vsg_port *port, const struct vsg_dir *d,
-		     const struct vsg_cfg *cfg, const struct vsg_job *job, uint64_t first, uint32_t n, char *err)
+/* The length (without FCS) of frame `k` of a thread: its place in the mix, or the template's. */
+static uint32_t frame_len(const struct vsg_dir *d, uint64_t k)
+{
+	return d->mix_len ? d->mix[k % d->mix_len] : (uint32_t)d->len;
+}
+
+/* Send `n` frames of thread `job`, numbered (within the thread) from `first`, with trial tag
+ * `tag`; returns how many the kernel took (-1: failure). */
+static long pkt_send(struct pkt_tx *p, const struct vsg_port *port, const struct vsg_dir *d, uint16_t tag,
+		     const struct vsg_job *job, uint64_t first, uint32_t n, char *err)
 {
 	long total = 0;
 
@@ -159,11 +173,16 @@ static long pkt_send(struct pkt_tx *p, const struct vsg_port *port, const struct
 
 		for (uint32_t i = 0; i < batch; i++) {
 			uint64_t idx = first + (uint64_t)total + i;
+			unsigned char *buf = p->bufs + i * d->len;
 
+			if (d->mix_len) {
+				p->iov[i].iov_len = frame_len(d, idx);
+				vsg_set_len(buf, d->l3, (uint32_t)p->iov[i].iov_len);
+			}
 			clock_gettime(CLOCK_MONOTONIC, &ts);
-			vsg_stamp(p->bufs + i * d->len, d->l3, (__u8)d->vary, d->base, (uint8_t)job->dir_id,
+			vsg_stamp(buf, d->l3, (__u8)d->vary, d->base, (uint8_t)job->dir_id,
 				  (uint32_t)job->thread + (uint32_t)job->nthreads * (uint32_t)(idx % job->nstreams),
-				  cfg->trial_tag, (uint32_t)(idx / job->nstreams),
+				  tag, (uint32_t)(idx / job->nstreams),
 				  (uint32_t)((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec));
 		}
 		sent = sendmmsg(p->fd, p->msgs, batch, 0);
@@ -189,9 +208,79 @@ static uint64_t sent_so_far(struct vsg_job *job, const struct vsg_port *port)
 /* What vsg_emit_tick and the result count as sent by `job` so far. */
 uint64_t vsg_job_sent(struct vsg_engine *eng, struct vsg_job *job)
 {
-	if (job->idle)
+	if (job->idle || atomic_load(&job->in_warm))
 		return 0;
 	return sent_so_far(job, &eng->ports[eng->dirs[job->dir_id].tx_port]);
+}
+
+/* Seconds after the warm start began when its frame `k` (from 0) is due: the rate goes linearly
+ * from warm_rate to warm_rate2 over the time its frames take (N(t) = r0 t + (r1 - r0) t^2 / 2T). */
+static double warm_time(const struct vsg_job *job, double k)
+{
+	double r0 = job->warm_rate, r1 = job->warm_rate2;
+	double span = (double)job->warm_frames / ((r0 + r1) / 2.0), a = (r1 - r0) / (2.0 * span);
+
+	if (a < 1e-12 && a > -1e-12)
+		return k / r0;
+	return (-r0 + sqrt(r0 * r0 + 4.0 * a * k)) / (2.0 * a);
+}
+
+/* Frames of the warm start due `t` seconds after it began (the inverse of warm_time). */
+static double warm_time_inverse(const struct vsg_job *job, double t)
+{
+	double r0 = job->warm_rate, r1 = job->warm_rate2;
+	double span = (double)job->warm_frames / ((r0 + r1) / 2.0);
+
+	if (t > span)
+		t = span;
+	return r0 * t + (r1 - r0) * t * t / (2.0 * span);
+}
+
+/* Send the thread's warm start (tagged apart), paced; 0, or -1 on failure. The transmit slot
+ * and the counts start from zero for the trial afterwards. */
+static int send_warm(struct vsg_job *job, struct vsg_port *port, const struct vsg_dir *d, struct pkt_tx *pkt,
+		     struct vsg_afxdp *xsk, const unsigned char *xdp_data, uint32_t meta_len)
+{
+	struct vsg_txstate *st = &port->tx[job->thread];
+	uint64_t total = job->warm_frames, sent = 0;
+	double t0 = vsg_now();
+	uint16_t tag = (uint16_t)(port->cfg->trial_tag | VSG_WARM_TAG);
+	uint32_t chunk = paced_chunk(job->warm_rate2 > job->warm_rate ? job->warm_rate2 : job->warm_rate);
+
+	atomic_store(&job->in_warm, 1);
+	st->warm = 1;
+	while (sent < total && !atomic_load(job->stop)) {
+		uint64_t need = total - sent < chunk ? total - sent : chunk, due;
+		double now = vsg_now();
+
+		due = (uint64_t)floor(warm_time_inverse(job, now - t0)) + 1;
+		if (due > total)
+			due = total;
+		if (due < sent + need) {
+			sleep_until(t0 + warm_time(job, (double)(sent + need - 1)));
+			continue;
+		}
+		need = due - sent > XDP_CATCHUP_CHUNK ? XDP_CATCHUP_CHUNK : due - sent;
+		if (job->path == VSG_PATH_XDP) {
+			if (xdp_send(port, xdp_data, meta_len + d->len, meta_len, (uint32_t)need, job->err))
+				return -1;
+			sent = st->sent;
+		} else {
+			long m = job->path == VSG_PATH_AFXDP ? vsg_afxdp_send(xsk, port, d, tag, job, sent, (uint32_t)need, job->err)
+							     : pkt_send(pkt, port, d, tag, job, sent, (uint32_t)need, job->err);
+
+			if (m < 0)
+				return -1;
+			sent += (uint64_t)m;
+		}
+	}
+	job->warm_sent = sent;
+	st->warm = 0;
+	st->sent = 0;
+	st->stream = st->first;
+	st->round = 0;
+	atomic_store(&job->in_warm, 0);
+	return 0;
 }
 
 void *vsg_tx_thread(void *arg)
@@ -251,6 +340,11 @@ void *vsg_tx_thread(void *arg)
 	}
 	sleep_until(t0);
 	cpu0 = vsg_thread_cpu();
+	if (job->warm_frames) {
+		if (send_warm(job, port, d, &pkt, &xsk, xdp_data, meta_len))
+			goto failed;
+		t0 = vsg_now(); /* the trial follows at once; its schedule starts here */
+	}
 	job->t_start = t0;
 	if (rate > 0 && total)
 		deadline = t0 + (double)total / rate * (1.0 + PACED_GRACE_SHARE) + PACED_GRACE_S;
@@ -312,8 +406,9 @@ void *vsg_tx_thread(void *arg)
 				goto failed;
 			sent = port->tx[job->thread].sent;
 		} else {
-			long m = job->path == VSG_PATH_AFXDP ? vsg_afxdp_send(&xsk, port, d, port->cfg, job, sent, n, job->err)
-							     : pkt_send(&pkt, port, d, port->cfg, job, sent, n, job->err);
+			uint16_t tag = port->cfg->trial_tag;
+			long m = job->path == VSG_PATH_AFXDP ? vsg_afxdp_send(&xsk, port, d, tag, job, sent, n, job->err)
+							     : pkt_send(&pkt, port, d, tag, job, sent, n, job->err);
 
 			if (m < 0)
 				goto failed;
@@ -353,6 +448,9 @@ void vsg_set_tx_cfg(struct vsg_port *port, const struct vsg_dir *d, int dir_id)
 	port->cfg->tx_l3_off = (uint16_t)d->l3;
 	port->cfg->tx_vary = (uint8_t)d->vary;
 	port->cfg->tx_dir = (uint8_t)dir_id;
+	for (uint32_t i = 0; i < d->mix_len; i++)
+		port->mix[i] = d->mix[i];
+	port->cfg->tx_mix_len = d->mix_len;
 }
 
 /* Send one frame through XDP and check on the veth's counters that the peer took it.

@@ -8,6 +8,12 @@
  *   goes away with the process); counts this trial's frames per stream, analyses sequence
  *   numbers and records latency, then drops them; every other frame passes untouched.
  *
+ * A frame mix (IMIX): the template is the mix's largest frame; the transmit program cuts each
+ * frame to its length in the mix's sending pattern (vsg_mix_map) with bpf_xdp_adjust_tail and
+ * writes the IPv4/UDP lengths. The receive program can count frames per length (vsg_size_map)
+ * and keep every latency (vsg_raw_map, for tests). A warm start's frames (tag | VSG_WARM_TAG)
+ * are counted apart and dropped.
+ *
  * All per-port state lives in mmapable array maps the engine reads directly. A port's receive
  * queues run in parallel: each queue has its own counters (vsg_rx_map slot) and histogram slice
  * (updated atomically: queues beyond the slices share one), and a stream's state is only touched by the queue its frames arrive on
@@ -61,25 +67,73 @@ struct {
 	__type(value, __u64);
 } vsg_hist_map SEC(".maps");
 
+/* max_entries are set by the engine before loading: a frame mix's pattern (VSG_MIX_MAX), the
+ * receive counts per frame length (VSG_SIZE_SLOTS) and the raw latencies kept (1: none). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, VSG_MIX_MAX);
+	__type(key, __u32);
+	__type(value, __u64); /* an array map's values are 8-byte aligned in the engine's mapping */
+} vsg_mix_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, VSG_SIZE_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} vsg_size_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} vsg_raw_map SEC(".maps");
+
+/* Cut the frame to its length in the mix (the slot's frame number `n`); 0, or -1 when it cannot be. */
+static __always_inline int tx_cut(struct xdp_md *ctx, struct vsg_cfg *cfg, __u64 n)
+{
+	__u32 i = (__u32)(n % cfg->tx_mix_len);
+	__u64 *want = bpf_map_lookup_elem(&vsg_mix_map, &i);
+	long have = (long)ctx->data_end - (long)ctx->data;
+
+	if (!want)
+		return -1;
+	if ((long)*want != have && bpf_xdp_adjust_tail(ctx, (int)((long)*want - have)))
+		return -1;
+	return 0;
+}
+
 static __always_inline int tx_frame(struct xdp_md *ctx, const int l3)
 {
-	__u8 *p = (__u8 *)(long)ctx->data;
-	__u8 *end = (__u8 *)(long)ctx->data_end;
-	__u8 *meta = (__u8 *)(long)ctx->data_meta;
+	__u8 *p, *end, *meta = (__u8 *)(long)ctx->data_meta;
 	__u32 k = 0, slot = 0;
 	struct vsg_cfg *cfg = bpf_map_lookup_elem(&vsg_cfg_map, &k);
 	struct vsg_txstate *st;
 	__u32 stream;
+	__u16 tag;
 
 	/* The transmit thread's slot: in the metadata its BPF_PROG_RUN call gave (kept as given
 	 * for every frame of the call), none for a single thread. */
-	if (meta + sizeof(__u32) <= p)
+	if (meta + sizeof(__u32) <= (__u8 *)(long)ctx->data)
 		slot = *(__u32 *)meta & (VSG_MAX_THREADS - 1);
 	st = bpf_map_lookup_elem(&vsg_tx_map, &slot);
-	if (!cfg || !st || p + VSG_MIN_FRAME > end)
+	if (!cfg || !st)
 		return XDP_ABORTED;
+	if (cfg->tx_mix_len && tx_cut(ctx, cfg, st->sent))
+		return XDP_ABORTED;
+	p = (__u8 *)(long)ctx->data;
+	end = (__u8 *)(long)ctx->data_end;
+	if (p + VSG_MIN_FRAME > end)
+		return XDP_ABORTED;
+	if (cfg->tx_mix_len)
+		vsg_set_len(p, l3, (__u32)(end - p));
 	stream = st->stream;
-	vsg_stamp(p, l3, cfg->tx_vary, cfg->tx_dst_base, cfg->tx_dir, stream, cfg->trial_tag, st->round,
+	tag = st->warm ? cfg->trial_tag | VSG_WARM_TAG : cfg->trial_tag;
+	vsg_stamp(p, l3, cfg->tx_vary, cfg->tx_dst_base, cfg->tx_dir, stream, tag, st->round,
 		  (__u32)bpf_ktime_get_ns());
 	stream += st->step ? st->step : 1;
 	if (stream >= cfg->tx_streams) {
@@ -146,7 +200,7 @@ static __always_inline int rx_frame(struct xdp_md *ctx, struct vsg_cfg *cfg, str
 	__u8 *end = (__u8 *)(long)ctx->data_end;
 	__u8 *ip = p + l3;
 	__u8 *sig = ip + VSG_IP_LEN + VSG_L4_LEN;
-	__u32 dir, stream, slot, lat, bucket, seq, split;
+	__u32 dir, stream, slot, lat, bucket, seq, split, tag;
 	struct vsg_rxstream *rs;
 	__u64 *h;
 
@@ -157,8 +211,12 @@ static __always_inline int rx_frame(struct xdp_md *ctx, struct vsg_cfg *cfg, str
 		goto other;
 	if ((((__u16)ip[4] << 8) | ip[5]) != cfg->run_tag)
 		goto other;
-	if ((((__u16)sig[0] << 8) | sig[1]) != cfg->trial_tag) {
-		st->stale++;
+	tag = ((__u32)sig[0] << 8) | sig[1];
+	if (tag != cfg->trial_tag) {
+		if (tag == (cfg->trial_tag | VSG_WARM_TAG))
+			st->warm++;
+		else
+			st->stale++;
 		return XDP_DROP;
 	}
 	dir = sig[2];
@@ -196,6 +254,25 @@ static __always_inline int rx_frame(struct xdp_md *ctx, struct vsg_cfg *cfg, str
 		st->lat_min_ns = lat;
 	if (lat > st->lat_max_ns)
 		st->lat_max_ns = lat;
+	if (cfg->count_sizes) {
+		__u32 len = (__u32)(end - p);
+
+		h = bpf_map_lookup_elem(&vsg_size_map, &len);
+		if (h)
+			__sync_fetch_and_add(h, 1);
+	}
+	if (cfg->raw_cap) {
+		__u32 i = __sync_fetch_and_add(&cfg->raw_next, 1);
+		__u64 *raw;
+
+		if (i < cfg->raw_cap) {
+			raw = bpf_map_lookup_elem(&vsg_raw_map, &i);
+			if (raw)
+				*raw = lat;
+		}
+	}
+	if (cfg->hist_off)
+		return XDP_DROP;
 	bucket = vsg_bucket(lat);
 	if (cfg->hist_slices > 1)
 		bucket += (ctx->rx_queue_index % cfg->hist_slices) * VSG_HIST_BUCKETS;

@@ -6,7 +6,8 @@
  * Test frame: Ethernet [802.1Q] IPv4 (IHL 5, id = run tag) UDP (checksum 0) then the 14-byte
  * signature right after the UDP header (it fits a 64-byte frame with a VLAN tag):
  *   0..1   trial tag (u16, big endian): changes every trial, so late frames of an earlier
- *          trial are told apart ("stale") from the current trial's frames
+ *          trial are told apart ("stale") from the current trial's frames; a warm start's
+ *          frames carry the trial's tag with VSG_WARM_TAG set (received, never counted)
  *   2      direction id (u8, 0..VSG_MAX_DIRS-1)
  *   3..5   stream index within the direction (u24)
  *   6..9   sequence number within the stream (u32; every stream gets one frame per round)
@@ -25,6 +26,9 @@
 #define VSG_IP_LEN 20
 #define VSG_MIN_FRAME 60 /* 64-byte frame without its FCS */
 #define VSG_LOOPBACK_IFINDEX 1 /* lo: where BPF_PROG_RUN's frames come from */
+#define VSG_WARM_TAG 0x8000u /* trial tags are 1..0x7fff; a warm start's frames set this bit */
+#define VSG_MIX_MAX 1024 /* frame sizes in one group of a frame mix (the sending pattern) */
+#define VSG_SIZE_SLOTS 9216 /* receive counts per frame length (without FCS), 0..9215 */
 
 #define VSG_VARY_NONE 0
 #define VSG_VARY_MAC 1 /* destination MAC, low 32 bits + stream */
@@ -74,6 +78,17 @@ struct vsg_cfg {
 	/* latency histogram slices: receive queue q counts into slice q % hist_slices (queues on
 	 * different CPUs then share no histogram cache line); the engine sums the slices */
 	__u32 hist_slices;
+	/* frame mix: the transmit program sends frame i of a thread at length tx_mix[i % tx_mix_len]
+	 * (vsg_mix_map; 0: every frame at the template's length) */
+	__u32 tx_mix_len;
+	/* receive options of the trial: count frames per length (vsg_size_map), keep no latency
+	 * histogram (to measure what it costs), keep each latency in vsg_raw_map (up to raw_cap;
+	 * raw_next counts them, past raw_cap too) */
+	__u8 count_sizes;
+	__u8 hist_off;
+	__u16 pad16;
+	__u32 raw_cap;
+	__u32 raw_next;
 };
 
 /* Transmit progress of one transmit thread of the port's direction (the transmit program's only
@@ -87,7 +102,8 @@ struct vsg_txstate {
 	__u32 round;  /* sequence number of the next frame (frames go round robin over streams) */
 	__u32 first;  /* the thread's first stream (its index t) */
 	__u32 step;   /* the direction's thread count N (0 counts as 1) */
-	__u8 pad[40];
+	__u8 warm;    /* 1: the thread sends its warm start (tag | VSG_WARM_TAG) */
+	__u8 pad[39];
 };
 
 /* Receive counters of one receive queue of a port (slot rx_queue_index % VSG_MAX_RXQ: queues
@@ -111,7 +127,7 @@ struct vsg_rxstat {
 	__u64 last_ns;
 	__u64 gap_max_ns;
 	__u64 gap_end_ns;
-	__u64 pad;
+	__u64 warm;       /* frames of this trial's warm start (received, never counted) */
 };
 
 /* Receive state of one stream: sequence analysis over a 64-frame window. One 64-byte slot per
@@ -142,6 +158,23 @@ static inline __attribute__((always_inline)) __u16 vsg_ip_csum(const __u8 *ip)
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
 	return (__u16)~sum;
+}
+
+/* Give frame `p` (IPv4 header at `l3`) the IPv4 and UDP lengths of a `len`-byte frame (without
+ * FCS) and the header checksum that goes with them: a frame mix sends one template cut to length. */
+static inline __attribute__((always_inline)) void vsg_set_len(__u8 *p, const int l3, __u32 len)
+{
+	__u8 *ip = p + l3;
+	__u32 ip_len = len - (__u32)l3;
+	__u16 csum;
+
+	ip[2] = ip_len >> 8;
+	ip[3] = ip_len;
+	ip[VSG_IP_LEN + 4] = (ip_len - VSG_IP_LEN) >> 8;
+	ip[VSG_IP_LEN + 5] = ip_len - VSG_IP_LEN;
+	csum = vsg_ip_csum(ip);
+	ip[10] = csum >> 8;
+	ip[11] = csum;
 }
 
 /* Write stream `stream`'s varied field and the signature into frame `p` (at least
