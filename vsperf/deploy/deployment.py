@@ -41,8 +41,8 @@ _L2_OVERHEAD_BYTES = 18  # Ethernet header + FCS: frame size - 18 = IP MTU
 
 
 def mtu_for(traffic: Traffic) -> int:
-    """IP MTU that carries the test's frames (a generator VLAN tag fits in veth's allowance)."""
-    return max(1500, traffic.frame_size_bytes - _L2_OVERHEAD_BYTES)
+    """IP MTU that carries the test's frames, a mix's largest too (a generator VLAN tag fits in veth's allowance)."""
+    return max(1500, traffic.largest_frame_bytes - _L2_OVERHEAD_BYTES)
 
 
 class HostDeployment(Deployment):

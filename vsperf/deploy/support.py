@@ -71,12 +71,26 @@ def lab_addresses_problem(traffic: Traffic) -> str:
     return ""
 
 
+def frame_size_problem(traffic: Traffic, vswitch: str, max_frame_bytes: int | None) -> str:
+    """Why the largest frame of `traffic` (a frame size, or a frame mix's largest) cannot cross the
+    lab's path, whose ports carry at most `max_frame_bytes` ("" when it can)."""
+    largest = traffic.largest_frame_bytes
+    if max_frame_bytes is None or largest <= max_frame_bytes:
+        return ""
+    what = f"frame mix {traffic.mix.name} has {largest}-byte frames" if traffic.mix else f"frame size {largest} B"
+    return (f"{what}, above the path's MTU: vswitch {vswitch}'s veth ports carry frames of at most "
+            f"{max_frame_bytes} bytes here; use smaller frames, or --vswitch ovs or linux-bridge")
+
+
 def deployment_problem(spec: DeploymentSpec, traffic: Traffic, generator: type[TrafficGenerator], hosts: RunHosts,
-                       *, supports_match: bool) -> str:
-    """Why `spec` cannot be deployed on `hosts` for `traffic` with `generator` ("" when it can)."""
+                       *, supports_match: bool, max_frame_bytes: int | None = None) -> str:
+    """Why `spec` cannot be deployed on `hosts` for `traffic` with `generator` ("" when it can);
+    `max_frame_bytes`: the largest frame the switch's lab ports carry (None: any)."""
     trafficgen = generator.NAME
     if hosts.is_lab:
         why = lab_addresses_problem(traffic) or _lab_kernel_problem(hosts)
+        if not why and not spec.traffic_only:
+            why = frame_size_problem(traffic, spec.vswitch, max_frame_bytes)
         if (not why and spec.vswitch == "ovs-dpdk" and spec.settings["VSWITCH_DPDK_HUGEPAGES"]
                 and not spec.traffic_only):
             why = ("VSWITCH_DPDK_HUGEPAGES: the local lab runs OVS-DPDK without hugepages (--no-huge); set it "

@@ -35,6 +35,7 @@ TESTPMD_BINARY = "dpdk-testpmd"
 TELEMETRY_CLIENT = "dpdk-telemetry.py"
 UNIX_PATH_MAX_CHARS = 107  # sun_path is 108 bytes including the terminating NUL
 MAX_VETH_MTU_BYTES = 1500  # largest IP MTU DPDK's veth drivers carry here (1518-byte frames)
+MAX_VETH_FRAME_BYTES = MAX_VETH_MTU_BYTES + 18  # the same as a frame size, FCS included
 
 _AF_XDP = 44  # AF_XDP address family (linux/socket.h); Python's socket module has no name for it
 

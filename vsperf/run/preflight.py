@@ -126,7 +126,8 @@ def _check_deployment(pt: PlannedTest, generator: type[TrafficGenerator], regist
                       hosts: RunHosts) -> None:
     spec = pt.deployment
     vswitch_cls = registries.vswitches.get(spec.vswitch).cls
-    why = deployment_problem(spec, pt.largest, generator, hosts, supports_match=vswitch_cls.SUPPORTS_MATCH)
+    why = deployment_problem(spec, pt.largest, generator, hosts, supports_match=vswitch_cls.SUPPORTS_MATCH,
+                             max_frame_bytes=vswitch_cls.LAB_MAX_FRAME_BYTES)
     if why and not hosts.is_lab:
         raise TestbedUnsupportedError(f"testbed {hosts.testbed.path}: hosts and ports checked, but test "
                                       f"{pt.test.name}: {why}; run without --testbed, or with --trafficgen dummy")

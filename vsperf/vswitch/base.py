@@ -154,6 +154,9 @@ class VSwitch(Component):
     DEFAULT_VNF: ClassVar[str] = "netns"
     # False for switches that cannot split traffic by header fields (rules with a `match`).
     SUPPORTS_MATCH: ClassVar[bool] = True
+    # The largest frame (bytes, FCS included) its veth ports carry on the local lab (None: any):
+    # a larger frame size or frame mix is refused before anything is deployed.
+    LAB_MAX_FRAME_BYTES: ClassVar[int | None] = None
 
 
     @abstractmethod

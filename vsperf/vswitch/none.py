@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from vsperf.dpdk.conf import DpdkLabConf
 from vsperf.dpdk.eal import (
+    MAX_VETH_FRAME_BYTES,
     TestpmdConfig,
     check_veth_mtu,
     check_veth_queues,
@@ -75,6 +76,7 @@ class NoVSwitch(TestpmdVersion, VSwitch):
     PORT_KINDS: ClassVar[frozenset[PortKind]] = frozenset({"veth"})
     DEFAULT_VNF: ClassVar[str] = "netns"
     SUPPORTS_MATCH: ClassVar[bool] = False
+    LAB_MAX_FRAME_BYTES: ClassVar[int | None] = MAX_VETH_FRAME_BYTES
 
     def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
         super().__init__(settings, host)

@@ -35,6 +35,7 @@ from typing import Any, ClassVar
 
 from vsperf.dpdk.conf import DpdkLabConf
 from vsperf.dpdk.eal import (
+    MAX_VETH_FRAME_BYTES,
     HugepageMemory,
     check_veth_mtu,
     check_veth_queues,
@@ -79,6 +80,7 @@ class OvsDpdkVSwitch(OvsVSwitch):
     ALIASES: ClassVar[tuple[str, ...]] = ("OvsDpdkVhost",)
     PORT_KINDS: ClassVar[frozenset[PortKind]] = frozenset({"veth", "vhostuser", "pci"})
     DEFAULT_VNF: ClassVar[str] = "testpmd-vhost"
+    LAB_MAX_FRAME_BYTES: ClassVar[int | None] = MAX_VETH_FRAME_BYTES
     vswitchd_start_timeout_s: ClassVar[float] = 60.0
 
     def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
