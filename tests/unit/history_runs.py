@@ -21,7 +21,7 @@ def metrics(throughput_fps: float) -> dict[str, Any]:
             "type": "rfc2544", "packet_size": 64, "traffic_type": "udp"}
 
 
-def write_run(root: Path, *, run_id: str, started: datetime, throughput: Mapping[tuple[str, int], float],
+def write_run(root: Path, *, run_id: str, started: datetime, throughput: Mapping[tuple[str, int | str], float],
               vswitch: tuple[str, str] = ("ovs", "3.1.0"), tags: Mapping[str, str] | None = None,
               status: str = "finished", testbed: str = "", report: bool = True, name: str | None = None) -> Path:
     """A run directory under `root` whose tests (test name, frame size) -> throughput are given."""

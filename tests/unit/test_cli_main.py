@@ -87,7 +87,7 @@ def test_dummy_run_writes_results_csv_and_report(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     data = json.loads((out / "results.json").read_text())
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == 2
     assert data["simulated"] is True
     tput, b2b = data["tests"]
     assert [r["packet_size"] for r in tput["results"]] == [64, 128, 512, 1024, 1518]

@@ -266,7 +266,8 @@ def test_param_macro_refers_to_another_setting(tmp_path: Path) -> None:
         ("TRAFFICGEN = 'Dummy'\n\nTRAFFICGEN_DURATION = 10 +\n", "line 3: Python syntax error"),
         ("TRAFFICGEN_DURATON = 10\n", "unknown setting 'TRAFFICGEN_DURATON'"),
         ("TRAFFIC = {'bidirr': 'True'}\n", "did you mean 'TRAFFIC.bidir'?"),
-        ("TRAFFIC = {'imix': {'enabled': True}}\n", "TRAFFIC.imix"),
+        ("TRAFFIC = {'capture': {'enabled': True}}\n", "TRAFFIC.capture"),
+        ("TRAFFIC = {'imix': {'enabled': True, 'genome': 'aaaxg'}}\n", "TRAFFIC.imix.genome: IMIX genome 'aaaxg'"),
     ],
 )
 def test_conf_file_errors_are_one_line_naming_file_and_line(tmp_path: Path, body: str, message: str) -> None:
@@ -331,3 +332,31 @@ def test_settings_in_a_test_case_file_are_ignored_with_a_warning(tmp_path: Path,
     path.write_text("TRAFFICGEN = 'Dummy'\nPERFORMANCE_TESTS = [{'Name': 'z', 'Deployment': 'p2p'}]\n")
     assert Catalog.load([path]).get("z").deployment == "p2p"
     assert "ignoring TRAFFICGEN: a test-case file is read for PERFORMANCE_TESTS only" in caplog.text
+
+
+@needs_upstream
+def test_upstream_imix_and_latency_histogram_switched_on_work_unchanged(tmp_path: Path) -> None:
+    """VSPERF's own TRAFFIC of 03_traffic.conf with imix and latency_histogram enabled: the genome
+    is the test's frame size, every latency keeps its whole distribution."""
+    import ast
+
+    source = (UPSTREAM / "03_traffic.conf").read_text()
+    (node,) = [n for n in ast.parse(source).body
+               if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "TRAFFIC"]
+    traffic = ast.get_source_segment(source, node)
+    assert traffic is not None and "'imix'" in traffic and "'latency_histogram'" in traffic
+    # as a user switches them on: the last two 'enabled': False of TRAFFIC are latency_histogram's and imix's
+    head, hist, imix = traffic.rsplit("'enabled': False", 2)
+    conf = tmp_path / "on.conf"
+    conf.write_text("'enabled': True".join((head, hist, imix)) + "\nTRAFFICGEN = 'Dummy'\nTRAFFICGEN_DURATION = 1\n"
+                    "HISTORY = False\n")
+    assert "'imix': {\n        'enabled': True" in conf.read_text()
+    out = tmp_path / "run"
+    proc = vsperf("--conf-file", str(conf), "phy2phy_cont", "--results-dir", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (result,) = json.loads((out / "results.json").read_text())["tests"][0]["results"]
+    assert result["packet_size"] == "aaaaaaaddddg"
+    assert result["metrics"]["imix_genome"] == "aaaaaaaddddg" and result["metrics"]["imix_avg_framesize"] == 334.5
+    assert result["metrics"]["p99.999_latency_ns"] is not None
+    (trial,) = result["trials"]
+    assert trial["latency"]["hdrh"] and dict(trial["rx_frames_by_size"]).keys() == {64, 512, 1518}

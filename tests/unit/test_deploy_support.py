@@ -164,3 +164,21 @@ def test_the_runs_journal_must_be_writable(tmp_path: Path, monkeypatch: pytest.M
     assert state_root_problem(tmp_path / "state" / "deeper") == ""
     monkeypatch.setattr(os, "access", lambda path, mode: False)
     assert state_root_problem(tmp_path / "state") == f"cannot write run state under {tmp_path / 'state'}: run as root"
+
+
+def test_a_frame_above_the_paths_mtu_is_refused_before_anything_is_deployed() -> None:
+    from vsperf.deploy.support import frame_size_problem
+    from vsperf.traffic import Traffic
+    from vsperf.traffic.mix import parse_mix
+    from vsperf.vswitch.linux_bridge import LinuxBridgeVSwitch
+    from vsperf.vswitch.ovs_dpdk import OvsDpdkVSwitch
+
+    limit = OvsDpdkVSwitch.LAB_MAX_FRAME_BYTES
+    assert limit == 1518 and LinuxBridgeVSwitch.LAB_MAX_FRAME_BYTES is None
+    mix = Traffic().with_frame_size(parse_mix("aaah"))
+    assert frame_size_problem(mix, "ovs-dpdk", limit) == (
+        "frame mix aaah has 2112-byte frames, above the path's MTU: vswitch ovs-dpdk's veth ports carry frames "
+        "of at most 1518 bytes here; use smaller frames, or --vswitch ovs or linux-bridge")
+    assert "frame size 9000 B, above the path's MTU" in frame_size_problem(Traffic(frame_size_bytes=9000), "none", 1518)
+    assert frame_size_problem(Traffic().with_frame_size(parse_mix("IMIX")), "ovs-dpdk", limit) == ""
+    assert frame_size_problem(mix, "linux-bridge", None) == ""

@@ -33,8 +33,8 @@ def _at_revision(path: Path, revision: str) -> None:
 
 
 def test_the_head_is_the_newest_shipped_migration() -> None:
-    assert head_revision() == HEAD_REVISION == "0002"
-    assert known("0001") and known("0002") and not known("0003")
+    assert head_revision() == HEAD_REVISION == "0003"
+    assert known("0001") and known("0002") and known("0003") and not known("0004")
 
 
 def test_an_older_store_is_upgraded_and_keeps_its_runs(tmp_path: Path) -> None:
@@ -65,7 +65,7 @@ def test_the_migrations_leave_the_schema_of_schema_py(tmp_path: Path) -> None:
 
 
 def test_a_newer_revision_is_refused_naming_both() -> None:
-    with pytest.raises(SchemaError, match=r"'0042'.*up to '0002'.*upgrade vsperf"):
+    with pytest.raises(SchemaError, match=r"'0042'.*up to '0003'.*upgrade vsperf"):
         check_not_newer("0042", "sqlite:///x")
     check_not_newer(None, "sqlite:///x")
     check_not_newer("0001", "sqlite:///x")

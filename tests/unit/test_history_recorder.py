@@ -121,3 +121,19 @@ def test_a_recorder_killed_in_its_transaction_leaves_no_half_run(tmp_path: Path)
     with sqlite_store(tmp_path) as store:
         assert [_count(store, t) for t in (schema.runs, schema.tests, schema.measurements, schema.series)] == [0] * 4
         assert record_dir(store, run).action == "recorded"  # and the store still takes it
+
+
+def test_a_frame_mix_is_its_own_series_named_by_the_mix(tmp_path: Path) -> None:
+    """A mix's series: its name beside the mix's mean size; series of one frame size keep their keys."""
+    run = write_run(tmp_path, run_id="abc124", started=START,
+                    throughput={("phy2phy_tput", 64): 1e6, ("phy2phy_tput", "aaaaaaaddddg"): 9e5})
+    with sqlite_store(tmp_path) as store:
+        record_dir(store, run)
+        with store.connect() as c:
+            rows = c.execute(select(schema.series.c.packet_size, schema.series.c.frame_mix, schema.series.c.key)
+                             .where(schema.series.c.metric == "throughput_rx_fps")).all()
+            results = run_results(c, find_run(c, "abc124").run_id)
+    assert sorted((r.packet_size, r.frame_mix) for r in rows) == [(64, ""), (334, "aaaaaaaddddg")]
+    one_size = next(r.key for r in rows if not r.frame_mix)
+    assert one_size == '["phy2phy_tput","p2p",64,"throughput_rx_fps","ovs","","dummy","local",""]'
+    assert [r.packet_size for r in results.tests[0].results] == [64, "aaaaaaaddddg"]

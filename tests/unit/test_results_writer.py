@@ -77,7 +77,7 @@ def test_results_json_exists_right_away(tmp_path: Path) -> None:
     writer = _writer(tmp_path)
     assert writer.path == tmp_path / "run" / "results.json"
     data = json.loads(writer.path.read_text())
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == 2
     assert data["status"] == "running"
     assert data["tests"] == []
     assert data["settings"]["TRAFFICGEN_PKT_SIZES"] == [64, 128]

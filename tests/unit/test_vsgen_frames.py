@@ -157,3 +157,12 @@ def test_frame_spec_takes_the_vlan_and_the_direction() -> None:
         "02:00:00:00:00:02", "198.18.0.1", 3001, 10, 3, 7,
     )
     assert spec.l3_offset == 18
+
+
+def test_a_mix_sends_its_largest_template_cut_to_its_pattern() -> None:
+    from vsperf.traffic.mix import parse_mix
+    from vsperf.trafficgen.vsgen.frames import mix_lengths
+
+    mix = parse_mix("aaaaaaaddddg")
+    traffic = Traffic().with_frame_size(mix)
+    assert mix_lengths(traffic) == tuple(s - 4 for s in mix.pattern) and mix_lengths(Traffic()) == ()

@@ -119,3 +119,27 @@ def test_malformed_events_are_protocol_errors() -> None:
     del broken["dirs"][0]["tx"]
     with pytest.raises(EngineProtocolError, match="malformed result"):
         parse_result(broken)
+
+
+def test_mixes_warm_starts_and_what_a_run_counts() -> None:
+    assert port_command(1, "ns", "v1", raw=1000) == "port 1 netns=ns ifname=v1 raw=1000"
+    frame = bytes(100)
+    assert dir_command(0, 0, 1, 1, "none", 0, 14, frame, (60, 96, 60)).endswith(" sizes=60,96,60")
+    with pytest.raises(ValueError):
+        dir_command(0, 0, 1, 1, "none", 0, 14, frame, (60, 101))
+    run = RunRequest("rate", (0,), rate_fps=100.0, frames=(10,), warm_frames=5, warm_rate_fps=10.0,
+                     warm_rate2_fps=100.0, histogram=False, count_sizes=True, raw=True)
+    assert run.command().endswith(
+        " warm=5 warm_rate=10.000000 warm_rate2=100.000000 hist=0 sizes=1 raw=1")
+    with pytest.raises(ValueError):
+        RunRequest("rate", (0,), rate_fps=100.0, frames=(10,), warm_frames=5)
+
+
+def test_parse_what_a_mix_and_a_warm_start_bring() -> None:
+    event = result_event()
+    event["dirs"][0]["warm_tx"] = 40
+    event["ports"][0].update(warm=39, sizes=[[60, 7], [566, 4]], raw=[100, 200], raw_seen=2)
+    result = parse_result(parse_event(json.dumps(event)))
+    assert result.dirs[0].warm_tx == 40
+    (p,) = result.ports
+    assert (p.warm, p.sizes, p.raw, p.raw_seen) == (39, ((60, 7), (566, 4)), (100, 200), 2)

@@ -73,3 +73,29 @@ def test_vlan_flags_compare_tagged_frames_with_what_each_port_expects() -> None:
     assert vlan_flags(parse_result(event), {1}) == (FLAG_RX_UNTAGGED,)  # 3 frames arrived untagged
     event["ports"][0].update(frames=0, tagged=0)
     assert vlan_flags(parse_result(event), {1}) == ()  # nothing received: nothing to say about tags
+
+
+def test_the_histogram_as_hdr_counts_every_frame_at_its_buckets_middle() -> None:
+    from vsperf.search import hdr
+    from vsperf.trafficgen.vsgen.histogram import bucket_of
+    from vsperf.trafficgen.vsgen.results import hdr_of
+
+    hist = {bucket_of(10_000): 90, bucket_of(50_000): 9, bucket_of(2_000_000): 1}
+    stats = latency_stats([port(100, 10_000 * 100, 9_990, 2_000_100, hist)], histogram=True)
+    assert stats is not None and hdr.total_count(stats.hdrh) == 100
+    assert stats.percentiles_ns["p50"] == pytest.approx(10_008, abs=16)
+    assert stats.percentiles_ns["p99.999"] == pytest.approx(2_000_100, rel=1e-3)  # clamped to the exact maximum
+    assert set(stats.percentiles_ns) == {"p50", "p90", "p99", "p99.9", "p99.99", "p99.999"}
+    assert hdr_of({}, 0, 0) == "" and latency_stats([port(1, 5, 5, 5, {bucket_of(5): 1})]).hdrh == ""  # type: ignore[union-attr]
+
+
+def test_sizes_received_are_sizes_sent() -> None:
+    from vsperf.trafficgen.vsgen.protocol import PortResult
+    from vsperf.trafficgen.vsgen.results import sizes_received
+
+    def rx(index: int, sizes: tuple[tuple[int, int], ...]) -> PortResult:
+        return PortResult(index, "native", 0, 0, 0, 0, 0, 0, 0, 0, port(0, 0, 0, 0, {}), sizes=sizes)
+
+    # lengths without FCS; a port the switch tags frames for sees them 4 bytes longer
+    got = sizes_received([rx(0, ((60, 7), (566, 4))), rx(1, ((64, 7), (1518, 1)))], pushed_vlan_ports={1})
+    assert got == ((64, 14), (570, 4), (1518, 1))
