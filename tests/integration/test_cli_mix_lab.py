@@ -20,6 +20,14 @@ pytestmark = pytest.mark.root
 
 BASE = {"HISTORY": "False", "TRAFFICGEN_RESIDUAL_WAIT_S": "0.3", "TRAFFICGEN_DURATION": "1"}
 IMIX = parse_mix("IMIX")
+# a continuous stream at 0.5 % of the IMIX line rate: ~16.7 kfps per direction, well within the switches
+IMIX_TEST = """
+- Name: imix_cont
+  Deployment: p2p
+  Description: IMIX continuous stream
+  Parameters:
+    TRAFFIC: {traffic_type: rfc2544_continuous, frame_rate: 0.5}
+"""
 
 
 @pytest.fixture(autouse=True)
@@ -40,8 +48,11 @@ def _passed(out: Path) -> dict[str, Any]:
 @pytest.mark.parametrize("vswitch", ["ovs", "linux-bridge"])
 def test_a_simple_imix_through_the_switch_arrives_in_its_proportions(tmp_path: Path, vswitch: str) -> None:
     out = tmp_path / "run"
-    params = params_text(BASE, TRAFFICGEN_PKT_SIZES="('IMIX',)", TRAFFIC="{'frame_rate': 0.5}")
-    proc = vsperf("phy2phy_cont", "--vswitch", vswitch, "--results-dir", str(out), "--test-params", params)
+    spec = tmp_path / "imix.yaml"
+    spec.write_text(IMIX_TEST)
+    params = params_text(BASE, TRAFFICGEN_PKT_SIZES="('IMIX',)")
+    proc = vsperf("imix_cont", "-f", str(spec), "--vswitch", vswitch, "--results-dir", str(out), "--test-params",
+                  params)
     assert proc.returncode == 0, proc.stderr[-2000:]
     (result,) = _passed(out)["tests"][0]["results"]
     assert result["packet_size"] == IMIX.name == "64:7,570:4,1518:1"
@@ -54,7 +65,8 @@ def test_a_simple_imix_through_the_switch_arrives_in_its_proportions(tmp_path: P
     for size, share in IMIX.shares.items():
         assert abs(counts[size] / received - share) <= 0.01, (size, counts)
     # the mix is one more "frame size" of the CSV and the report
-    with (out / "result_0_phy2phy_cont_p2p.csv").open() as f:
+    assert trial["tx_frames"] == pytest.approx(2 * 0.005 * 10e9 / ((IMIX.mean_bytes + 20) * 8), rel=0.05)
+    with (out / "result_0_imix_cont_p2p.csv").open() as f:
         (row,) = list(csv.DictReader(f))
     assert row["packet_size"] == IMIX.name and float(row["imix_avg_framesize"]) == pytest.approx(IMIX.mean_bytes)
     report = (out / "report.rst").read_text()

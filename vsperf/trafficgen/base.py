@@ -100,6 +100,25 @@ def rate_shares(rate_fps: float, duration_s: float, directions: int) -> tuple[fl
     return per_direction, [max(1, round(per_direction * duration_s))] * directions
 
 
+def lead_in_note(traffic: Traffic, name: str, pause: str) -> str:
+    """What a generator that cannot chain a warm start and a trial without a pause says: the
+    warm start is a separate lead-in before the counted frames ("" without a warm start)."""
+    warm = traffic.warm_start
+    if warm is None:
+        return ""
+    ramp = " (a ramp is sent as a lead-in at its mean rate)" if warm.mode == "ramp" else ""
+    return (f"warm start ({warm.describe()}) sent by {name} as a separate lead-in, {pause} before the counted "
+            f"frames{ramp}")
+
+
+def limits_notes(traffic: Traffic, *, latency: str = "", sizes: str = "", warm: str = "") -> tuple[str, ...]:
+    """A trial's notes of what the generator could not do as asked: `latency` when TRAFFIC
+    latency_histogram is on, `sizes` for a frame mix, `warm` with a warm start (each "" when it could)."""
+    notes = [latency if traffic.latency_histogram else "", sizes if traffic.mix is not None else "",
+             warm if traffic.warm_start is not None else ""]
+    return tuple(n for n in notes if n)
+
+
 def burst_shares(frames: int, directions: int) -> list[int]:
     """A burst split over `directions` (the first sends the remainder; each at least one frame)."""
     shares = [frames // directions] * directions

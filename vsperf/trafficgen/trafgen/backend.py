@@ -3,12 +3,17 @@ lab's namespaced veths, or a testbed's generator host (this machine or SSH, the 
 
 One trafgen process per transmitting port, inside the port's namespace, sends an exact number
 of frames at a rate (`trafgen --dev IF --conf FILE -n COUNT -b RATEpps`); the aggregate rate
-of a trial is split evenly over the transmitting ports. Frames sent are trafgen's own count
+of a trial is split evenly over the transmitting ports (a frame mix: its packets in turn, paced at
+the mix's mean size). Frames sent are trafgen's own count
 (frames the kernel accepted from it); the transmit time is trafgen's own measurement, so the
 achieved rate is exact and under-delivery is flagged. Frames received are counted by a tc
 program at each receiving port (vsperf.trafficgen.trafgen.rxcount) that sees only this test's IPv4/UDP
 frames to 198.18.0.0/15 (and checks their VLAN tag), read after the residual wait, held by the
 receive agent of the port's namespace (vsperf.trafficgen.trafgen.agent_client).
+
+What it cannot do is said in each trial's notes: it measures no latency (no histogram), counts
+no frame sizes at the receivers, and sends a warm start as a separate trafgen run just before
+the counted one (the pause of a process start between them).
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ from vsperf.trafficgen.base import (
     burst_shares,
     check_burst,
     check_rate_trial,
+    lead_in_note,
+    limits_notes,
     rate_shares,
 )
 from vsperf.trafficgen.trafgen import bpf
@@ -45,6 +52,14 @@ TRAFGEN = "trafgen"
 _BPF_PROBE = Path(bpf.__file__).read_text(encoding="utf-8") + "\nArrayMap(1).close()\n"
 FLAG_RX_UNTAGGED = "rx_untagged_frames"  # frames arrived without the VLAN tag they should carry
 FLAG_RX_WRONG_VLAN = "rx_wrong_vlan"  # frames arrived tagged with another VLAN id
+_WARM_DRAIN_S = 0.02  # after a warm start, before the counted frames: its last frames arrive
+
+
+def _notes(traffic: Traffic) -> tuple[str, ...]:
+    return limits_notes(
+        traffic, latency="trafgen measures no latency: no latency distribution",
+        sizes="trafgen counts the frames received, not their sizes: frames received per size not measured",
+        warm=lead_in_note(traffic, "trafgen", "a trafgen process start"))
 
 
 class TrafgenTrafficGenerator(TrafficGenerator):
@@ -52,6 +67,7 @@ class TrafgenTrafficGenerator(TrafficGenerator):
 
     NAME: ClassVar[str] = "trafgen"
     # program -> Debian package, on the generator host; the receive agent runs with python3.
+    FRAME_MIX: ClassVar[bool] = True
     PROGRAMS: ClassVar[Mapping[str, str]] = {"trafgen": "netsniff-ng", "tc": "iproute2", "python3": "python3",
                                              "taskset": "util-linux"}
 
@@ -62,6 +78,7 @@ class TrafgenTrafficGenerator(TrafficGenerator):
         self._counters: dict[int, RxCounter] = {}
         self._senders: dict[int, PortSender] = {}
         self._version: str | None = None
+        self._warm_frames = 0  # of the last trial's warm start
 
     def check_prerequisites(self) -> None:
         where = "" if self.host.local else f"host {self.host.name}: "
@@ -118,14 +135,16 @@ class TrafgenTrafficGenerator(TrafficGenerator):
         dirs = self._directions(traffic)
         per_port, frames = rate_shares(rate_fps, duration_s, len(dirs))
         tx, rx, actual, _counts, flags = self._run(traffic, dirs, frames, per_port)
-        return TrialResult.measured("rate", traffic, rate_fps, duration_s, tx, rx, actual, flags=flags)
+        return TrialResult.measured("rate", traffic, rate_fps, duration_s, tx, rx, actual, flags=flags,
+                                    warm_frames=self._warm_frames, notes=_notes(traffic))
 
     def burst(self, traffic: Traffic, frames: int) -> TrialResult:
         check_burst(frames)
         dirs = self._directions(traffic)
         tx, rx, actual, _counts, flags = self._run(traffic, dirs, burst_shares(frames, len(dirs)), None)
         duration = tx / actual if actual > 0 else 0.0
-        return TrialResult.measured("burst", traffic, traffic.line_rate_fps, duration, tx, rx, actual, flags=flags)
+        return TrialResult.measured("burst", traffic, traffic.line_rate_fps, duration, tx, rx, actual, flags=flags,
+                                    warm_frames=self._warm_frames, notes=_notes(traffic))
 
     def _directions(self, traffic: Traffic) -> list[Direction]:
         if not self._ports:
@@ -161,10 +180,12 @@ class TrafgenTrafficGenerator(TrafficGenerator):
         counters = [
             self._counter(d.rx_port, self._expected_vlan(traffic, self._ports[d.rx_port])) for d in dirs
         ]
-        frame_bytes = traffic.frame_size_bytes - FCS_BYTES
+        frame_bytes = traffic.largest_frame_bytes - FCS_BYTES  # trafgen's jumbo frames
+        mean_bytes = round(traffic.mean_frame_bytes) - FCS_BYTES  # the pacer's rate in bits
         senders = [self._sender(d.tx_port) for d in dirs]
+        self._warm_frames = self._warm_up(traffic, dirs, senders, per_port_rate, frame_bytes, mean_bytes)
         for sender in senders:
-            sender.pace(per_port_rate, frame_bytes)
+            sender.pace(per_port_rate, mean_bytes)
         before = [c.read() for c in counters]
         # A rate trial is cut off shortly after its planned time; a burst may take as long as
         # the generator needs (up to the hard limit below).
@@ -195,6 +216,29 @@ class TrafgenTrafficGenerator(TrafficGenerator):
             if delta.tagged_other or (counter.expected_vlan_id == NO_VLAN and delta.tagged_expected):
                 flags.append(FLAG_RX_WRONG_VLAN)
         return tx, rx, actual, deltas, tuple(dict.fromkeys(flags))
+
+    def _warm_up(self, traffic: Traffic, dirs: list[Direction], senders: list[PortSender],
+                 per_port_rate: float | None, frame_bytes: int, mean_bytes: int) -> int:
+        """The warm start as a separate run of every sender (a ramp at its mean rate) before the
+        counted one; the frames it sent (0 without a warm start)."""
+        warm = traffic.warm_start
+        if warm is None:
+            return 0
+        base = per_port_rate or traffic.line_rate_fps / len(dirs)
+        count = max(1, warm.frames(base))
+        rate = count / warm.duration_s
+        for sender in senders:
+            sender.pace(rate, mean_bytes)
+        try:
+            for sender, direction in zip(senders, dirs, strict=True):
+                sender.start(packet_config(traffic, direction), count, rate, frame_bytes)
+            sent = run_senders(senders, warm.duration_s, 3 * warm.duration_s + 10)
+        except BaseException:
+            for sender in senders:
+                sender.stop()
+            raise
+        time.sleep(_WARM_DRAIN_S)  # its last frames arrive before the counters are read
+        return sum(r.wire_frames for r in sent)
 
     def _sender(self, port_index: int) -> PortSender:
         sender = self._senders.get(port_index)

@@ -2,7 +2,9 @@
 
 One configuration per transmitting port: Ethernet, an optional 802.1Q tag (TRAFFIC vlan),
 IPv4 and UDP, padded so that the frame is `frame_size_bytes` long with its FCS (trafgen
-sends the frame without FCS: 4 bytes less). Multistream varies the direction's destination
+sends the frame without FCS: 4 bytes less). A frame mix is one packet per frame of the mix's
+sending pattern, each padded to its size: trafgen sends a configuration's packets in turn, so
+the sizes interleave as the pattern does. Multistream varies the direction's destination
 field with trafgen's run-time counter `dinc(min, max)`, so stream i of the generator is
 exactly stream i of vsperf.traffic.streams, which the switch's per-stream flows match.
 """
@@ -24,16 +26,17 @@ IPV4_HEADER_BYTES = 20
 UDP_HEADER_BYTES = 8
 
 
-def payload_bytes(traffic: Traffic) -> int:
-    """UDP payload that makes the frame `traffic.frame_size_bytes` long including the FCS."""
+def payload_bytes(traffic: Traffic, frame_size_bytes: int | None = None) -> int:
+    """UDP payload that makes the frame `frame_size_bytes` (default: the traffic's) long
+    including the FCS."""
+    size = traffic.frame_size_bytes if frame_size_bytes is None else frame_size_bytes
     headers = ETH_HEADER_BYTES + IPV4_HEADER_BYTES + UDP_HEADER_BYTES
     if traffic.vlan.enabled:
         headers += VLAN_TAG_BYTES
-    payload = traffic.frame_size_bytes - FCS_BYTES - headers
+    payload = size - FCS_BYTES - headers
     if payload < 0:
         raise TrafficGenError(
-            f"frame size {traffic.frame_size_bytes} B is too small for Ethernet/IPv4/UDP headers "
-            f"({headers + FCS_BYTES} B)"
+            f"frame size {size} B is too small for Ethernet/IPv4/UDP headers ({headers + FCS_BYTES} B)"
         )
     return payload
 
@@ -64,9 +67,10 @@ def packet_config(traffic: Traffic, direction: Direction) -> str:
     lines += [
         f"  ipv4({', '.join(ipv4)}),",
         f"  udp({', '.join(udp)}),",
-        f"  fill(0x00, {payload_bytes(traffic)})",
     ]
-    return "{\n" + "\n".join(lines) + "\n}\n"
+    sizes = traffic.mix.pattern if traffic.mix is not None else (traffic.frame_size_bytes,)
+    return "".join("{\n" + "\n".join([*lines, f"  fill(0x00, {payload_bytes(traffic, size)})"]) + "\n}\n"
+                   for size in sizes)
 
 
 @dataclass(frozen=True)
