@@ -172,3 +172,29 @@ def test_requests_match_those_pktgen_accepted() -> None:
     setups = [x["request"] for x in exchanges() if x["request"].startswith('pktgen.stop("0"); pktgen.set_proto')]
     assert setups, "the fixture holds a port setup"
     assert all(json.loads(x["reply"]) == {"ok": True, "value": None} for x in exchanges() if x["request"] in setups)
+
+
+def test_a_frame_mix_is_sent_as_sequence_packets_in_turn() -> None:
+    code = lua.setup_port(_setup(mix_sizes=(64, 570, 64)))
+    assert code.count("pktgen.seqTable(") == 3 and code.endswith("pktgen.set(\"0\", 'seq_cnt', 3)")
+    assert "pktgen.seqTable(1, \"0\", {" in code and "[\"pktSize\"] = 570" in code
+    assert "seq_cnt" not in lua.setup_port(_setup())  # one size: sequences untouched
+    assert lua.setup_port(_setup(sequences_off=True)).endswith("pktgen.set(\"0\", 'seq_cnt', 0)")
+    with pytest.raises(ValueError, match="at most 16 sequence packets"):
+        _setup(mix_sizes=(64,) * 17)
+
+
+def test_which_mixes_pktgen_can_send() -> None:
+    from dataclasses import replace
+
+    from vsperf.traffic import Traffic, Vlan
+    from vsperf.traffic.mix import parse_mix
+    from vsperf.trafficgen.pktgen.backend import PktgenTrafficGenerator
+
+    imix = Traffic(bidir=True).with_frame_size(parse_mix("IMIX"))
+    assert PktgenTrafficGenerator.frame_mix_problem(imix) == ""
+    assert "has 20 frames in a group" in PktgenTrafficGenerator.frame_mix_problem(
+        imix.with_frame_size(parse_mix("64:19,1518:1")))
+    assert PktgenTrafficGenerator.frame_mix_problem(replace(imix, multistream=4)).endswith("12 frames in a group, "
+                                                                                         "4 streams")
+    assert PktgenTrafficGenerator.frame_mix_problem(replace(imix, vlan=Vlan(enabled=True))).endswith("a VLAN tag")

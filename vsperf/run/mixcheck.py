@@ -21,6 +21,6 @@ def check_frame_mixes(test_name: str, frames: Sequence[TrafficPlan], generator: 
     if why:
         raise ConfigError(f"test {test_name}: {traffic_type} cannot send the frame mix {name} ({why}); "
                           f"give it frame sizes in TRAFFICGEN_PKT_SIZES, with TRAFFIC imix disabled")
-    if not generator.FRAME_MIX:
-        raise ConfigError(f"test {test_name}: traffic generator {generator.NAME} cannot send the frame mix {name}; "
-                          f"use --trafficgen vsgen, trafgen, pktgen, otg or dummy")
+    for traffic in mixed:
+        if why := generator.frame_mix_problem(traffic):
+            raise ConfigError(f"test {test_name}: {why}; use --trafficgen vsgen, trafgen, otg or dummy")

@@ -49,6 +49,14 @@ class TrafficGenerator(ABC):
         they can); only for generators with PORT_LOCATIONS."""
         return ""
 
+    @classmethod
+    def frame_mix_problem(cls, traffic: Traffic) -> str:
+        """Why it cannot send `traffic`'s frame mix ("" when it can, or there is none); asked when
+        the run is planned."""
+        if traffic.mix is None or cls.FRAME_MIX:
+            return ""
+        return f"traffic generator {cls.NAME} cannot send the frame mix {traffic.mix.name}"
+
     def check_prerequisites(self) -> None:  # noqa: B027 - optional hook
         """Raise PrerequisiteError naming what to install or do on `self.host` (a probe of the
         host it will run on); called before anything is created."""

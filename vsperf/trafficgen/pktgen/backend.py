@@ -18,6 +18,12 @@ pktgen, its Lua connection and the transmit clock's counters run through that ho
 Latency (TRAFFICGEN_PKTGEN_LATENCY) comes from pktgen's latency probes: one timestamped
 frame per probe interval on top of the test frames, so it is a sample; every result that
 carries it is flagged `latency_sampled`.
+
+A frame mix of at most 16 frames in a group, one stream, untagged, is sent as pktgen's sequence
+packets (each frame of the pattern one sequence packet, sent in turn; pktgen's rate from the mix's
+mean size); others are refused when the run is planned. What pktgen cannot do is said in each
+trial's notes: no latency distribution (probes are a sample), no frame sizes counted at the
+receivers, a warm start sent as a separate trial (the residual wait between them).
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ from vsperf.trafficgen.base import (
     burst_shares,
     check_burst,
     check_rate_trial,
+    lead_in_note,
+    limits_notes,
     rate_shares,
 )
 from vsperf.trafficgen.pktgen import lua, replies
@@ -57,10 +65,18 @@ SETTLE_TIMEOUT_S = 5.0  # how long counters may keep changing after the residual
 _CUT_SLACK = 0.2  # a rate trial is stopped this fraction after its planned time (+1 s)
 
 
+def _notes(traffic: Traffic) -> tuple[str, ...]:
+    return limits_notes(
+        traffic, latency="pktgen's latency probes are a sample (min, avg, max): no latency distribution",
+        sizes="pktgen counts the frames received, not their sizes: frames received per size not measured",
+        warm=lead_in_note(traffic, "pktgen", "a residual wait (TRAFFICGEN_RESIDUAL_WAIT_S)"))
+
+
 class PktgenTrafficGenerator(TrafficGenerator):
     """Pktgen-DPDK >= 23.06 via its Lua socket (needs pktgen built with Lua, docs/trafficgens.rst; root)."""
 
     NAME: ClassVar[str] = "pktgen"
+    FRAME_MIX: ClassVar[bool] = True
     ALIASES: ClassVar[tuple[str, ...]] = ("Pktgen",)
 
     def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
@@ -72,6 +88,7 @@ class PktgenTrafficGenerator(TrafficGenerator):
         self._link_mbps: list[int] = []
         self._ports: tuple[GenPort, ...] = ()
         self._version: str | None = None
+        self._sequenced: set[int] = set()  # generator ports that sent a frame mix (sequence packets)
 
     # --- prerequisites and life cycle ------------------------------------------------------
 
@@ -166,16 +183,45 @@ class PktgenTrafficGenerator(TrafficGenerator):
 
     # --- trials ------------------------------------------------------------------------------
 
+    @classmethod
+    def frame_mix_problem(cls, traffic: Traffic) -> str:
+        mix = traffic.mix
+        if mix is None:
+            return ""
+        if mix.group_frames > lua.MAX_SEQUENCES or traffic.streams > 1 or traffic.vlan.enabled:
+            return (f"pktgen sends a frame mix as its {lua.MAX_SEQUENCES} sequence packets, one stream, untagged: "
+                    f"{mix.name} has {mix.group_frames} frames in a group"
+                    + (f", {traffic.streams} streams" if traffic.streams > 1 else "")
+                    + (", a VLAN tag" if traffic.vlan.enabled else ""))
+        return ""
+
     def trial(self, traffic: Traffic, rate_fps: float, duration_s: float) -> TrialResult:
         check_rate_trial(rate_fps, duration_s)
         dirs = self._directions(traffic)
         per_port, counts = rate_shares(rate_fps, duration_s, len(dirs))
-        return self._run("rate", traffic, dirs, counts, per_port, rate_fps, duration_s)
+        warm = self._warm_up(traffic, dirs, per_port)
+        trial = self._run("rate", traffic, dirs, counts, per_port, rate_fps, duration_s)
+        return replace(trial, warm_frames=warm, notes=_notes(traffic))
 
     def burst(self, traffic: Traffic, frames: int) -> TrialResult:
         check_burst(frames)
         dirs = self._directions(traffic)
-        return self._run("burst", traffic, dirs, burst_shares(frames, len(dirs)), None, traffic.line_rate_fps, 0.0)
+        warm = self._warm_up(traffic, dirs, traffic.line_rate_fps / len(dirs))
+        trial = self._run("burst", traffic, dirs, burst_shares(frames, len(dirs)), None, traffic.line_rate_fps, 0.0)
+        return replace(trial, warm_frames=warm, notes=_notes(traffic))
+
+    def _warm_up(self, traffic: Traffic, dirs: list[Direction], per_port_fps: float) -> int:
+        """The warm start as a trial of its own before the counted one (a ramp at its mean rate);
+        the frames it sent (0 without one)."""
+        if traffic.mix is not None:
+            self._sequenced.update(d.tx_port for d in dirs)
+        warm = traffic.warm_start
+        if warm is None:
+            return 0
+        count = max(1, warm.frames(per_port_fps))
+        lead = self._run("rate", replace(traffic, warm_start=None), dirs, [count] * len(dirs),
+                         count / warm.duration_s, count * len(dirs) / warm.duration_s, warm.duration_s)
+        return lead.tx_frames
 
     def _directions(self, traffic: Traffic) -> list[Direction]:
         if not self._clients:
@@ -197,6 +243,8 @@ class PktgenTrafficGenerator(TrafficGenerator):
             src_mac=d.src_mac, dst_mac=d.dst_mac, src_ip=d.src_ip, dst_ip=d.dst_ip,
             src_udp=d.src_udp, dst_udp=d.dst_udp, vary=d.vary, streams=d.streams,
             vlan_id=traffic.vlan.id if traffic.vlan.enabled else None, tx_burst=burst,
+            mix_sizes=traffic.mix.pattern if traffic.mix is not None else (),
+            sequences_off=traffic.mix is None and d.tx_port in self._sequenced,
         )
 
     def _run(

@@ -51,6 +51,7 @@ MIN_RATE_PERCENT = 1e-9
 # cover pktgen's packet setup before that burst (it then owes no bursts), short enough that the
 # first burst comes soon after the start.
 PRIME_PERIOD_S = 0.5  # pktgen turns a rate of exactly 0 into 0.01 %
+MAX_SEQUENCES = 16  # pktgen's sequence packets per port (NUM_SEQ_PKTS): a frame mix's group at most
 
 
 def request(code: str) -> bytes:
@@ -130,6 +131,10 @@ class PortSetup(Headers):
     streams: int  # >= 1; more than 1 uses pktgen's range mode
     vlan_id: int | None = None  # 802.1Q tag on every frame (None: untagged)
     tx_burst: int = DEFAULT_TX_BURST  # frames pktgen sends per transmit slot
+    # A frame mix: its sending pattern as pktgen's sequence packets, sent in turn (frame_size_bytes
+    # is then the mix's mean, rounded, from which pktgen computes its frames per second).
+    mix_sizes: tuple[int, ...] = ()
+    sequences_off: bool = False  # turn sequence packets off (the port sent a frame mix before)
 
     def __post_init__(self) -> None:
         if self.port < 0 or self.count < 1 or self.streams < 1 or not 1 <= self.tx_burst <= MAX_TX_BURST:
@@ -138,6 +143,8 @@ class PortSetup(Headers):
             ipaddress.IPv4Address(address)
         if self.vary not in ("none", "dl_dst", "nw_dst", "tp_dst"):
             raise ValueError(f"unknown varied field {self.vary!r}")
+        if len(self.mix_sizes) > MAX_SEQUENCES or (self.mix_sizes and (self.streams > 1 or self.vlan_id is not None)):
+            raise ValueError(f"a frame mix is at most {MAX_SEQUENCES} sequence packets of one stream, untagged")
 
 
 def _mac_add(mac: str, n: int) -> str:
@@ -174,7 +181,23 @@ def setup_port(p: PortSetup) -> str:
         s.append(f"pktgen.set_range({port}, 'on')")
     else:
         s.append(f"pktgen.set_range({port}, 'off')")
+    if p.mix_sizes or p.sequences_off:
+        s += _sequences(p, port)
     return "; ".join(s)
+
+
+def _sequences(p: PortSetup, port: str) -> list[str]:
+    """A frame mix as sequence packets (the same headers, each its size), or sequences off."""
+    out = []
+    for index, size in enumerate(p.mix_sizes):
+        table = {"eth_dst_addr": lua_str(p.dst_mac), "eth_src_addr": lua_str(p.src_mac),
+                 "ip_dst_addr": lua_str(p.dst_ip), "ip_src_addr": lua_str(p.src_ip + "/32"),
+                 "sport": str(p.src_udp), "dport": str(p.dst_udp), "ethType": lua_str("ipv4"),
+                 "ipProto": lua_str("udp"), "vlanid": "1", "pktSize": str(size)}
+        fields = ", ".join(f"[{lua_str(k)}] = {v}" for k, v in table.items())
+        out.append(f"pktgen.seqTable({index}, {port}, {{{fields}}})")
+    out.append(f"pktgen.set({port}, 'seq_cnt', {len(p.mix_sizes)})")
+    return out
 
 
 def _range(p: PortSetup, port: str) -> list[str]:
