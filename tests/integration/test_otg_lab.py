@@ -127,3 +127,24 @@ def test_an_unreachable_controller_stops_the_run_before_anything_is_deployed(tmp
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "cannot connect" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "run" / "results.json").exists()
+
+
+def test_a_frame_mix_through_otg_and_what_otg_cannot_measure(tmp_path: Path, otg_server: str) -> None:
+    """The mix as OTG weight pairs (the server sends it through vsgen); its results say what OTG's
+    metrics lack: a latency distribution, frame sizes at the receiver, a warm start without a pause."""
+    out = tmp_path / "otg"
+    settings = {**PARAMS, "TRAFFICGEN_OTG_LOCATION": otg_server, "HISTORY": "False",
+                "TRAFFICGEN_PKT_SIZES": "('IMIX',)", "TRAFFIC": "{'latency_histogram': {'enabled': True}}",
+                "TRAFFICGEN_WARM_START": "{'mode': 'lead-in', 'duration_s': 0.1}"}
+    args = [sys.executable, "-m", "vsperf", "phy2phy_tput", "--vswitch", "ovs", "--trafficgen", "otg",
+            "--results-dir", str(out), "--test-params", ";".join(f"{k}={v}" for k, v in settings.items())]
+    proc = subprocess.run(args, capture_output=True, text=True, env=environment(), timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    test = json.loads((out / "results.json").read_text())["tests"][0]
+    assert test["status"] == "passed", test["error"]
+    (result,) = test["results"]
+    assert result["packet_size"] == "64:7,570:4,1518:1" and result["metrics"]["throughput_rx_fps"] > 0
+    assert all(t["rx_frames"] == t["tx_frames"] > 0 and t["warm_frames"] > 0 for t in result["trials"])
+    notes = " ".join(result["anomalies"])
+    for said in ("no latency distribution", "frames received per size not measured", "as a separate lead-in"):
+        assert said in notes

@@ -107,3 +107,12 @@ def test_vlan_header_only_when_the_test_pushes_one() -> None:
     tagged = config_dict(replace(Traffic(), vlan=Vlan(enabled=True, id=7)))["flows"][0]["packet"]
     assert "vlan" not in [h["choice"] for h in untagged]
     assert tagged[1]["vlan"]["id"] == {"choice": "value", "value": 7}
+
+
+def test_a_frame_mix_is_custom_weight_pairs() -> None:
+    from vsperf.traffic.mix import parse_mix
+
+    data = config_dict(Traffic(bidir=False).with_frame_size(parse_mix("aaaaaaaddddg")))
+    size = data["flows"][0]["size"]
+    assert size == {"choice": "weight_pairs", "weight_pairs": {"choice": "custom", "custom": [
+        {"size": 64, "weight": 7}, {"size": 512, "weight": 4}, {"size": 1518, "weight": 1}]}}

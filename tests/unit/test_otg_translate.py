@@ -147,3 +147,16 @@ def test_port_locations_are_declared_names_or_lab_namespaces() -> None:
     for refused in ("vsp1g0@other", "eth0", "x@y@z", "a;b"):
         with pytest.raises(Unsupported, match="is not served here"):
             resolve_location(refused, declared, ("vsp",))
+
+
+def test_custom_weight_pairs_are_a_frame_mix() -> None:
+    mix = {"choice": "weight_pairs", "weight_pairs": {"choice": "custom", "custom": [
+        {"size": 64, "weight": 7}, {"size": 570, "weight": 4}, {"size": 1518, "weight": 1}]}}
+    (flow,) = defs(_set(("flows", 0, "size"), mix))
+    assert len(flow.frame) == 1514 and flow.frame_size_bytes == 354  # the largest frame; the mean, rounded
+    assert sorted(flow.mix) == sorted([60] * 7 + [566] * 4 + [1514]) and flow.mix[:3] == (60, 566, 60)
+    bad = {"choice": "weight_pairs", "weight_pairs": {"choice": "custom", "custom": [{"size": 64, "weight": 1.5}]}}
+    with pytest.raises(Unsupported, match="whole weights"):
+        defs(_set(("flows", 0, "size"), bad))
+    with pytest.raises(Unsupported, match="fixed size of 64..9018 bytes, or custom weight pairs"):
+        defs(_set(("flows", 0, "size"), {"choice": "weight_pairs", "weight_pairs": {"choice": "predefined"}}))

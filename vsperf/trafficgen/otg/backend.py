@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlparse
 
@@ -21,7 +22,7 @@ from vsperf.search.measurer import TrialResult
 from vsperf.traffic import Traffic
 from vsperf.traffic.ports import GenPort
 from vsperf.traffic.streams import directions
-from vsperf.trafficgen.base import TrafficGenerator, check_burst, check_rate_trial
+from vsperf.trafficgen.base import TrafficGenerator, check_burst, check_rate_trial, lead_in_note, limits_notes
 from vsperf.trafficgen.otg import client
 from vsperf.trafficgen.otg.flows import FlowPlan, burst_plans, rate_plans, trial_config
 from vsperf.trafficgen.otg.metrics import FlowCounts, flow_counts, trial_result
@@ -93,6 +94,7 @@ class OtgTrafficGenerator(TrafficGenerator):
     """Ixia-c/KENG, IxNetwork, vsperf otg-server via snappi (needs vsperf[otg], TRAFFICGEN_OTG_LOCATION)."""
 
     NAME: ClassVar[str] = "otg"
+    FRAME_MIX: ClassVar[bool] = True
     ALIASES: ClassVar[tuple[str, ...]] = ("Ixia", "IxNet")
     PORT_LOCATIONS: ClassVar[bool] = True  # it sends a testbed cable's locations to its controller
 
@@ -168,15 +170,27 @@ class OtgTrafficGenerator(TrafficGenerator):
     def trial(self, traffic: Traffic, rate_fps: float, duration_s: float) -> TrialResult:
         check_rate_trial(rate_fps, duration_s)
         plans = rate_plans(self._directions(traffic), rate_fps, duration_s)
+        warm = self._warm_up(traffic, rate_fps)
         counts = self._run(traffic, plans, duration_s)
-        return self._result("rate", traffic, plans, counts, rate_fps, duration_s)
+        return self._result("rate", traffic, plans, counts, rate_fps, duration_s, warm)
 
     def burst(self, traffic: Traffic, frames: int) -> TrialResult:
         check_burst(frames)
         plans = burst_plans(self._directions(traffic), frames)
         expected_s = frames / max(1.0, traffic.line_rate_fps)
+        warm = self._warm_up(traffic, traffic.line_rate_fps)
         counts = self._run(traffic, plans, expected_s)
-        return self._result("burst", traffic, plans, counts, traffic.line_rate_fps, 0.0)
+        return self._result("burst", traffic, plans, counts, traffic.line_rate_fps, 0.0, warm)
+
+    def _warm_up(self, traffic: Traffic, rate_fps: float) -> int:
+        """The warm start as flows of their own before the trial's (a ramp at its mean rate); the
+        frames they sent (0 without one)."""
+        warm = traffic.warm_start
+        if warm is None:
+            return 0
+        count = max(1, warm.frames(rate_fps))
+        plans = rate_plans(self._directions(traffic), count / warm.duration_s, warm.duration_s)
+        return sum(c.frames_tx for c in self._run(traffic, plans, warm.duration_s))
 
     # --- internals ----------------------------------------------------------------------------
 
@@ -238,9 +252,16 @@ class OtgTrafficGenerator(TrafficGenerator):
             time.sleep(poll_s)
 
     def _result(self, kind: Literal["rate", "burst"], traffic: Traffic, plans: Sequence[FlowPlan],
-                counts: Sequence[FlowCounts], rate_fps: float, duration_s: float) -> TrialResult:
+                counts: Sequence[FlowCounts], rate_fps: float, duration_s: float, warm_frames: int) -> TrialResult:
         try:
-            result = trial_result(kind, traffic, plans, counts, rate_fps, duration_s)
+            result = replace(trial_result(kind, traffic, plans, counts, rate_fps, duration_s),
+                             warm_frames=warm_frames, notes=limits_notes(
+                                 traffic, latency="OTG flow metrics give latency as minimum, average and maximum: "
+                                                  "no latency distribution",
+                                 sizes="OTG flow metrics count frames, not their sizes: frames received per size "
+                                       "not measured",
+                                 warm=lead_in_note(traffic, "the OTG controller",
+                                                   "a residual wait (TRAFFICGEN_RESIDUAL_WAIT_S)")))
         except ValueError as exc:
             raise TrafficGenError(f"otg: {exc}") from exc
         log.debug("otg %s trial: %d frames sent, %d received, %.1f fps achieved, flags %s", kind,

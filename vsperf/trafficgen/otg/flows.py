@@ -5,7 +5,8 @@ tag when the test pushes one, IPv4 and UDP. Multistream varies one destination f
 stream (stream_type L2: MAC, L3: IPv4 address, L4: UDP port) from the direction's base value
 upwards, written as an OTG increment with step 1 and count = streams. Rates are `rate.pps`
 (whole frames per second) and durations `duration.fixed_packets` (exact frame counts: an
-IxNetwork `fixed_seconds` takes whole seconds only). A burst is `rate.percentage` 100.
+IxNetwork `fixed_seconds` takes whole seconds only). A burst is `rate.percentage` 100. A frame mix
+is `size.weight_pairs` custom: its sizes and weights (the controller interleaves them).
 """
 
 from __future__ import annotations
@@ -73,7 +74,13 @@ def _add_flow(config: Any, traffic: Traffic, plan: FlowPlan) -> None:
     flow = config.flows.flow(name=plan.name)[-1]
     flow.tx_rx.port.tx_name = PORT_NAMES[d.tx_port]
     flow.tx_rx.port.rx_names = [PORT_NAMES[d.rx_port]]
-    flow.size.fixed = traffic.frame_size_bytes
+    if traffic.mix is not None:
+        pairs = flow.size.weight_pairs
+        pairs.choice = "custom"
+        for size, weight in zip(traffic.mix.sizes_bytes, traffic.mix.weights, strict=True):
+            pairs.custom.add(size=size, weight=weight)
+    else:
+        flow.size.fixed = traffic.frame_size_bytes
     if plan.rate_pps:
         flow.rate.pps = plan.rate_pps
     else:

@@ -92,7 +92,8 @@ class ServerSession:
             try:
                 for direction, flow in enumerate(defs):
                     engine.command(dir_command(direction, port_index[flow.tx_port], port_index[flow.rx_port],
-                                               flow.streams, flow.vary, flow.base, flow.l3_offset, flow.frame))
+                                               flow.streams, flow.vary, flow.base, flow.l3_offset, flow.frame,
+                                               flow.mix))
             except TrafficGenError:
                 self._close_engine()  # a dead or confused engine: the next set_config starts a new one
                 raise

@@ -3,8 +3,9 @@
 vsgen sends Ethernet [802.1Q] IPv4 UDP frames with its 14-byte signature after the UDP header
 and the engine session's tag in the IPv4 identification (vsperf.trafficgen.vsgen.frames); per
 stream it varies one field by +1 (destination MAC, IPv4 or UDP port, or source MAC). A flow is
-one engine direction. What vsgen cannot send exactly as asked is refused with the reason, never
-approximated: other headers or fields, other patterns, decrements, random values, devices.
+one engine direction; a size of custom weight pairs is a frame mix (whole weights, sizes
+64..9000), sent in its pattern. What vsgen cannot send exactly as asked is refused with the reason,
+never approximated: other headers or fields, other patterns, decrements, random values, devices.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from vsperf.traffic.mix import FrameMix, MixError
 from vsperf.traffic.streams import BENCHMARK_NET, mac_to_int
 from vsperf.trafficgen.vsgen.frames import (
     DEFAULT_TTL,
@@ -74,6 +76,7 @@ class FlowDef:
     frames: int  # 0 when continuous
     latency: bool
     timestamps: bool
+    mix: tuple[int, ...] = ()  # a frame mix: each frame's length without FCS, in sending order
 
 
 def resolve_location(location: str, declared: Mapping[str, PortLocation], netns_prefixes: tuple[str, ...]
@@ -231,10 +234,7 @@ def flow_defs(config: Any, run_tag: int) -> list[FlowDef]:
             raise Unsupported(f"flows {receivers[rx_names[0]]} and {flow.name} both go to {rx_names[0]}: vsgen "
                               "measures latency per receiving port, so each flow needs its own")
         receivers[rx_names[0]] = flow.name
-        if flow.size.choice != "fixed" or not MIN_FRAME_BYTES <= int(flow.size.fixed) <= MAX_FRAME_BYTES:
-            raise Unsupported(f"flow {flow.name}: vsgen sends a fixed size of {MIN_FRAME_BYTES}..{MAX_FRAME_BYTES} "
-                              "bytes")
-        size = int(flow.size.fixed)
+        size, mix = _size(flow)
         values, vary, base, streams = _headers(flow)
         _check_range(flow.name, vary, base, streams, values)
         mode, pps, frames = _schedule(flow)
@@ -243,7 +243,7 @@ def flow_defs(config: Any, run_tag: int) -> list[FlowDef]:
             src_mac=str(values["FlowEthernet.src"]), dst_mac=str(values["FlowEthernet.dst"]),
             src_ip=str(values["FlowIpv4.src"]), dst_ip=str(values["FlowIpv4.dst"]),
             src_udp=int(values["FlowUdp.src_port"]), dst_udp=int(values["FlowUdp.dst_port"]),
-            frame_size_bytes=size, run_tag=run_tag,
+            frame_size_bytes=mix.largest_bytes if mix else size, run_tag=run_tag,
             vlan_id=int(values["FlowVlan.id"]) if has_vlan else None,
             vlan_priority=int(values.get("FlowVlan.priority", 0)), vlan_cfi=int(values.get("FlowVlan.cfi", 0)),
         )
@@ -253,5 +253,27 @@ def flow_defs(config: Any, run_tag: int) -> list[FlowDef]:
             l3_offset=spec.l3_offset, vary=vary, base=base, streams=streams, mode=mode, rate_pps=pps,
             frames=frames, latency=bool(metrics.enable and metrics.latency.enable),
             timestamps=bool(metrics.enable and metrics.timestamps),
+            mix=tuple(s - 4 for s in mix.pattern) if mix else (),
         ))
     return defs
+
+
+def _size(flow: Any) -> tuple[int, FrameMix | None]:
+    """A flow's frame size (a mix: its mean, rounded) and its mix (None: one size)."""
+    size = flow.size
+    if size.choice == "weight_pairs" and size.weight_pairs.choice == "custom":
+        pairs = [(int(p.size), float(p.weight)) for p in size.weight_pairs.custom]
+        if not pairs or any(w != int(w) for _, w in pairs):
+            raise Unsupported(f"flow {flow.name}: vsgen sends a size mix of whole weights")
+        by_size: dict[int, int] = {}
+        for s, w in pairs:
+            by_size[s] = by_size.get(s, 0) + int(w)
+        try:
+            mix = FrameMix(flow.name, tuple(sorted(by_size)), tuple(by_size[s] for s in sorted(by_size)))
+        except MixError as exc:
+            raise Unsupported(f"flow {flow.name}: {exc}") from None
+        return round(mix.mean_bytes), mix
+    if size.choice != "fixed" or not MIN_FRAME_BYTES <= int(size.fixed) <= MAX_FRAME_BYTES:
+        raise Unsupported(f"flow {flow.name}: vsgen sends a fixed size of {MIN_FRAME_BYTES}..{MAX_FRAME_BYTES} "
+                          "bytes, or custom weight pairs")
+    return int(size.fixed), None
