@@ -13,6 +13,7 @@ from vsperf.trafficgen.vsgen.histogram import (
     bucket_of,
     bucket_range,
     merge,
+    nearest_rank,
     percentile_key,
     percentiles,
 )
@@ -74,6 +75,15 @@ def test_percentiles_by_nearest_rank_at_bucket_middles() -> None:
     assert p["p90"] == pytest.approx(5000, abs=8)
     assert p["p99"] == pytest.approx(50_000, abs=8)
     assert p["p99.9"] == pytest.approx(2_000_000, abs=256)
+
+
+def test_the_nearest_rank_is_exact_where_floats_are_not() -> None:
+    # 99.9 / 100 * 50000 is 49950.00000000001 in floats: its ceiling would be one frame too far
+    assert nearest_rank(99.9, 50_000) == 49_950
+    assert nearest_rank(99.999, 50_000) == 50_000 and nearest_rank(50.0, 3) == 2 and nearest_rank(1.0, 1) == 1
+    # 49950 frames at ~12 us and 50 at ~2 ms: p99.9 is the last of the first group
+    hist = {bucket_of(12_000): 49_950, bucket_of(2_000_000): 50}
+    assert percentiles(hist, 12_000.0, 2_000_000.0)["p99.9"] == pytest.approx(12_000, abs=8)
 
 
 def test_percentiles_stay_within_the_measured_min_and_max() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 # (first ns, end ns, log2 of the bucket width) per tier, and each tier's first bucket.
 TIERS: tuple[tuple[int, int, int], ...] = (
@@ -53,6 +54,12 @@ def percentile_key(percent: float) -> str:
     return f"p{percent:g}"
 
 
+def nearest_rank(percent: float, total: int) -> int:
+    """The rank (1-based) of the `percent` percentile among `total` values: ceil(percent % of
+    total), in exact decimal arithmetic (99.9 / 100 * 50000 is 49950.00000000001 in floats)."""
+    return max(1, math.ceil(Fraction(str(percent)) * total / 100))
+
+
 def merge(histograms: Iterable[Iterable[Sequence[int]]]) -> dict[int, int]:
     """Sum of sparse histograms given as [bucket, count] pairs."""
     total: dict[int, int] = {}
@@ -77,7 +84,7 @@ def percentiles(
     for percent in wanted:
         if not 0 < percent <= 100:
             raise ValueError(f"percentile {percent} outside (0, 100]")
-        rank = max(1, math.ceil(percent / 100.0 * total))
+        rank = nearest_rank(percent, total)
         seen = 0
         for bucket, count in ordered:
             seen += count
