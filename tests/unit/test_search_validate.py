@@ -13,6 +13,7 @@ from vsperf.search.goal_config import GoalSearchConfig
 from vsperf.search.latency import LatencyConfig
 from vsperf.search.reset import ResetConfig
 from vsperf.search.select import ThroughputSearch
+from vsperf.search.throughput_loads import ThroughputWithLoads
 from vsperf.traffic import Traffic
 
 
@@ -41,7 +42,8 @@ def kinds(settings: Settings, traffic_type: str) -> list[type]:
     """The types of the configurations a test of `traffic_type` runs with: its own (a throughput
     search's is the algorithm's), then the throughput search it runs first, if any."""
     plan = configure_traffic(Traffic(traffic_type=traffic_type), settings)  # type: ignore[arg-type]
-    configs = [plan.config.config if isinstance(plan.config, ThroughputSearch) else plan.config]
+    config = plan.config.search if isinstance(plan.config, ThroughputWithLoads) else plan.config
+    configs = [config.config if isinstance(config, ThroughputSearch) else config]
     if plan.throughput is not None and plan.throughput.search is not None:
         configs.append(plan.throughput.search.config)
     return [type(c) for c in configs]
