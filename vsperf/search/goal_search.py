@@ -22,6 +22,7 @@ under-delivered that lost frames, whose loss may be the generator's own).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
@@ -73,6 +74,21 @@ class GoalSearchState:
         self.first_trial = len(log.trials)
         self.notes: list[dict[str, Any]] = []
         self.exhausted = False
+
+    def on_grid(self, load_fps: float, lower_fps: float | None = None, upper_fps: float | None = None) -> float:
+        """`load_fps` moved to the nearest load of the search's grid, the configured maximum load
+        times whole powers of (1 - the narrowest goal width), if that load still lies strictly
+        between `lower_fps` and `upper_fps` (else `load_fps` as it is). Loads chosen for
+        different goals then coincide and share their trials (on a tail-drop DUT PDR's loads lie
+        a width above NDR's when PDR's loss ratio is the width, as with the defaults)."""
+        top = self.ceiling.configured_max_fps
+        step = math.log1p(-min(g.width for g in self.cfg.goals))
+        snapped = float(top * math.exp(step * round(math.log(load_fps / top) / step)))
+        if lower_fps is not None and snapped <= lower_fps * (1 + 1e-9):
+            return load_fps
+        if upper_fps is not None and snapped >= upper_fps * (1 - 1e-9):
+            return load_fps
+        return snapped
 
     def budget_left(self) -> bool:
         """False once the search has run MAX_TRIALS_PER_SEARCH trials (it must stop then)."""

@@ -42,29 +42,16 @@ from collections.abc import Sequence
 from vsperf.search.confirm import confirm_order, confirm_target
 from vsperf.search.goal_config import GoalSearchConfig
 from vsperf.search.goal_search import ALL_GOALS, GoalSearchState, run_goal_search
+from vsperf.search.load_space import log_width, split_load
 from vsperf.search.measurer import Measurer, TrialResult
 from vsperf.search.mlr_goals import SearchGoal, Target, classify, relevant_bounds
+from vsperf.search.noise_band import capacity_guess_fps
 from vsperf.search.outcome import SearchOutcome
+from vsperf.search.refine import refine_target
 from vsperf.search.trials import OnTrial
 from vsperf.traffic import Traffic
 
 _EPS = 1e-9
-
-
-def log_width(width: float) -> float:
-    """A relative width as a distance in log space: ln(upper / lower) at that width."""
-    return -math.log1p(-width)
-
-
-def split_load(lower_fps: float, upper_fps: float, width: float, log_scale: bool = True) -> float:
-    """The next load between two bounds: in log space the upper part is width * 2**k (so the
-    search ends exactly on the width), or the plain middle when not `log_scale`."""
-    if not log_scale:
-        return (lower_fps + upper_fps) / 2.0
-    span, step = math.log(upper_fps / lower_fps), log_width(width)
-    halvings = max(1, math.ceil(math.log2(span / step) - _EPS))
-    load = upper_fps * math.exp(-step * 2 ** (halvings - 1))
-    return min(max(load, lower_fps * (1 + _EPS)), upper_fps * (1 - _EPS))
 
 
 def _short_probe_decides(goal: SearchGoal, target: Target) -> bool:
@@ -132,10 +119,16 @@ def narrow_target(
         elif lower is None:
             steps_down += 1
             load = upper * math.exp(-step * 2 ** (steps_down - 1))
-            guess = _forwarding_guess(state.db.trials_at(upper), target.loss_ratio)
+            if target.exceed_ratio > 0:
+                guess = capacity_guess_fps(((x, t) for x in state.db.loads() if x >= upper * (1 - _EPS)
+                                            for t in state.db.trials_at(x)), target.loss_ratio)
+            else:
+                guess = _forwarding_guess(state.db.trials_at(upper), target.loss_ratio)
             load = max(min_load, load if guess is None else min(load, guess))
         else:
             load = split_load(lower, upper, target.width, log_scale)
+        if target.exceed_ratio > 0:
+            load = state.on_grid(load, lower, upper)
         duration = target.trial_duration_s
         if probe_short and not state.db.has(load):
             duration = goal.initial_duration_s
@@ -153,6 +146,8 @@ def initial_trials(state: GoalSearchState) -> None:
         return
     guess = first.rx_rate_fps / (1.0 - smallest_loss)
     guess = min(guess, state.ceiling.max_load_fps * (1 - narrowest))
+    if all(g.exceed_ratio > 0 for g in goals):
+        guess = state.on_grid(guess, None, state.ceiling.max_load_fps)
     if guess > state.min_load_fps:
         state.measure(guess, duration, ALL_GOALS, "forwarding-rate guess")
 
@@ -169,17 +164,23 @@ def mlr_search_once(state: GoalSearchState) -> None:
             chain = by_goal[goal]
             index = stage - (stages - len(chain))  # every chain ends at the last stage
             if index >= 0:
-                _narrow(state, goal, chain[index])
+                _narrow(state, goal, chain[index], chain[index - 1] if index > 0 else None)
     for goal in confirm_order(state.cfg.goals):
-        _narrow(state, goal, by_goal[goal][-1])  # a later goal's trials may have moved an earlier goal's bounds
+        chain = by_goal[goal]  # a later goal's trials may have moved an earlier goal's bounds
+        _narrow(state, goal, chain[-1], chain[-2] if len(chain) > 1 else None)
 
 
-def _narrow(state: GoalSearchState, goal: SearchGoal, target: Target) -> None:
-    """Short targets bisect; longer ones confirm from their upper bound down (`confirm_target`),
-    halving far gaps with short trials first when no shorter target narrowed them (the first of
-    its chain: TRAFFICGEN_MLR_PRECEDING_TARGETS 0)."""
-    if target.trial_duration_s <= goal.initial_duration_s:
-        narrow_target(state, goal, target)
+def _narrow(state: GoalSearchState, goal: SearchGoal, target: Target, preceding: Target | None) -> None:
+    """The first target bisects; a later one that a short failure does not decide (exceed ratio
+    above 0) is refined from its preceding target's bounds (`refine_target`); a longer one that
+    it does is confirmed from its upper bound down (`confirm_target`), halving far gaps with
+    short trials first when no shorter target narrowed it (the first of its chain:
+    TRAFFICGEN_MLR_PRECEDING_TARGETS 0)."""
+    if not _short_probe_decides(goal, target):
+        if preceding is None:
+            narrow_target(state, goal, target)
+        else:
+            refine_target(state, goal, target, relevant_bounds(state.db, preceding))
         return
     while not confirm_target(state, goal, target, far_splits=target.index == 0):
         narrow_target(state, goal, target, stop_at_upper=True)
