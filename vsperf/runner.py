@@ -388,6 +388,7 @@ class Runner:
                 if not benchmark:  # VSPERF's result keys beside vsperf's (vsperf.results.vsperf_keys)
                     result = with_vsperf_keys(result, traffic, guest_loopback(pt))
                 writer.add_frame_size(index, size, result, statistics=phase.statistics)
+                result.raise_if_failed(f"{size} B")  # a search without an answer fails the test, trials kept
                 if benchmark:  # its tables (sweep points, udp_msg_loss rows, iperf3 per second) as CSV too
                     benchmark_csv_paths(self.results_dir, next(t for t in writer.results.tests if t.index == index))
                 found = result.metrics.get("throughput_rx_fps")

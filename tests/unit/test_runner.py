@@ -52,8 +52,8 @@ def registries() -> Registries:
     return build_registries(builtin)
 
 
-def run(tmp_path: Path, gen: str, tests: list[str]) -> tuple[Any, dict[str, Any]]:
-    settings = load_settings(env={}, test_params=f"TRAFFICGEN={gen};TRAFFICGEN_PKT_SIZES=(64,128,256)")
+def run(tmp_path: Path, gen: str, tests: list[str], params: str = "") -> tuple[Any, dict[str, Any]]:
+    settings = load_settings(env={}, test_params=f"TRAFFICGEN={gen};TRAFFICGEN_PKT_SIZES=(64,128,256){params}")
     regs = registries()
     plan = plan_tests(Catalog.load().select(tests), settings, regs)
     out = tmp_path / "run"
@@ -82,6 +82,23 @@ def test_a_failed_test_does_not_stop_the_next(tmp_path: Path) -> None:
     assert "generator port went away" in first["error"]
     assert [r["packet_size"] for r in first["results"]] == [64]
     assert data["status"] == "finished"
+    assert summary.failed
+
+
+@pytest.mark.parametrize("search", ["binary", "ndr_pdr", "mlr"])
+def test_a_search_without_an_answer_fails_its_test_and_keeps_the_trials(tmp_path: Path, search: str) -> None:
+    # The simulated DUT forwards 1 fps at every size: less than the lowest load a search tries.
+    summary, data = run(tmp_path, "dummy", ["phy2phy_tput", "phy2phy_cont"],
+                        f";TRAFFICGEN_SEARCH={search};TRAFFICGEN_DURATION=1;TRAFFICGEN_DUMMY_DUT={{'capacity_fps': 1}};"
+                        "REPORT_FORMATS=[]")
+    assert [t.status for t in summary.tests] == ["failed", "passed"]
+    tput = data["tests"][0]
+    assert tput["status"] == "failed"
+    assert tput["error"].startswith("64 B: no ")
+    assert "the DUT forwarded" in tput["error"] and "\n" not in tput["error"]
+    assert [r["packet_size"] for r in tput["results"]] == [64], "the test stops at the size without an answer"
+    assert tput["results"][0]["trials"], "what was measured is written"
+    assert any(tput["error"][len("64 B: "):] in a for a in tput["results"][0]["anomalies"])
     assert summary.failed
 
 

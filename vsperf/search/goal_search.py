@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, NamedTuple
 
 from vsperf.search.goal_config import GoalSearchConfig
 from vsperf.search.measurer import Measurer, TrialResult
 from vsperf.search.mlr_goals import GoalResult, TrialDatabase, goal_result, high_loss
+from vsperf.search.no_answer import goal_search_failure
 from vsperf.search.outcome import MetricValue, SearchOutcome
 from vsperf.search.throughput import learning_trial
 from vsperf.search.trials import (
@@ -303,4 +304,8 @@ def run_goal_search(
         "trial_outcomes": notes,
         "verification": verification,
     }
-    return log.outcome(metrics, details, anomalies.as_tuple())
+    failure = goal_search_failure(algorithm, [a.results for a in answers], [a.exhausted for a in answers],
+                                  MAX_TRIALS_PER_SEARCH, [t for a in answers for t in a.trials], traffic)
+    if failure is not None:
+        anomalies.add(failure)
+    return replace(log.outcome(metrics, details, anomalies.as_tuple()), failure=failure)
