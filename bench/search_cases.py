@@ -132,7 +132,7 @@ def outside(run: Run, ndr_pdr_bands: tuple[tuple[float, float], tuple[float, flo
     """The answers of `run` outside their bands, as text (empty: both within)."""
     problems = []
     for name, found, (low, high) in zip(("NDR", "PDR"), run.answers_fps, ndr_pdr_bands, strict=True):
-        if not low * (1 - 1e-9) <= found <= high * (1 + 1e-9):
+        if not low * (1 - 1e-5) <= found <= high * (1 + 1e-5):
             problems.append(f"{name} {found:.0f} fps outside [{low:.0f}, {high:.0f}]")
     return problems
 

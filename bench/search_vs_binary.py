@@ -153,7 +153,8 @@ def truth_band(gen: DummyTrafficGenerator, traffic: Traffic, noise: float, loss_
 
 def _check(name: str, found: float, band: tuple[float, float]) -> list[str]:
     low, high = band[0] * (1 - WIDTH_PERCENT / 100), band[1]
-    if low * (1 - 1e-9) <= found <= high * (1 + 1e-9):
+    # Slack: the model loses whole frames (ceil), 1 fps of 10**6 below the float truth at a band edge.
+    if low * (1 - 1e-5) <= found <= high * (1 + 1e-5):
         return []
     return [f"{name} {found:.0f} fps outside [{low:.0f}, {high:.0f}]"]
 

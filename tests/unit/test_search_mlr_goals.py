@@ -74,7 +74,7 @@ def test_targets_grow_from_initial_to_final_duration() -> None:
     chain = RFC2544.targets(2)
     assert [round(t.trial_duration_s, 3) for t in chain] == [1.0, 7.746, 60.0]
     assert [round(t.duration_sum_s, 3) for t in chain] == [1.0, 7.746, 60.0]
-    assert all(t.width == RFC2544.width for t in chain)
+    assert [round(t.width, 6) for t in chain] == [round(1 - 0.995**4, 6), round(1 - 0.995**2, 6), 0.005]
     assert chain[-1].final and not chain[0].final
     assert chain[0].label == "1 s target 1/3" and chain[-1].label == "final"
 
