@@ -75,6 +75,7 @@ class GoalSearchState:
         self.first_trial = len(log.trials)
         self.notes: list[dict[str, Any]] = []
         self.exhausted = False
+        self.guess_fps: float | None = None  # load of mlr's forwarding-rate guess, if it ran
 
     def on_grid(self, load_fps: float, lower_fps: float | None = None, upper_fps: float | None = None) -> float:
         """`load_fps` moved to the nearest load of the search's grid, the configured maximum load

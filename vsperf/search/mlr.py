@@ -87,9 +87,11 @@ def narrow_target(
     log_scale: bool = True,
     short_probe: bool = True,
     stop_at_upper: bool = False,
+    label: str | None = None,
 ) -> None:
     """Measure until `target`'s relevant bounds are within its width (or a load limit answers);
-    with `stop_at_upper`, only until the target has an upper bound."""
+    with `stop_at_upper`, only until the target has an upper bound. Trials are tagged with
+    `label` (the target's own label by default)."""
     steps_up = steps_down = 0
     step = log_width(target.width)
     probe_short = short_probe and _short_probe_decides(goal, target)
@@ -108,7 +110,7 @@ def narrow_target(
             return
         undecided = [load for load in bounds.undecided_fps if load <= max_load * (1 + _EPS)]
         if undecided:
-            state.measure(undecided[-1], target.trial_duration_s, goal.name, target.label)
+            state.measure(undecided[-1], target.trial_duration_s, goal.name, label or target.label)
             continue
         if upper is None and lower is None:
             load = max_load
@@ -127,12 +129,17 @@ def narrow_target(
             load = max(min_load, load if guess is None else min(load, guess))
         else:
             load = split_load(lower, upper, target.width, log_scale)
+            if lower == state.guess_fps:
+                # The lower bound is the forwarding-rate guess, usually just below the answer:
+                # step up from it (1, 2, 4 ... widths) while that is below the split (CSIT's mrr2).
+                steps_up += 1
+                load = min(load, lower * math.exp(step * 2 ** (steps_up - 1)))
         if target.exceed_ratio > 0:
             load = state.on_grid(load, lower, upper)
         duration = target.trial_duration_s
         if probe_short and not state.db.has(load):
             duration = goal.initial_duration_s
-        state.measure(load, duration, goal.name, target.label)
+        state.measure(load, duration, goal.name, label or target.label)
 
 
 def initial_trials(state: GoalSearchState) -> None:
@@ -149,7 +156,7 @@ def initial_trials(state: GoalSearchState) -> None:
     if all(g.exceed_ratio > 0 for g in goals):
         guess = state.on_grid(guess, None, state.ceiling.max_load_fps)
     if guess > state.min_load_fps:
-        state.measure(guess, duration, ALL_GOALS, "forwarding-rate guess")
+        state.guess_fps = state.measure(guess, duration, ALL_GOALS, "forwarding-rate guess").load_fps
 
 
 def mlr_search_once(state: GoalSearchState) -> None:
