@@ -48,6 +48,7 @@ MAX_PROBE_WIDTHS = 40  # the first probe is at most this many widths below the u
 # Band probes are paid in short trials to save long ones, so their number scales with how many
 # short trials a long one costs (60 with RFC 2544's 60 s finals and 1 s steering: 48).
 PROBES_PER_SHORT = 0.8  # band probes per target, at most, per short trial in a long one
+MAX_PROBES = 48  # and at most this many (RFC 2544's 60 s finals with 1 s steering: 48)
 MIN_SHORTS_PER_LONG = 20  # no band probes below (bench_searches: 1 s steering at 10 s finals)
 # A candidate this close above the band's safe bottom (share of the band's span) gets its long trial
 # without probes: a probe costs more than the risk it removes there (bench_searches: 0.01). Twice
@@ -93,8 +94,10 @@ def _judged_trials(state: GoalSearchState) -> list[tuple[float, TrialResult]]:
 
 
 def max_probes(shorts_per_long: float) -> int:
-    """Band probes a target may run: fewer than the short trials one failed long trial costs."""
-    return max(2, round(PROBES_PER_SHORT * shorts_per_long))
+    """Band probes a target may run: fewer than the short trials one failed long trial costs, and
+    at most MAX_PROBES (steering trials of 1/240 of the final ones allowed 192 per target, which
+    a DUT outside the power laws, e.g. one with stalls, spent, into the 300-trial guard)."""
+    return max(2, min(MAX_PROBES, round(PROBES_PER_SHORT * shorts_per_long)))
 
 
 def band_probe(state: GoalSearchState, goal: SearchGoal, target: Target, upper_fps: float) -> float | None:
@@ -135,6 +138,11 @@ def band_probe(state: GoalSearchState, goal: SearchGoal, target: Target, upper_f
         return None  # close enough: a probe costs more than the risk it removes
     probe = max(min(bottom, state.ceiling.max_load_fps) / step, upper_fps * step**MAX_PROBE_WIDTHS)
     if above_bottom <= OTHER_ANSWER_SLACK and _below_other_answer(state, goal, probe):
+        return None
+    if state.db.has(probe) and _passes_at(state, probe, target):
+        # Only where the probe is clamped (MAX_PROBE_WIDTHS below the upper bound, a band far
+        # below: stalls or a generator's own loss, not a power law) does it repeat a load: a pass
+        # there said all a probe can, and repeating it ran into the trial guard.
         return None
     # Outside the load limits a probe would be measured elsewhere and never counted.
     return probe if state.min_load_fps <= probe <= state.ceiling.max_load_fps else None

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 from vsperf.search.goal_config import GoalSearchConfig
 from vsperf.search.measurer import Measurer, TrialResult
-from vsperf.search.mlr_goals import GoalResult, TrialDatabase, goal_result, high_loss
+from vsperf.search.mlr_goals import GoalResult, SearchGoal, TrialDatabase, goal_result, high_loss
 from vsperf.search.no_answer import goal_search_failure
 from vsperf.search.outcome import MetricValue, SearchOutcome
 from vsperf.search.throughput import learning_trial
@@ -49,6 +49,7 @@ from vsperf.traffic import Traffic
 from vsperf.units import l2_mbps
 
 MAX_TRIALS_PER_SEARCH = 300  # a guard: every controller ends long before on any DUT
+FINAL_ROUNDS = 8  # passes over the goals' final targets until none is open (see GoalSearchState.open_goals)
 ALL_GOALS = "all goals"  # the goal label of a trial run for every goal (mlr's initial trials)
 
 
@@ -130,6 +131,13 @@ class GoalSearchState:
         """The goal names a trial labelled `goal` serves ("all goals", "ndr+pdr" or one name)."""
         names = [g.name for g in self.cfg.goals]
         return frozenset(names if goal == ALL_GOALS else [n for n in goal.split("+") if n in names])
+
+    def open_goals(self, goals: Sequence[SearchGoal]) -> list[SearchGoal]:
+        """The `goals` (in that order) whose final target the trials so far leave without an answer
+        narrowed to its width (a later goal's trials may reopen an earlier goal's: a short trial
+        that lost too much is an upper bound for every goal without an exceed ratio)."""
+        return [g for g in goals
+                if goal_result(self.db, g, self.min_load_fps, self.ceiling.max_load_fps).status == "not narrowed"]
 
     def answer(self, repetition: int) -> GoalSearchAnswer:
         return GoalSearchAnswer(

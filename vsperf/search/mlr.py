@@ -41,7 +41,7 @@ from collections.abc import Sequence
 
 from vsperf.search.confirm import confirm_order, confirm_target
 from vsperf.search.goal_config import GoalSearchConfig
-from vsperf.search.goal_search import ALL_GOALS, GoalSearchState, run_goal_search
+from vsperf.search.goal_search import ALL_GOALS, FINAL_ROUNDS, GoalSearchState, run_goal_search
 from vsperf.search.load_space import log_width, split_load
 from vsperf.search.measurer import Measurer, TrialResult
 from vsperf.search.mlr_goals import SearchGoal, Target, classify, relevant_bounds
@@ -172,9 +172,13 @@ def mlr_search_once(state: GoalSearchState) -> None:
             index = stage - (stages - len(chain))  # every chain ends at the last stage
             if index >= 0:
                 _narrow(state, goal, chain[index], chain[index - 1] if index > 0 else None)
-    for goal in confirm_order(state.cfg.goals):
-        chain = by_goal[goal]  # a later goal's trials may have moved an earlier goal's bounds
-        _narrow(state, goal, chain[-1], chain[-2] if len(chain) > 1 else None)
+    for _ in range(FINAL_ROUNDS):  # a later goal's trials may have moved an earlier goal's bounds
+        reopened = state.open_goals(confirm_order(state.cfg.goals))
+        if not reopened or not state.budget_left():
+            return
+        for goal in reopened:
+            chain = by_goal[goal]
+            _narrow(state, goal, chain[-1], chain[-2] if len(chain) > 1 else None)
 
 
 def _narrow(state: GoalSearchState, goal: SearchGoal, target: Target, preceding: Target | None) -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from vsperf.search.confirm import confirm_order, confirm_target
 from vsperf.search.goal_config import GoalSearchConfig
-from vsperf.search.goal_search import GoalSearchState, run_goal_search
+from vsperf.search.goal_search import FINAL_ROUNDS, GoalSearchState, run_goal_search
 from vsperf.search.measurer import Measurer
 from vsperf.search.mlr import initial_trials, narrow_target
 from vsperf.search.mlr_goals import SearchGoal, Target
@@ -52,8 +52,11 @@ def bisect_goals(state: GoalSearchState) -> None:
 def ndr_pdr_search_once(state: GoalSearchState) -> None:
     """One ndr_pdr search over the goals of `state.cfg` (see the module docstring)."""
     bisect_goals(state)
-    for _ in range(2):  # twice: a later goal's trials may have moved an earlier goal's bounds
-        for goal in confirm_order(state.cfg.goals):
+    for _ in range(FINAL_ROUNDS):  # a later goal's trials may have moved an earlier goal's bounds
+        reopened = state.open_goals(confirm_order(state.cfg.goals))
+        if not reopened or not state.budget_left():
+            return
+        for goal in reopened:
             target = goal.targets(0)[-1]
             while not confirm_target(state, goal, target):
                 narrow_target(state, goal, target, log_scale=False, stop_at_upper=True)
