@@ -25,6 +25,7 @@ from pathlib import Path
 from search_cases import (
     CAPACITY_SETS,
     SIZES,
+    WIDTH_PERCENT,
     Dut,
     Run,
     SearchSetup,
@@ -54,8 +55,12 @@ WORST_TARGET = 1.5
 Job = tuple[int, Dut]  # (setup index, DUT)
 
 
-def run_job(job: Job) -> tuple[Job, dict[str, Run], list[str]]:
-    """Every algorithm on one case: the runs, and the problems found (answers outside the band)."""
+Positions = dict[str, tuple[float, float]]  # algorithm -> (NDR, PDR) place in the noise band, 0: bottom
+
+
+def run_job(job: Job) -> tuple[Job, dict[str, Run], list[str], Positions]:
+    """Every algorithm on one case: the runs, the problems found (answers outside the band), and
+    where each answer lies in the noise band (0: its bottom, 1: its top)."""
     index, dut = job
     base = load_settings(env={}).merged({"TRAFFICGEN": "dummy"}, "bench")
     with tempfile.TemporaryDirectory() as tmp:
@@ -67,7 +72,11 @@ def run_job(job: Job) -> tuple[Job, dict[str, Run], list[str]]:
         limits = bands(settings, ctx, dut)
     problems = [f"{alg}: {p}" for alg, run in runs.items() for p in outside(run, limits)]
     problems += [f"{alg}: no answer: {run.failure}" for alg, run in runs.items() if run.failure]
-    return job, runs, problems
+    edges = [(low / (1 - WIDTH_PERCENT / 100), high) for low, high in limits]
+    positions = {alg: ((run.answers_fps[0] - edges[0][0]) / (edges[0][1] - edges[0][0]),
+                       (run.answers_fps[1] - edges[1][0]) / (edges[1][1] - edges[1][0]))
+                 for alg, run in runs.items() if dut.noise > 0}
+    return job, runs, problems, positions
 
 
 def _rst(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -86,10 +95,14 @@ def main(seeds: int, processes: int) -> bool:
     with Pool(processes) as pool:
         results = pool.map(run_job, jobs, chunksize=8)
     by_family: dict[tuple[int, tuple[str, str, float]], list[dict[str, Run]]] = defaultdict(list)
+    places: dict[tuple[int, str], list[tuple[float, float]]] = defaultdict(list)
     problems: list[str] = []
-    for (index, dut), runs, found in results:
+    for (index, dut), runs, found, positions in results:
         by_family[(index, dut.family)].append(runs)
         problems += [f"{SETUPS[index].name}, {dut}: {p}" for p in found]
+        if dut.model == "uniform":
+            for alg, place in positions.items():
+                places[(index, alg)].append(place)
     met = not problems
     print(f"2. Against CSIT's MLRsearch 1.2.1: {len(jobs)} cases ({seeds} seeds per capacity and size); "
           "median trial-seconds (ratio to MLRsearch's median), worst case (trial-seconds over MLRsearch's "
@@ -111,6 +124,13 @@ def main(seeds: int, processes: int) -> bool:
         print(_rst(["DUT", "loss", "noise %", "MLRsearch", "ndr_pdr", "worst", "mlr", "worst",
                     "MLRsearch'", "worst"], rows))
         print()
+    print("Where the answers lie in the noise band (uniform families; median over the cases; 0: the band's "
+          "bottom, the highest load meeting the goal at the lowest capacity; 1: its top):\n")
+    rows = [[setup.name, alg, f"{statistics.median(p[0] for p in places[(i, alg)]):.2f}",
+             f"{statistics.median(p[1] for p in places[(i, alg)]):.2f}"]
+            for i, setup in enumerate(SETUPS) for alg in ALGORITHMS]
+    print(_rst(["configuration", "algorithm", "NDR", "PDR"], rows))
+    print()
     runs_total = len(results) * 4
     print(f"Answers outside their band or searches without an answer: {len(problems)} of {runs_total} searches"
           " (ndr_pdr, mlr, MLRsearch and MLRsearch' each)")
