@@ -49,6 +49,7 @@ MAX_PROBE_WIDTHS = 40  # the first probe is at most this many widths below the u
 # short trials a long one costs (60 with RFC 2544's 60 s finals and 1 s steering: 48).
 PROBES_PER_SHORT = 0.8  # band probes per target, at most, per short trial in a long one
 MAX_PROBES = 48  # and at most this many (RFC 2544's 60 s finals with 1 s steering: 48)
+MAX_SEARCH_PROBES = 96  # band probes of a whole search, all goals and targets (the trial guard is 300)
 MIN_SHORTS_PER_LONG = 20  # no band probes below (bench_searches: 1 s steering at 10 s finals)
 # A candidate this close above the band's safe bottom (share of the band's span) gets its long trial
 # without probes: a probe costs more than the risk it removes there (bench_searches: 0.01). Twice
@@ -122,6 +123,8 @@ def band_probe(state: GoalSearchState, goal: SearchGoal, target: Target, upper_f
     if sum(1 for note in state.notes if note["goal"] == goal.name and note["target"] == label) >= max_probes(
             shorts_per_long):
         return None
+    if sum(1 for note in state.notes if note["target"].endswith(PROBE_LABEL)) >= MAX_SEARCH_PROBES:
+        return None  # where the band's bottom barely moves, 6 targets' 48 probes crept into the guard
     band = capacity_band(_judged_trials(state))
     if band is None:
         return None
