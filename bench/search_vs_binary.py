@@ -229,7 +229,8 @@ def main(seeds: int = 5) -> bool:
     binary = {r.case: r for r in runs if r.algorithm == "binary"}
     main_runs = [r for r in runs if r.case.main]
 
-    print(f"{sum(c.main for c in cases)} noisy cases ({seeds} seeds each) with steering trials 1/60 of the final "
+    print(f"PART 1, against two binary searches: {sum(c.main for c in cases)} noisy cases ({seeds} seeds each) "
+          "with steering trials 1/60 of the final "
           "ones, plus 1 s steering at 10 and 30 s finals and noise-free references\n\n"
           "1. Where the trial-seconds go on the noisy DUTs (mean seconds per search; "
           "'at decided load' overlaps the other columns)\n")

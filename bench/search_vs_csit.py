@@ -104,7 +104,7 @@ def main(seeds: int, processes: int) -> bool:
             for alg, place in positions.items():
                 places[(index, alg)].append(place)
     met = not problems
-    print(f"2. Against CSIT's MLRsearch 1.2.1: {len(jobs)} cases ({seeds} seeds per capacity and size); "
+    print(f"PART 2, against CSIT's MLRsearch 1.2.1: {len(jobs)} cases ({seeds} seeds per capacity and size); "
           "median trial-seconds (ratio to MLRsearch's median), worst case (trial-seconds over MLRsearch's "
           f"in the same case); targets: ratio <= {MEDIAN_TARGET:g}, worst <= {WORST_TARGET:g}\n")
     for index, setup in enumerate(SETUPS):
