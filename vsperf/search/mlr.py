@@ -8,30 +8,33 @@ The controller (this module's choice of trials; the draft leaves it free):
    deliver lowers that maximum, see `vsperf.search.upper_bound`), then, if it lost frames, one at
    its forwarding rate corrected for the smallest goal loss ratio (a tail-drop DUT forwards its
    capacity when overloaded, so that is a good first guess).
-2. Each goal has a chain of targets: `preceding_targets` ones with shorter trials (durations
-   geometric from the goal's initial to its final trial duration) and the goal itself. Targets are
-   narrowed in order, every goal at one stage before the next stage, so that all goals profit from
-   every trial. Unlike CSIT's coarser preceding targets, all have the goal's width: with final
-   trials 60 times longer than the first ones (RFC 2544), narrowing is cheapest on the shortest
-   trials, and each longer stage then only confirms the lower bound found (searching lower, with
-   its own trial length, only when the DUT loses more over longer trials).
-3. Narrowing a target: while its relevant bounds are too far apart, measure in this order
+2. Each goal has the draft's chain of targets (`SearchGoal.targets`): `preceding_targets` ones
+   whose duration sums shrink geometrically to the initial trial duration (a target's trials last
+   its sum, at most the final duration) and whose widths double per step back, then the goal
+   itself. Targets are narrowed in order, every goal at one stage before the next stage, so that
+   all goals profit from every trial; then the final targets get passes until none is open (a
+   later goal's trials may reopen an earlier goal's answer).
+3. Narrowing the first target: while its relevant bounds are too far apart, measure in this order
    - an undecided load between the bounds again, at the target's trial duration (the highest
-     first: after a stage, the previous lower bound is such a load);
+     first);
    - if the upper bound is missing, a load above the lower bound, each step twice the last;
    - if the lower bound is missing, a load below the upper bound, each step twice the last, or
-     lower still if the upper bound's forwarding rate says so;
+     lower still if the trials above say so (their forwarding rate; with an exceed ratio, the loss
+     exponent they fit, `vsperf.search.noise_band.capacity_guess_fps`);
    - otherwise a split of the interval in log space whose upper part is the target's width times
-     a power of two, so that every step ends on the width exactly.
+     a power of two, so that every step ends on the width exactly; above the forwarding-rate
+     guess, first steps up from it of 1, 2, 4 ... widths (CSIT's second guess).
    A load never measured before is first tried with the goal's initial (short) trial duration
    when a high-loss trial that short would already make it an upper bound: half of the probes of
    a bisection fail, and those then cost a short trial instead of a full-length one.
-   This is how the first (shortest) target is narrowed. A longer target, once it has an upper
-   bound, is narrowed by `vsperf.search.confirm`: its trials go one width below the relevant upper
-   bound, after short "band probes" moved that bound to the bottom of the DUT's noise band (read
-   from the size of the losses) and short "scout" trials at the candidate passed, so that on a
-   noisy DUT a long trial is rarely spent where it fails. Longer stages serve the goals with
-   larger loss ratios first (one long trial may then answer two goals).
+4. A later target that one short failure decides (exceed ratio 0), once it has an upper bound, is
+   narrowed by `vsperf.search.confirm`: its trials go one width below the relevant upper bound,
+   after short "band probes" moved that bound to the bottom of the DUT's noise band (read from the
+   size of the losses) and a short "scout" trial at the candidate passed, so that on a noisy DUT a
+   long trial is rarely spent where it fails. Longer stages serve the goals with larger loss
+   ratios first (one long trial may then answer two goals). A later target that a short failure
+   does not decide (an exceed ratio above 0: its duration sum decides) is refined from its
+   preceding target's bounds by trials of its own duration (`vsperf.search.refine`).
 """
 
 from __future__ import annotations
