@@ -156,6 +156,7 @@ def measure_test(pt: PlannedTest, m: Measurement, index: int, headline: list[Hea
             if not kind.benchmark:  # VSPERF's result keys beside vsperf's (vsperf.results.vsperf_keys)
                 result = with_vsperf_keys(result, frame.traffic, pt.guest_loopback)
             m.writer.add_frame_size(index, size, result, statistics=phase.statistics)
+            result.raise_if_failed(f"{size} B")  # a search without an answer fails the test, trials kept
             if kind.benchmark:  # its tables (sweep points, udp_msg_loss rows, iperf3 per second) as CSV too
                 benchmark_csv_paths(m.ctx.results_dir, next(t for t in m.writer.results.tests if t.index == index))
             found = result.metrics.get("throughput_rx_fps")
