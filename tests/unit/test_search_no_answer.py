@@ -63,6 +63,7 @@ def test_a_test_at_the_throughput_fails_with_its_search() -> None:
     settings = make_settings({"TRAFFICGEN_DURATION": 1, "TRAFFICGEN_SEARCH": "mlr"})
     dut = SimDut(100.0)
     cfg = LatencyConfig(duration_s=1.0, repetitions=1)
-    out = rfc2544_latency(dut, T64, cfg, lambda: throughput_for(dut, T64, ThroughputSource.from_settings(settings), None, None))
+    source = ThroughputSource.from_settings(settings)
+    out = rfc2544_latency(dut, T64, cfg, lambda: throughput_for(dut, T64, source, None, None))
     assert out.metrics["avg_latency_ns"] is None
     assert out.failure is not None and out.failure.startswith("throughput search: no load met ndr")
