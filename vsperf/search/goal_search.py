@@ -29,7 +29,15 @@ from typing import Any, NamedTuple
 
 from vsperf.search.goal_config import GoalSearchConfig
 from vsperf.search.measurer import Measurer, TrialResult
-from vsperf.search.mlr_goals import GoalResult, SearchGoal, TrialDatabase, goal_result, high_loss
+from vsperf.search.mlr_goals import (
+    GoalResult,
+    RelevantBounds,
+    SearchGoal,
+    Target,
+    TrialDatabase,
+    goal_result,
+    high_loss,
+)
 from vsperf.search.no_answer import goal_search_failure
 from vsperf.search.outcome import MetricValue, SearchOutcome
 from vsperf.search.throughput import learning_trial
@@ -98,6 +106,17 @@ class GoalSearchState:
         if len(self.log.trials) - self.first_trial >= MAX_TRIALS_PER_SEARCH:
             self.exhausted = True
         return not self.exhausted
+
+    def target_decided(self, bounds: RelevantBounds, target: Target) -> bool:
+        """True when `target` needs no more trials: the maximum load is a lower bound, the minimum
+        load an upper bound, or the bounds are within the target's width."""
+        lower, upper, eps = bounds.lower_fps, bounds.upper_fps, 1e-9
+        if upper is None and lower is not None and lower >= self.ceiling.max_load_fps * (1 - eps):
+            return True
+        if lower is None and upper is not None and upper <= self.min_load_fps * (1 + eps):
+            return True
+        width = bounds.width()
+        return width is not None and width <= target.width + eps
 
     def measure(self, load_fps: float, duration_s: float, goal: str, label: str) -> Measured:
         """One trial at `load_fps` (kept within the load limits), filed under the load it measured.

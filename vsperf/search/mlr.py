@@ -104,12 +104,7 @@ def narrow_target(
         max_load, min_load = state.ceiling.max_load_fps, state.min_load_fps
         if stop_at_upper and upper is not None:
             return
-        if upper is None and lower is not None and lower >= max_load * (1 - _EPS):
-            return  # the maximum load is a lower bound
-        if lower is None and upper is not None and upper <= min_load * (1 + _EPS):
-            return  # the minimum load is an upper bound
-        width = bounds.width()
-        if width is not None and width <= target.width + _EPS:
+        if state.target_decided(bounds, target):
             return
         undecided = [load for load in bounds.undecided_fps if load <= max_load * (1 + _EPS)]
         if undecided:

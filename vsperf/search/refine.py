@@ -63,12 +63,7 @@ def refine_target(
         bounds = relevant_bounds(state.db, target)
         lower, upper = bounds.lower_fps, bounds.upper_fps
         max_load, min_load = state.ceiling.max_load_fps, state.min_load_fps
-        if upper is None and lower is not None and lower >= max_load * (1 - _EPS):
-            return  # the maximum load is a lower bound
-        if lower is None and upper is not None and upper <= min_load * (1 + _EPS):
-            return  # the minimum load is an upper bound
-        width = bounds.width()
-        if width is not None and width <= target.width + _EPS:
+        if state.target_decided(bounds, target):
             return
         if current is not None and current in bounds.undecided_fps:
             load = current
