@@ -257,8 +257,7 @@ class CommandLog:
         with self._lock:
             self.path = path
             pending, self._pending = self._pending, []
-            with path.open("a", encoding="utf-8") as fh:
-                fh.write("".join(f"{line}\n" for line in pending))
+            self._append("".join(f"{line}\n" for line in pending))
 
     def record(self, argv: Sequence[str], env: Mapping[str, str] | None, note: str = "") -> None:
         envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in (env or {}).items())
@@ -269,15 +268,18 @@ class CommandLog:
                 if len(self._pending) < self._MAX_PENDING:
                     self._pending.append(line)
                 return
-            if self._failed:
-                return
-            try:
-                with self.path.open("a", encoding="utf-8") as fh:
-                    fh.write(line + "\n")
-            except OSError as exc:  # a full disk: the command still runs; results.json's writer stops the run
-                self._failed = True
-                log.warning("%s: cannot write (%s); commands are no longer logged there", self.path,
-                            exc.strerror or exc)
+            self._append(line + "\n")
+
+    def _append(self, text: str) -> None:
+        """Append `text` to the attached file (lock held); after a failure nothing more is tried."""
+        if self._failed or self.path is None:
+            return
+        try:
+            with self.path.open("a", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:  # a full disk: the command still runs; results.json's writer stops the run
+            self._failed = True
+            log.warning("%s: cannot write (%s); commands are no longer logged there", self.path, exc.strerror or exc)
 
 
 class LocalExecutor(Executor):
