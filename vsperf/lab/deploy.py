@@ -74,9 +74,13 @@ class LabDeployment(Deployment):
         vlan_id: int | None,
         state_root: Path = DEFAULT_STATE_ROOT,
         port_queues: int = 1,
+        one_gen_netns: bool = False,
     ) -> None:
         self.name = topology.name
         self.port_queues = port_queues  # rx/tx queues of the generator ports' veths (LAB_PORT_QUEUES)
+        # Both generator ends in namespace gen_netns(0): a generator whose one process owns both ports
+        # (`TrafficGenerator.PORTS_IN_ONE_NAMESPACE`, TRex) opens them from there.
+        self.one_gen_netns = one_gen_netns
         self.topology = topology
         self.ctx = ctx
         self.traffic = traffic
@@ -158,9 +162,10 @@ class LabDeployment(Deployment):
 
     def _create_gen_ports(self, state: RunState, mtu: int) -> list[SwitchPort]:
         names, executor = self.names, self.ctx.executor
-        ends = []
+        ends: list[netdev.LinkEnd] = []
         for i in (0, 1):
-            ns = netdev.create_netns(state, executor, names.gen_netns(i))
+            ns = (netdev.create_netns(state, executor, names.gen_netns(i)) if i == 0 or not self.one_gen_netns
+                  else ends[0].netns)
             gen_end, _ = netdev.create_veth(
                 state, names.gen_if(i), ns, names.phy_if(i), names.switch_netns, mtu_bytes=mtu,
                 queues=self.port_queues,
@@ -173,7 +178,7 @@ class LabDeployment(Deployment):
         """The generator's two ports joined back to back by one veth pair: no switch at all."""
         names, executor = self.names, self.ctx.executor
         ns0 = netdev.create_netns(state, executor, names.gen_netns(0))
-        ns1 = netdev.create_netns(state, executor, names.gen_netns(1))
+        ns1 = ns0 if self.one_gen_netns else netdev.create_netns(state, executor, names.gen_netns(1))
         ends = netdev.create_veth(state, names.gen_if(0), ns0, names.gen_if(1), ns1, mtu_bytes=mtu,
                                   queues=self.port_queues)
         self._set_gen_ports(list(ends))
@@ -316,7 +321,9 @@ def build_deployment(
     if topology.vnfs:
         vnf_cls = resolve_vnf(settings, registries, vswitch_cls)
         vnfs = [vnf_cls(settings, ctx) for _ in range(topology.vnfs)]
+    generator = registries.trafficgens.get(str(settings["TRAFFICGEN"])).cls
     return LabDeployment(
         topology, ctx=ctx, traffic=traffic, vswitch=vswitch, vnfs=vnfs, vlan_id=vlan_id, state_root=state_root,
         port_queues=int(settings["LAB_PORT_QUEUES"]),
+        one_gen_netns=bool(getattr(generator, "PORTS_IN_ONE_NAMESPACE", False)),
     )

@@ -49,6 +49,9 @@ class TrafficGenerator(ABC):
     # True when the generator answers from a model instead of sending frames: the runner then
     # deploys nothing and every result says the DUT was simulated.
     SIMULATED: ClassVar[bool] = False
+    # True when one process of the generator owns both ports (TRex): the local lab then puts the
+    # generator ends of its ports in one network namespace instead of one each.
+    PORTS_IN_ONE_NAMESPACE: ClassVar[bool] = False
 
     def __init__(self, settings: Mapping[str, Any], ctx: RunContext) -> None:
         self.settings = settings
