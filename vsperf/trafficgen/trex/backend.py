@@ -134,8 +134,9 @@ class TrexTrafficGenerator(TrafficGenerator):
             self._worker = TrexWorker(LocalExecutor(self.ctx.executor.command_log), work / "worker.log",
                                       python=str(self.settings["TRAFFICGEN_TREX_PYTHON"]).strip(),
                                       client_path=str(self.settings["TRAFFICGEN_TREX_CLIENT_PATH"]).strip())
-            self._worker.start(timeout_s)
+            self._worker.spawn()  # it imports the client (~1-2 s) while the server starts
             sync_port, async_port = self._server_ports(work, timeout_s)
+            self._worker.ready(timeout_s)
             self._connected = self._connect(sync_port, async_port, timeout_s)
             self._check_ports(self._connected)
             log.info("TRex %s (client %s), ports %s", self._connected.server_version, self._connected.client_version,

@@ -78,14 +78,19 @@ class TrexWorker:
         self.proc: Process | None = None
         self._lines: queue.Queue[str | None] = queue.Queue()
 
-    def start(self, timeout_s: float) -> Ready:
-        """Start the worker and wait for its Ready line. PrerequisiteError when it cannot import
-        TRex's client; TrafficGenError when it does not start."""
+    def spawn(self) -> None:
+        """Start the worker (it imports TRex's client meanwhile: `ready` waits for it)."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("ab") as err:
             self.proc = self.executor.spawn(worker_argv(self.python, self.client_path), env=worker_env(self.python),
                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
         threading.Thread(target=self._read, args=(self.proc,), name="trex worker", daemon=True).start()
+
+    def ready(self, timeout_s: float) -> Ready:
+        """Wait for the Ready line of the worker `spawn` started. PrerequisiteError when it cannot
+        import TRex's client; TrafficGenError when it does not start."""
+        if self.proc is None:
+            raise TrafficGenError("the TRex client worker was not started")
         try:
             first = self._answer(timeout_s, None, "start")
         except TrafficGenError as exc:

@@ -69,8 +69,7 @@ class Forwarder:
             conn.settimeout(None)
             try:
                 far = self.opener(self.timeout_s)
-            except OSError as exc:
-                log.debug("%s: cannot open the far end: %s", self.label, exc)
+            except OSError:  # refused: the local connection closes at once (what a client sees)
                 conn.close()
                 continue
             with self._lock:

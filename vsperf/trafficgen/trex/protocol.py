@@ -108,11 +108,12 @@ class PortCounts:
 
 @dataclass(frozen=True)
 class RateFit:
-    """The transmit rate of one port while it sent, fitted to its counter sampled during the trial."""
+    """How one port sent, from its transmit counter sampled during the trial."""
 
     port: int
-    rate_fps: float  # 0.0 when too few samples fell inside the transmission
+    rate_fps: float  # the rate fitted to the samples taken while it sent; 0.0 with fewer than three
     samples: int  # samples taken while the port was sending
+    sending_s: float = 0.0  # the last sample (s after the start request) that saw it still sending
 
 
 # --- requests ---------------------------------------------------------------------------------

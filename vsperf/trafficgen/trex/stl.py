@@ -56,19 +56,27 @@ def payload_bytes(spec: StreamSpec) -> int:
     return pad
 
 
-def fit_rate(samples: Sequence[tuple[float, int]], total: int) -> RateFit | None:
-    """The least-squares slope of (time, frames sent) over the samples taken while sending (0 <
-    count < `total`): frames/s. None when fewer than three samples fell inside."""
+def fit_rate(port: int, samples: Sequence[tuple[float, int]], total: int) -> RateFit:
+    """Port `port`'s rate: the least-squares slope of (time, frames sent) over the samples taken
+    while it sent (0 < count < `total`; 0.0 with fewer than three), and the last of them."""
     inside = [(t, n) for t, n in samples if 0 < n < total]
-    if len(inside) < 3:
-        return None
-    mean_t = sum(t for t, _ in inside) / len(inside)
-    mean_n = sum(n for _, n in inside) / len(inside)
+    sending_s = max((t for t, n in samples if n < total), default=0.0)
+    mean_t = sum(t for t, _ in inside) / len(inside) if inside else 0.0
+    mean_n = sum(n for _, n in inside) / len(inside) if inside else 0.0
     spread = sum((t - mean_t) ** 2 for t, _ in inside)
-    if spread <= 0:
-        return None
+    if len(inside) < 3 or spread <= 0:
+        return RateFit(port, 0.0, len(inside), sending_s)
     slope = sum((t - mean_t) * (n - mean_n) for t, n in inside) / spread
-    return RateFit(port=-1, rate_fps=max(0.0, slope), samples=len(inside))
+    return RateFit(port, max(0.0, slope), len(inside), sending_s)
+
+
+def precise(samples: Sequence[tuple[float, int]], round_trips: Sequence[float]) -> list[tuple[float, int]]:
+    """The samples whose request took at most three times the median round trip (a slow answer
+    dates its counter poorly)."""
+    if not round_trips:
+        return list(samples)
+    limit = 3 * sorted(round_trips)[len(round_trips) // 2]
+    return [s for s, rtt in zip(samples, round_trips, strict=True) if rtt <= limit]
 
 
 def _total(counter: Any) -> int:
@@ -164,6 +172,10 @@ class Session:
         """Start every port, sample their transmit counters until none sends; returns the samples
         and sets `self.wall_s`."""
         samples: dict[int, list[tuple[float, int]]] = {p: [] for p in ports}
+        round_trips: list[float] = []
+        # The port counters alone (one request, ~1.5 ms here); the public get_stats adds the flow
+        # statistics (a second request, up to 12 ms): a sample's time is known to half its round trip.
+        read = getattr(client, "_get_stats_common", None) or (lambda p, _sync: client.get_stats(ports=p))
         started = self.clock()
         client.start(ports=ports, force=True)
         while client.is_traffic_active(ports=ports):
@@ -171,13 +183,14 @@ class Session:
             if now - started > req.timeout_s:
                 client.stop(ports=ports)
                 raise TrexRequestError("trex", f"TRex was still sending {req.timeout_s:g} s after the start: stopped")
-            stats = client.get_stats(ports=ports)
-            at = (now + self.clock()) / 2  # the counters were read during the request
-            for port in ports:
-                samples[port].append((at, int(stats[port]["opackets"])))
+            stats = read(ports, True)
+            done = self.clock()
+            round_trips.append(done - now)
+            for port in ports:  # times after the start request
+                samples[port].append(((now + done) / 2 - started, int(stats[port]["opackets"])))
             self.sleep(req.sample_interval_s)
         self.wall_s = self.clock() - started
-        return samples
+        return {p: precise(s, round_trips) for p, s in samples.items()}
 
     def _counts(self, req: RunTrial, ports: list[int], samples: dict[int, list[tuple[float, int]]],
                 stats: dict[Any, Any]) -> TrialCounts:
@@ -198,10 +211,7 @@ class Session:
                 ))
         port_counts = [PortCounts(p, int(stats[p]["opackets"]), int(stats[p]["ipackets"])) for p in self.ports
                        if p in stats]
-        fits = []
-        for port in ports:
-            fit = fit_rate(samples[port], int(stats[port]["opackets"]))
-            fits.append(RateFit(port, fit.rate_fps, fit.samples) if fit else RateFit(port, 0.0, 0))
+        fits = [fit_rate(port, samples[port], int(stats[port]["opackets"])) for port in ports]
         errors = flows.get("global", {}).get("rx_err", {})
         return TrialCounts(streams=tuple(counts), ports=tuple(port_counts), latency=tuple(lat), fits=tuple(fits),
                            wall_s=self.wall_s, rx_errors=_total(errors))
