@@ -44,19 +44,23 @@ TestbedVnf = NetnsVnf | TestpmdVhostVnf | QemuVnf  # VNF classes with `create_on
 _SWITCH_CLASSES = (LinuxBridgeVSwitch, OvsVSwitch, OvsDpdkVSwitch, NoVSwitch)
 _DEFAULT_VNFS = {cls.NAME: cls.DEFAULT_VNF for cls in _SWITCH_CLASSES}
 _SUPPORTS_MATCH = {cls.NAME: cls.SUPPORTS_MATCH for cls in _SWITCH_CLASSES}
-TRAFFICGENS = ("vsgen", "trafgen", "otg", "pktgen")  # generators a testbed drives (dummy simulates: nothing deployed)
+# generators a testbed drives (dummy simulates: nothing deployed)
+TRAFFICGENS = ("vsgen", "trafgen", "otg", "pktgen", "trex")
 # Generators whose ports may be a hardware generator's port locations (a cable's `trafficgen: {location}`):
-# otg sends them to its controller (TRAFFICGEN_OTG_LOCATION). vsgen and trafgen need interfaces.
-LOCATION_TRAFFICGENS = ("otg",)
+# otg sends them to its controller (TRAFFICGEN_OTG_LOCATION); trex takes them as the PCI addresses of
+# the generator host's DPDK ports. vsgen and trafgen need interfaces.
+LOCATION_TRAFFICGENS = ("otg", "trex")
 # Generators of --mode trafficgen on a testbed (traffic only: the generator host's interfaces)
-TRAFFIC_ONLY_TRAFFICGENS = ("vsgen", "trafgen")
+TRAFFIC_ONLY_TRAFFICGENS = ("vsgen", "trafgen", "trex")
 # Programs a generator needs on the generator host (program -> Debian package); vsgen's engine is
 # copied there and checked when it starts. trafgen's receive agent runs with python3.
 TRAFFICGEN_TOOLS = {"trafgen": {"trafgen": "netsniff-ng", "tc": "iproute2", "python3": "python3",
                                 "taskset": "util-linux"}}
 # Programs Debian does not package: how to install them instead of a package name.
 UNPACKAGED = {"pktgen": "build Pktgen-DPDK >= 23.06 with Lua there (docs/trafficgens.rst) and set "
-                        "TRAFFICGEN_PKTGEN_BINARY to its path"}
+                        "TRAFFICGEN_PKTGEN_BINARY to its path",
+              "trex": "build TRex v3.0.7 there (docs/trafficgens.rst) and set TRAFFICGEN_TREX_BASE_DIR to its "
+                      "scripts directory"}
 OVS_TOOLS = ("ovsdb-tool", "ovsdb-server", "ovs-vsctl", "ovs-ofctl", "ovs-appctl")
 def unsupported_on_testbed(plan: Iterable[PlannedTest]) -> str | None:
     """Why a planned test cannot run on a testbed yet (None: every one can); checked before
@@ -162,6 +166,10 @@ def gen_tools(plan: Iterable[PlannedTest]) -> dict[str, str]:
             if pt.trafficgen == "pktgen" and not pt.settings["TRAFFICGEN_PKTGEN_HOST"]:
                 # vsperf starts it there, under its pty launcher (a python3 script)
                 tools.update({str(pt.settings["TRAFFICGEN_PKTGEN_BINARY"]): "pktgen", "python3": "python3"})
+            if (pt.trafficgen == "trex" and pt.settings["TRAFFICGEN_TREX_START_SERVER"]
+                    and not pt.settings["TRAFFICGEN_TREX_HOST_IP_ADDR"]):  # vsperf starts its server there
+                base = str(pt.settings["TRAFFICGEN_TREX_BASE_DIR"]).rstrip("/")
+                tools.update({f"{base}/_t-rex-64" if base else "t-rex-64": "trex", "ss": "iproute2"})
     return tools
 
 
@@ -198,7 +206,7 @@ def gen_ports_problem(testbed: Testbed, pt: PlannedTest, cables: Sequence[Cable]
         where = f" (hardware port locations {', '.join(map(str, located))} need --trafficgen otg)" if located else ""
         return (f"traffic generator {pt.trafficgen} needs two DUT ports cabled to interfaces of host "
                 f"{testbed.trafficgen_host}, testbed {testbed.path} has {len(cables)}{where}")
-    if pt.trafficgen in LOCATION_TRAFFICGENS:
+    if pt.trafficgen == "otg":
         try:
             configured = configured_ports(pt.settings)
         except ConfigError as exc:

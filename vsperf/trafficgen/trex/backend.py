@@ -41,14 +41,7 @@ from vsperf.traffic import Traffic
 from vsperf.trafficgen.base import HostProcesses, TrafficGenerator, burst_shares, check_burst, check_rate_trial
 from vsperf.trafficgen.trex.client import TrexWorker, WorkerFailure
 from vsperf.trafficgen.trex.forward import Forwarder
-from vsperf.trafficgen.trex.hosts import (
-    LabHost,
-    TestbedHost,
-    is_loopback,
-    lab_prefix,
-    running_server_forwards,
-    testbed_prefix,
-)
+from vsperf.trafficgen.trex.hosts import LabHost, TestbedHost, is_loopback, running_server_forwards
 from vsperf.trafficgen.trex.protocol import Connect, Connected, RunTrial, TrialCounts
 from vsperf.trafficgen.trex.results import trial_result
 from vsperf.trafficgen.trex.server import BINARY, LAUNCHER, ServerConfig, TrexServer, vdev
@@ -166,18 +159,17 @@ class TrexTrafficGenerator(TrafficGenerator):
                                   f"running server)")
         if self._host_processes is not None:
             processes, host_name = self._host_processes
-            bed_host = TestbedHost(self.ctx.executor, processes, host_name, self.ctx.run_id)
+            bed_host = TestbedHost(self.ctx.executor, processes, host_name, self.ctx.run_id, work / "server.log")
             host: LabHost | TestbedHost = bed_host
-            prefix = testbed_prefix(self.ctx.run_id)
             directory = str(self.settings["TRAFFICGEN_TREX_BASE_DIR"]).strip() or self._remote_base_dir(bed_host)
         else:
             netns = {p.netns for p in self._ports[:2]}
             if len(netns) != 1:
                 raise TrafficGenError(f"TRex owns both generator ports in one process: they must share a network "
                                       f"namespace, they are in {sorted(str(n) for n in netns)}")
-            host = LabHost(self.ctx.executor, next(iter(netns)), work)
-            prefix, directory = lab_prefix(self.ctx.run_id), base_dir(self.settings)
-        self._server = TrexServer(host, directory, self._server_config(prefix), work / "server.log",
+            host = LabHost(self.ctx.executor, next(iter(netns)), work, self.ctx.run_id)
+            directory = base_dir(self.settings)
+        self._server = TrexServer(host, directory, self._server_config(host.file_prefix),
                                   config_file=str(self.settings["TRAFFICGEN_TREX_CONFIG_FILE"]).strip())
         return self._server.start(timeout_s)
 

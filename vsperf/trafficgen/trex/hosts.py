@@ -40,15 +40,12 @@ from vsperf.trafficgen.trex.forward import LOOPBACK, Forwarder, Stream
 log = logging.getLogger(__name__)
 
 
-def testbed_prefix(run_id: str) -> str:
-    """The DPDK file prefix of the server on a testbed host: /var/run/dpdk/vsperf-RUNID-trex is
-    swept by the next run after a kill (`vsperf.testbed.session.host_run_dirs_removal`)."""
-    return f"vsperf-{run_id}-trex"
-
-
-def lab_prefix(run_id: str) -> str:
-    """The DPDK file prefix of the server on the local lab (the lab's tag: vsp<run id>t)."""
-    return f"vsp{run_id}t"
+def _tail(path: Path, lines: int) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    return " | ".join(line.strip() for line in text.strip().splitlines()[-lines:] if line.strip())
 
 
 def _completed(executor: Executor, argv: Sequence[str], netns: str | None,
@@ -64,15 +61,21 @@ class LabHost:
 
     name = "local"
 
-    def __init__(self, executor: Executor, netns: str | None, work_dir: Path) -> None:
+    def __init__(self, executor: Executor, netns: str | None, work_dir: Path, run_id: str) -> None:
         self.executor = executor
         self.netns = netns
         self.work_dir = work_dir
+        self.run_id = run_id
+        self.log_path = work_dir / "server.log"
         self._forwards: list[Forwarder] = []
 
     @property
     def run_dir(self) -> str:
         return str(self.work_dir / "run")
+
+    @property
+    def file_prefix(self) -> str:
+        return f"vsp{self.run_id}t"  # the lab's tag (vsperf.lab.names)
 
     def run(self, argv: Sequence[str], *, timeout_s: float = 30.0) -> subprocess.CompletedProcess[str]:
         return _completed(self.executor, argv, self.netns, timeout_s)
@@ -81,9 +84,12 @@ class LabHost:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text, encoding="utf-8")
 
-    def spawn(self, label: str, argv: Sequence[str], log_path: Path) -> Process:
-        with log_path.open("ab") as out:
+    def spawn(self, label: str, argv: Sequence[str]) -> Process:
+        with self.log_path.open("ab") as out:
             return self.executor.spawn(argv, netns=self.netns, stdout=out, stderr=subprocess.STDOUT)
+
+    def log_tail(self, lines: int) -> str:
+        return _tail(self.log_path, lines)
 
     def stop(self, proc: Process, *, timeout_s: float) -> int | None:
         if proc.poll() is None:
@@ -154,11 +160,12 @@ class TestbedHost:
 
     __test__ = False
 
-    def __init__(self, executor: Executor, processes: HostProcesses, host: str, run_id: str) -> None:
+    def __init__(self, executor: Executor, processes: HostProcesses, host: str, run_id: str, log_path: Path) -> None:
         self.executor = executor
         self.processes = processes
         self.host = host
         self.run_id = run_id
+        self.log_path = log_path  # on this machine: the server's output comes back over SSH
         self._forwards: list[Forwarder] = []
 
     @property
@@ -167,7 +174,13 @@ class TestbedHost:
 
     @property
     def run_dir(self) -> str:
-        return f"/tmp/{testbed_prefix(self.run_id)}"
+        return f"/tmp/{self.file_prefix}"
+
+    @property
+    def file_prefix(self) -> str:
+        """vsperf-RUNID-trex: swept by the next run after a kill (/tmp/vsperf-RUNID-* and
+        /var/run/dpdk/vsperf-RUNID-*, `vsperf.testbed.session.host_run_dirs_removal`)."""
+        return f"vsperf-{self.run_id}-trex"
 
     def run(self, argv: Sequence[str], *, timeout_s: float = 30.0) -> subprocess.CompletedProcess[str]:
         return _completed(self.executor, argv, None, timeout_s)
@@ -180,9 +193,12 @@ class TestbedHost:
             local.write_text(text, encoding="utf-8")
             self.executor.put(local, path, mode=0o600)
 
-    def spawn(self, label: str, argv: Sequence[str], log_path: Path) -> Process:
-        with log_path.open("ab") as out:
+    def spawn(self, label: str, argv: Sequence[str]) -> Process:
+        with self.log_path.open("ab") as out:
             return self.processes.spawn(self.host, label, argv, stdout=out, stderr=subprocess.STDOUT)
+
+    def log_tail(self, lines: int) -> str:
+        return _tail(self.log_path, lines)
 
     def stop(self, proc: Process, *, timeout_s: float) -> int | None:
         return self.processes.stop_process(self.host, proc, timeout_s=timeout_s)

@@ -29,7 +29,6 @@ import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Protocol
 
 import yaml
@@ -62,6 +61,12 @@ class ServerHost(Protocol):
         after a killed run by the next one)."""
         ...
 
+    @property
+    def file_prefix(self) -> str:
+        """The server's DPDK file prefix, carrying the run id (its /var/run/dpdk directory is
+        removed by `remove`, and after a killed run by the next one)."""
+        ...
+
     def run(self, argv: Sequence[str], *, timeout_s: float = 30.0) -> subprocess.CompletedProcess[str]:
         """Run a check to its end on the host (in the ports' namespace); never raises on a
         non-zero exit."""
@@ -71,9 +76,13 @@ class ServerHost(Protocol):
         """Write `text` to file `path` of the host."""
         ...
 
-    def spawn(self, label: str, argv: Sequence[str], log_path: Path) -> Process:
-        """Start `argv` in the background on the host, its output in local file `log_path`, and
-        record it so that a later run stops it after a SIGKILL."""
+    def spawn(self, label: str, argv: Sequence[str]) -> Process:
+        """Start `argv` in the background on the host (in the ports' namespace), its output in a
+        log, and record it so that a later run stops it after a SIGKILL."""
+        ...
+
+    def log_tail(self, lines: int) -> str:
+        """The last `lines` lines of the log of what `spawn` started, as one line."""
         ...
 
     def stop(self, proc: Process, *, timeout_s: float) -> int | None:
@@ -166,12 +175,10 @@ def _listening(local_port: int) -> bool:
 class TrexServer:
     """One TRex server on `host`."""
 
-    def __init__(self, host: ServerHost, base_dir: str, cfg: ServerConfig, log_path: Path, *,
-                 config_file: str = "") -> None:
+    def __init__(self, host: ServerHost, base_dir: str, cfg: ServerConfig, *, config_file: str = "") -> None:
         self.host = host
         self.base_dir = base_dir.rstrip("/") or "/"
         self.cfg = cfg
-        self.log_path = log_path
         self.config_file = config_file  # the user's trex_cfg.yaml on the host ("": vsperf writes one)
         self.proc: Process | None = None
         self.ports: tuple[int, int] = (0, 0)  # local forwards of the RPC and event ports
@@ -192,8 +199,7 @@ class TrexServer:
         if not cfg_path:
             cfg_path = f"{self.host.run_dir}/trex_cfg.yaml"
             self.host.put(config_text(self.cfg), cfg_path)
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self.proc = self.host.spawn("TRex server", server_argv(self.base_dir, cfg_path), self.log_path)
+        self.proc = self.host.spawn("TRex server", server_argv(self.base_dir, cfg_path))
         log.info("%s started (pid %d) on %s", self.label, self.proc.pid, ", ".join(self.cfg.interfaces))
         self.ports = (self.host.forward(self.cfg.sync_port), self.host.forward(self.cfg.async_port))
         deadline = time.monotonic() + timeout_s
@@ -247,8 +253,4 @@ class TrexServer:
                 self.host.remove([f"/var/run/dpdk/{self.cfg.prefix}", self.host.run_dir])
 
     def log_tail(self, lines: int = 3) -> str:
-        try:
-            text = self.log_path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
-        return " | ".join(line.strip() for line in text.strip().splitlines()[-lines:] if line.strip())
+        return self.host.log_tail(lines)
