@@ -14,9 +14,10 @@ import shutil
 from pathlib import Path
 
 from vsperf.context import orphaned_work_dirs
+from vsperf.dpdk.eal import DPDK_RUNTIME_ROOT
 from vsperf.executor import Executor
 from vsperf.lab import netdev
-from vsperf.lab.names import is_tagged
+from vsperf.lab.names import TAG_PREFIX, is_tagged
 from vsperf.lab.process import is_same_process
 from vsperf.lab.release import ResourceOps, SystemOps, release_all
 from vsperf.lab.state import DEFAULT_STATE_ROOT, STATE_FILE, RunState
@@ -65,6 +66,12 @@ def cleanup_leftovers(
         removed.extend(f"run {state.run_id}: {what}" for what in done)
         for error in errors:
             log.warning("leftover of run %s not removed: %s", state.run_id, error)
+        # The DPDK runtime directories of the run's generators on this machine (their file prefix
+        # carries the run's tag: pktgen's vsp<id>pgN, TRex's vsp<id>t); the processes are gone now.
+        for runtime in sorted(DPDK_RUNTIME_ROOT.glob(f"{TAG_PREFIX}{state.run_id}*")):
+            shutil.rmtree(runtime, ignore_errors=True)
+            done.append(f"DPDK runtime directory {runtime}")
+            removed.append(f"run {state.run_id}: DPDK runtime directory {runtime}")
         if not done and not errors:
             # Everything was gone already; the state file itself was the leftover.
             removed.append(f"run {state.run_id}: empty state file {state.path}")
