@@ -87,3 +87,9 @@ def test_teardown_before_deploy_is_harmless() -> None:
     dep = _build("pvp")
     dep.teardown()
     assert dep.dut_pids() == {}
+
+
+def test_a_generator_owning_both_ports_gets_them_in_one_namespace() -> None:
+    assert _build("p2p", TRAFFICGEN="trex").one_gen_netns  # TRex: one server owns both ports
+    assert _build("p2p", TRAFFICGEN="Trex").one_gen_netns
+    assert not _build("p2p", TRAFFICGEN="vsgen").one_gen_netns

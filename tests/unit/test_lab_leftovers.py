@@ -66,3 +66,15 @@ def test_unreadable_state_files_are_skipped(tmp_path: Path) -> None:
 def test_no_state_root_means_nothing_to_do(tmp_path: Path) -> None:
     assert cleanup_leftovers(LocalExecutor(), root=tmp_path / "absent", ops=FakeOps(),
                              list_namespaces=False) == []
+
+
+def test_a_dead_runs_dpdk_runtime_directories_go_with_it(tmp_path: Path) -> None:
+    _run(tmp_path, "dead01", _dead_owner())
+    _run(tmp_path, "11ve01", Owner.current())
+    dpdk = tmp_path / "dpdk"
+    for prefix in ("vspdead01t", "vspdead01pg0", "vsp11ve01t", "other"):
+        (dpdk / prefix).mkdir(parents=True)
+        (dpdk / prefix / "config").write_text("")
+    removed = cleanup_leftovers(LocalExecutor(), root=tmp_path, ops=FakeOps(), list_namespaces=False, dpdk_root=dpdk)
+    assert f"run dead01: DPDK runtime directory {dpdk / 'vspdead01t'}" in removed
+    assert sorted(p.name for p in dpdk.iterdir()) == ["other", "vsp11ve01t"]  # a live run's and a stranger's stay

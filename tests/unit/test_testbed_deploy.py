@@ -196,7 +196,7 @@ def test_what_a_testbed_cannot_run_yet_is_named() -> None:
     assert unsupported_on_testbed([_pt(trafficgen="trafgen")]) is None  # it runs on the generator host
     # --mode trafficgen: the generator host's ports only (vsperf.testbed.wire); -off/-pause deploy as usual
     assert unsupported_on_testbed([_pt(traffic_only=True), _pt(hold="off"), _pt(hold="pause")]) is None
-    assert "--mode trafficgen with otg (on a testbed: --trafficgen vsgen, trafgen)" in \
+    assert "--mode trafficgen with otg (on a testbed: --trafficgen vsgen, trafgen, trex)" in \
         str(unsupported_on_testbed([_pt(traffic_only=True, trafficgen="otg")]))
 
 
@@ -252,6 +252,20 @@ def test_pktgen_on_the_generator_host_is_checked_there_with_how_to_build_it(tmp_
     assert missing_tools(session, tools, host="gen") == \
         "host gen: /opt/pg/pktgen is missing: build Pktgen-DPDK >= 23.06 with Lua there (docs/trafficgens.rst) " \
         "and set TRAFFICGEN_PKTGEN_BINARY to its path"
+
+
+def test_trex_on_the_generator_host_is_checked_there_with_how_to_build_it(tmp_path: Path) -> None:
+    tools = gen_tools([_pt(trafficgen="trex", settings=make_settings(TRAFFICGEN_TREX_BASE_DIR="/opt/trex/scripts/"))])
+    assert tools == {"/opt/trex/scripts/_t-rex-64": "trex", "ss": "iproute2"}  # ss: its ports in use there
+    assert gen_tools([_pt(trafficgen="trex")]) == {"t-rex-64": "trex", "ss": "iproute2"}  # on the host's PATH
+    # a server already running (on the host, or elsewhere): nothing to find
+    assert gen_tools([_pt(trafficgen="trex", settings=make_settings(TRAFFICGEN_TREX_START_SERVER=False))]) == {}
+    assert gen_tools([_pt(trafficgen="trex", settings=make_settings(TRAFFICGEN_TREX_HOST_IP_ADDR="10.0.0.5"))]) == {}
+    session, _calls, hosts = _session(tmp_path)
+    hosts["gen"].absent.add("/opt/trex/scripts/_t-rex-64")
+    assert missing_tools(session, tools, host="gen") == \
+        "host gen: /opt/trex/scripts/_t-rex-64 is missing: build TRex v3.0.7 there (docs/trafficgens.rst) and set " \
+        "TRAFFICGEN_TREX_BASE_DIR to its scripts directory"
 
 
 def test_another_userspace_ovs_on_the_dut_host_is_refused_before_the_switch_starts(tmp_path: Path) -> None:

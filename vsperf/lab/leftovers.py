@@ -49,6 +49,7 @@ def cleanup_leftovers(
     root: Path = DEFAULT_STATE_ROOT,
     ops: ResourceOps | None = None,
     list_namespaces: bool = True,
+    dpdk_root: Path = DPDK_RUNTIME_ROOT,
 ) -> list[str]:
     """Remove the resources of every run whose vsperf process is gone; describe each removal.
 
@@ -68,7 +69,7 @@ def cleanup_leftovers(
             log.warning("leftover of run %s not removed: %s", state.run_id, error)
         # The DPDK runtime directories of the run's generators on this machine (their file prefix
         # carries the run's tag: pktgen's vsp<id>pgN, TRex's vsp<id>t); the processes are gone now.
-        for runtime in sorted(DPDK_RUNTIME_ROOT.glob(f"{TAG_PREFIX}{state.run_id}*")):
+        for runtime in sorted(dpdk_root.glob(f"{TAG_PREFIX}{state.run_id}*")):
             shutil.rmtree(runtime, ignore_errors=True)
             done.append(f"DPDK runtime directory {runtime}")
             removed.append(f"run {state.run_id}: DPDK runtime directory {runtime}")

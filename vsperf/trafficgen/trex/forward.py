@@ -109,6 +109,8 @@ class Forwarder:
         """Stop listening and close every forwarded connection. Safe to call twice."""
         self._closed.set()
         with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)  # stops listening now, whatever accept() does
+        with contextlib.suppress(OSError):
             self._listener.close()
         with self._lock:
             pairs, self._open = list(self._open), []
