@@ -111,7 +111,7 @@ class _Broken(Session):
     def connect(self, req: Connect) -> Connected:
         raise TrexRequestError("trex", "no port 1")
 
-    def run_trial(self, req: RunTrial) -> TrialCounts:
+    def run_trial(self, req: RunTrial, on_start: object = None) -> TrialCounts:
         raise RuntimeError("client bug\nsecond line")
 
 

@@ -19,12 +19,13 @@ wait, and flags a trial whose ports did not reach their rate.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import logging
 import os
 import shutil
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -35,15 +36,22 @@ from vsperf.executor import LocalExecutor
 from vsperf.lab.streams import Direction, directions
 from vsperf.remote.connection import SshHost
 from vsperf.remote.ssh import SshExecutor
-from vsperf.search.measurer import TrialResult
+from vsperf.search.measurer import (
+    AddressTrialResult,
+    DutAction,
+    RecoveryTrialResult,
+    ResetTrialResult,
+    TrialResult,
+)
 from vsperf.search.throughput import LEARNING_RATE_PERCENT
 from vsperf.traffic import Traffic
 from vsperf.trafficgen.base import HostProcesses, TrafficGenerator, burst_shares, check_burst, check_rate_trial
 from vsperf.trafficgen.trex.client import TrexWorker, WorkerFailure
 from vsperf.trafficgen.trex.forward import Forwarder
 from vsperf.trafficgen.trex.hosts import LabHost, TestbedHost, is_loopback, running_server_forwards
-from vsperf.trafficgen.trex.protocol import Connect, Connected, RunTrial, TrialCounts
+from vsperf.trafficgen.trex.protocol import Connect, Connected, RunTrial, Started, TrialCounts
 from vsperf.trafficgen.trex.results import trial_result
+from vsperf.trafficgen.trex.rfc import address_plans, address_result, recovery_plan, recovery_result, reset_result
 from vsperf.trafficgen.trex.server import BINARY, LAUNCHER, ServerConfig, TrexServer, vdev
 from vsperf.trafficgen.trex.streams import TrialPlan, burst_plan, rate_plan
 
@@ -51,6 +59,7 @@ log = logging.getLogger(__name__)
 
 TREX_PORTS = (0, 1)  # the TRex ports of generator ports 0 and 1
 _CONNECT_RETRY_S = 0.5
+MAX_LOGGED_STREAMS = 8  # a trial's log line names each stream's counts up to this many
 INSTALL_HINT = ("build TRex v3.0.7 from its source (docs/trafficgens.rst) and set TRAFFICGEN_TREX_BASE_DIR to its "
                 "scripts directory, or put its t-rex-64 on PATH")
 
@@ -82,6 +91,7 @@ class TrexTrafficGenerator(TrafficGenerator):
         self._ports: tuple[GenPort, ...] = ()
         self._connected: Connected | None = None
         self._learned: set[int] = set()  # frame sizes TRex's learning traffic was sent at
+        self._address_trials = 0  # RFC 2889 trials so far: each takes fresh addresses
 
     # --- prerequisites and life cycle ----------------------------------------------------------
 
@@ -258,6 +268,59 @@ class TrexTrafficGenerator(TrafficGenerator):
         plan = burst_plan(traffic, dirs, TREX_PORTS, burst_shares(frames, len(dirs)))
         return trial_result("burst", traffic, plan, self._run(plan), traffic.line_rate_fps, 0.0)
 
+    # --- RFC 2544 recovery and reset, RFC 2889 addresses (see vsperf.trafficgen.trex.rfc) ---------
+
+    def recovery_trial(self, traffic: Traffic, overload_fps: float, overload_s: float, recovery_fps: float,
+                       recovery_s: float) -> RecoveryTrialResult:
+        """Overload, then the lower rate cut into counted slices; see `RecoveryMeasurer`."""
+        if min(overload_fps, overload_s, recovery_fps, recovery_s) <= 0:
+            raise TrafficGenError(f"trex: a recovery trial needs positive rates and durations, got {overload_fps} fps "
+                                  f"for {overload_s} s, then {recovery_fps} fps for {recovery_s} s")
+        self._learn(traffic)
+        rp = recovery_plan(traffic, self._directions(traffic), TREX_PORTS, overload_fps, overload_s, recovery_fps,
+                           recovery_s)
+        return recovery_result(traffic, rp, self._run(rp.plan), overload_fps, overload_s, recovery_fps, recovery_s)
+
+    def reset_trial(self, traffic: Traffic, rate_fps: float, duration_s: float, reset_at_s: float,
+                    reset: DutAction | None) -> ResetTrialResult:
+        """Stream, restart the DUT `reset_at_s` in, date the silence at the receivers; see `ResetMeasurer`."""
+        if reset is None:
+            raise TrafficGenError("trex: a reset trial needs the DUT's restart; this deployment gives none")
+        if rate_fps <= 0 or not 0 <= reset_at_s < duration_s:
+            raise TrafficGenError(f"trex: a reset trial needs a positive rate and a reset inside the stream, got "
+                                  f"{rate_fps} fps, reset at {reset_at_s} s of {duration_s} s")
+        self._learn(traffic)
+        plan = rate_plan(traffic, self._directions(traffic), TREX_PORTS, rate_fps, duration_s, latency_pps=0)
+        reset_at: list[float] = []
+
+        def restart(started: float) -> None:
+            time.sleep(max(0.0, reset_at_s - (time.monotonic() - started)))
+            reset_at.append(time.monotonic() - started)
+            reset()
+            log.info("trex: DUT reset took %.3f s", time.monotonic() - started - reset_at[0])
+
+        counts = self._run(plan, restart)
+        return reset_result(trial_result("rate", traffic, plan, counts, rate_fps, duration_s), counts, reset_at[0])
+
+    def address_trial(self, traffic: Traffic, addresses: int, learning_rate_fps: float, test_rate_fps: float,
+                      forget: DutAction | None) -> AddressTrialResult:
+        """RFC 2889 learning, flood-check and test phases on two ports; see `AddressMeasurer`."""
+        if addresses < 1 or learning_rate_fps <= 0 or test_rate_fps <= 0:
+            raise TrafficGenError(f"trex: an address trial needs >= 1 address and positive rates, got {addresses}, "
+                                  f"{learning_rate_fps} fps, {test_rate_fps} fps")
+        if len(self._ports) < 2:
+            raise TrafficGenError("trex: an address trial needs the deployment's two generator ports")
+        self._address_trials += 1
+        try:
+            plans = address_plans(traffic, (self._ports[0], self._ports[1]), TREX_PORTS, addresses,
+                                  self._address_trials, learning_rate_fps, test_rate_fps)
+        except ValueError as exc:
+            raise TrafficGenError(f"trex: {exc}") from exc
+        if forget is not None:
+            forget()
+        learning, flood, test = (self._run(plan) for plan in plans)
+        return address_result(traffic, addresses, plans, (learning, flood, test), learning_rate_fps, test_rate_fps)
+
     def _learn(self, traffic: Traffic) -> None:
         """VSPERF's TRex learning traffic before the first trial of a frame size (see
         TRAFFICGEN_TREX_LEARNING_MODE); its counters are not part of any result."""
@@ -279,20 +342,36 @@ class TrexTrafficGenerator(TrafficGenerator):
             GenPort(None, f"trex{p.index}", p.hw_mac, "") for p in self._connected.ports)
         return directions(traffic, ports)
 
-    def _run(self, plan: TrialPlan) -> TrialCounts:
-        assert self._worker is not None
+    def _run(self, plan: TrialPlan, during: Callable[[float], None] | None = None) -> TrialCounts:
+        """Run `plan`'s streams; `during(started)` (the monotonic time the ports started) runs
+        while they send, with the receive counters sampled (a reset trial's restart)."""
+        worker = self._worker
+        assert worker is not None
         self._alive()
         residual_s = float(self.settings["TRAFFICGEN_RESIDUAL_WAIT_S"])
         # TRex stretches what it cannot send in time: a trial may overrun its plan before it is stopped.
         send_limit_s = plan.planned_s * 2 + 10.0
-        request = RunTrial(streams=plan.streams, residual_s=residual_s, timeout_s=send_limit_s)
+        request = RunTrial(streams=plan.streams, residual_s=residual_s, timeout_s=send_limit_s,
+                           announce_start=during is not None, sample_rx=during is not None)
+        wait_s = send_limit_s + residual_s + float(self.settings["TRAFFICGEN_TREX_TIMEOUT_S"])
         try:
-            counts = self._worker.call(request, TrialCounts,
-                                       send_limit_s + residual_s + float(self.settings["TRAFFICGEN_TREX_TIMEOUT_S"]),
-                                       alive=self._alive)
+            worker.send(request)
+            if during is not None:
+                worker.answer(request.op, Started, wait_s, alive=self._alive)
+                started = time.monotonic()
+                try:
+                    during(started)
+                except BaseException:
+                    with contextlib.suppress(TrafficGenError):  # the trial's counts: not the next request's answer
+                        worker.answer(request.op, TrialCounts, wait_s, alive=self._alive)
+                    raise
+            counts = worker.answer(request.op, TrialCounts, wait_s, alive=self._alive)
         except WorkerFailure as exc:
             raise TrafficGenError(f"TRex: {exc}") from exc
-        log.info("TRex trial: %s; ports %s; %.3f s", ", ".join(
-            f"stream {s.pg_id} sent {s.tx_frames} received {s.rx_frames}" for s in counts.streams), ", ".join(
+        streams = ", ".join(f"stream {s.pg_id} sent {s.tx_frames} received {s.rx_frames}" for s in counts.streams)
+        if len(counts.streams) > MAX_LOGGED_STREAMS:  # a recovery trial's slices: their sum
+            streams = (f"{len(counts.streams)} streams sent {sum(s.tx_frames for s in counts.streams)} received "
+                       f"{sum(s.rx_frames for s in counts.streams)}")
+        log.info("TRex trial: %s; ports %s; %.3f s", streams, ", ".join(
             f"{p.port} sent {p.tx_frames} received {p.rx_frames}" for p in counts.ports), counts.wall_s)
         return counts

@@ -138,6 +138,11 @@ class TrexWorker:
         """Send `request`, return its answer (of `answer_type`). WorkerFailure when the worker
         reports a failure; TrafficGenError when it does not answer in `timeout_s` or exits;
         whatever `alive` raises while waiting."""
+        self.send(request)
+        return self.answer(request.op, answer_type, timeout_s, alive)
+
+    def send(self, request: Request) -> None:
+        """Write `request` (its answers: `answer`, once per line the request gets)."""
         proc = self.proc
         if proc is None or proc.stdin is None:
             raise TrafficGenError("the TRex client worker is not running")
@@ -146,11 +151,14 @@ class TrexWorker:
             proc.stdin.flush()
         except OSError as exc:
             raise TrafficGenError(f"the TRex client worker exited: {self._tail()}") from exc
-        answer = self._answer(timeout_s, alive, request.op)
+
+    def answer(self, what: str, answer_type: type[A], timeout_s: float, alive: Callable[[], None] | None = None) -> A:
+        """The worker's next answer line to request `what`, of `answer_type` (see `call`)."""
+        answer = self._answer(timeout_s, alive, what)
         if isinstance(answer, Failure):
             raise WorkerFailure(answer)
         if not isinstance(answer, answer_type):
-            raise TrafficGenError(f"the TRex client worker answered {request.op} with {type(answer).__name__}")
+            raise TrafficGenError(f"the TRex client worker answered {what} with {type(answer).__name__}")
         return answer
 
     def stop(self) -> None:

@@ -9,7 +9,8 @@ frozen dataclass here, encoded with `encode` and decoded with `decode_answer` /
 later. This module uses the standard library only: the worker imports it before the client.
 
 Requests: `Connect` (once), `RunTrial` (any number), `Close`. Answers: `Connected`,
-`TrialCounts`, `Closed`, or `Failure` for any request (its `kind` says what went wrong).
+`TrialCounts` (after a `Started` line when the trial asked for one), `Closed`, or `Failure` for
+any request (its `kind` says what went wrong).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal, TypeVar
 
 PROTOCOL_VERSION = 1
-VaryField = Literal["none", "dl_dst", "nw_dst", "tp_dst"]
+VaryField = Literal["none", "dl_dst", "nw_dst", "tp_dst", "dl_src"]
 # connect: the server does not answer; version: it answers but refuses the client (API
 # version); trex: it refused a request; client: the client could not be imported; protocol: a
 # malformed line.
@@ -55,6 +56,8 @@ class StreamSpec:
     vary: VaryField = "none"  # the field that counts through `flows` values, frame after frame
     flows: int = 1  # values the varied field takes (VSPERF's multistream)
     latency: bool = False  # a latency stream (TRex's STLFlowLatencyStats) instead of a counted one
+    self_start: bool = True  # False: it starts when the stream naming it as `next_pg_id` ends
+    next_pg_id: int | None = None  # the stream (same port) that follows this one without a pause
 
     def __post_init__(self) -> None:
         if self.frames < 1 or self.pps <= 0:
@@ -107,6 +110,15 @@ class PortCounts:
 
 
 @dataclass(frozen=True)
+class RxSamples:
+    """A port's receive counter (every frame it received) sampled while the trial sent."""
+
+    port: int
+    times_s: tuple[float, ...]  # after the start request
+    frames: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class RateFit:
     """How one port sent, from its transmit counter sampled during the trial."""
 
@@ -142,6 +154,8 @@ class RunTrial:
     residual_s: float = 2.0
     sample_interval_s: float = 0.02  # how often the transmit counters are read while sending
     timeout_s: float = 60.0  # the longest the ports may send
+    announce_start: bool = False  # answer `Started` as soon as the ports started, then the counts
+    sample_rx: bool = False  # sample the receive counters too (TrialCounts.rx_samples)
 
     def __post_init__(self) -> None:
         if not self.streams:
@@ -173,6 +187,13 @@ class Connected:
 
 
 @dataclass(frozen=True)
+class Started:
+    """The ports of a trial that asked for it (`announce_start`) have started; its counts follow."""
+
+    answer: Literal["started"] = "started"
+
+
+@dataclass(frozen=True)
 class TrialCounts:
     """Counters of one trial, read after the traffic stopped and the residual wait."""
 
@@ -183,6 +204,7 @@ class TrialCounts:
     fits: tuple[RateFit, ...] = ()
     wall_s: float = 0.0  # from the start request to the moment every port had stopped sending
     rx_errors: int = 0  # counted frames TRex could not attribute to a stream (arrived too late)
+    rx_samples: tuple[RxSamples, ...] = ()  # with `sample_rx`
 
 
 @dataclass(frozen=True)
@@ -197,7 +219,7 @@ class Failure:
     message: str = ""
 
 
-Answer = Connected | TrialCounts | Closed | Failure
+Answer = Connected | Started | TrialCounts | Closed | Failure
 
 # --- encoding -----------------------------------------------------------------------------------
 
@@ -212,8 +234,8 @@ class Ready:
 
 
 _REQUESTS: dict[str, type[Any]] = {"connect": Connect, "trial": RunTrial, "close": Close}
-_ANSWERS: dict[str, type[Any]] = {"ready": Ready, "connected": Connected, "trial": TrialCounts, "closed": Closed,
-                                  "failure": Failure}
+_ANSWERS: dict[str, type[Any]] = {"ready": Ready, "connected": Connected, "started": Started, "trial": TrialCounts,
+                                  "closed": Closed, "failure": Failure}
 # The dataclass of the items of each field that holds a tuple of them.
 _ITEMS: dict[tuple[type[Any], str], type[Any]] = {
     (RunTrial, "streams"): StreamSpec,
@@ -222,6 +244,7 @@ _ITEMS: dict[tuple[type[Any], str], type[Any]] = {
     (TrialCounts, "ports"): PortCounts,
     (TrialCounts, "latency"): LatencyCounts,
     (TrialCounts, "fits"): RateFit,
+    (TrialCounts, "rx_samples"): RxSamples,
 }
 T = TypeVar("T")
 

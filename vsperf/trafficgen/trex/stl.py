@@ -29,6 +29,7 @@ from vsperf.trafficgen.trex.protocol import (
     PortInfo,
     RateFit,
     RunTrial,
+    RxSamples,
     StreamCounts,
     StreamSpec,
     TrialCounts,
@@ -36,6 +37,7 @@ from vsperf.trafficgen.trex.protocol import (
 
 FCS_BYTES = 4  # TRex appends the FCS: a packet is the frame size minus 4
 ETH_DST_LOW32_OFFSET = 2  # the low 32 bits of the destination MAC start at byte 2
+ETH_SRC_LOW32_OFFSET = 8  # ... and those of the source MAC at byte 8
 _VERSION_WORDS = ("api version", "version mismatch", "incompatible")
 
 
@@ -96,6 +98,7 @@ class Session:
         self.sleep = sleep
         self.client: Any = None
         self.ports: tuple[int, ...] = ()
+        self.rx_samples: dict[int, list[tuple[float, int]]] = {}  # a trial's receive counters (sample_rx)
 
     # --- requests ----------------------------------------------------------------------------
 
@@ -133,7 +136,8 @@ class Session:
             ),
         )
 
-    def run_trial(self, req: RunTrial) -> TrialCounts:
+    def run_trial(self, req: RunTrial, on_start: Callable[[], None] | None = None) -> TrialCounts:
+        """Carry out `req`; `on_start` is called once the ports have started (the `Started` line)."""
         client = self._connected()
         ports = sorted({s.port for s in req.streams})
         try:
@@ -141,7 +145,7 @@ class Session:
             for port in ports:
                 client.add_streams([self.stream(s) for s in req.streams if s.port == port], ports=[port])
             client.clear_stats()
-            samples = self._send(client, ports, req)
+            samples = self._send(client, ports, req, on_start)
             client.wait_on_traffic(ports=ports, rx_delay_ms=int(req.residual_s * 1000))
             stats = client.get_stats()
         except self.api.TRexError as exc:
@@ -168,26 +172,34 @@ class Session:
             raise TrexRequestError("protocol", "a trial before connect")
         return self.client
 
-    def _send(self, client: Any, ports: list[int], req: RunTrial) -> dict[int, list[tuple[float, int]]]:
-        """Start every port, sample their transmit counters until none sends; returns the samples
-        and sets `self.wall_s`."""
+    def _send(self, client: Any, ports: list[int], req: RunTrial,
+              on_start: Callable[[], None] | None) -> dict[int, list[tuple[float, int]]]:
+        """Start every port, sample their transmit counters (and with `sample_rx` every port's
+        receive counter: `self.rx_samples`) until none sends; returns the transmit samples and
+        sets `self.wall_s`."""
         samples: dict[int, list[tuple[float, int]]] = {p: [] for p in ports}
+        watched = sorted(set(ports) | set(self.ports)) if req.sample_rx else ports
+        self.rx_samples = {p: [] for p in self.ports} if req.sample_rx else {}
         round_trips: list[float] = []
         # The port counters alone (one request, ~1.5 ms here); the public get_stats adds the flow
         # statistics (a second request, up to 12 ms): a sample's time is known to half its round trip.
         read = getattr(client, "_get_stats_common", None) or (lambda p, _sync: client.get_stats(ports=p))
         started = self.clock()
         client.start(ports=ports, force=True)
+        if on_start is not None:
+            on_start()
         while client.is_traffic_active(ports=ports):
             now = self.clock()
             if now - started > req.timeout_s:
                 client.stop(ports=ports)
                 raise TrexRequestError("trex", f"TRex was still sending {req.timeout_s:g} s after the start: stopped")
-            stats = read(ports, True)
+            stats = read(watched, True)
             done = self.clock()
             round_trips.append(done - now)
             for port in ports:  # times after the start request
                 samples[port].append(((now + done) / 2 - started, int(stats[port]["opackets"])))
+            for port, seen in self.rx_samples.items():
+                seen.append(((now + done) / 2 - started, int(stats[port]["ipackets"])))
             self.sleep(req.sample_interval_s)
         self.wall_s = self.clock() - started
         return {p: precise(s, round_trips) for p, s in samples.items()}
@@ -213,8 +225,9 @@ class Session:
                        if p in stats]
         fits = [fit_rate(port, samples[port], int(stats[port]["opackets"])) for port in ports]
         errors = flows.get("global", {}).get("rx_err", {})
+        rx = tuple(RxSamples(p, tuple(t for t, _ in s), tuple(n for _, n in s)) for p, s in self.rx_samples.items())
         return TrialCounts(streams=tuple(counts), ports=tuple(port_counts), latency=tuple(lat), fits=tuple(fits),
-                           wall_s=self.wall_s, rx_errors=_total(errors))
+                           wall_s=self.wall_s, rx_errors=_total(errors), rx_samples=rx)
 
     # --- streams -----------------------------------------------------------------------------
 
@@ -240,6 +253,8 @@ class Session:
             first, size, offset = spec.dst_udp, 2, "UDP.dport"
         elif spec.vary == "nw_dst":
             first, size, offset = _ipv4_int(spec.dst_ip), 4, "IP.dst"
+        elif spec.vary == "dl_src":  # the low 32 bits of the source MAC (RFC 2889 learning frames)
+            first, size, offset = int(spec.src_mac.replace(":", ""), 16) & 0xFFFFFFFF, 4, ETH_SRC_LOW32_OFFSET
         else:  # dl_dst: the low 32 bits of the destination MAC
             first, size, offset = int(spec.dst_mac.replace(":", ""), 16) & 0xFFFFFFFF, 4, ETH_DST_LOW32_OFFSET
         commands = [
@@ -253,8 +268,9 @@ class Session:
     def stream(self, spec: StreamSpec) -> Any:
         api = self.api
         stats = api.STLFlowLatencyStats(pg_id=spec.pg_id) if spec.latency else api.STLFlowStats(pg_id=spec.pg_id)
+        chained = {"next": f"vsperf{spec.next_pg_id}"} if spec.next_pg_id is not None else {}
         return api.STLStream(packet=self.packet(spec), mode=api.STLTXSingleBurst(total_pkts=spec.frames, pps=spec.pps),
-                             flow_stats=stats, name=f"vsperf{spec.pg_id}")
+                             flow_stats=stats, name=f"vsperf{spec.pg_id}", self_start=spec.self_start, **chained)
 
     wall_s: float = 0.0
 

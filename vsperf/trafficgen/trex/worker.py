@@ -26,6 +26,7 @@ from vsperf.trafficgen.trex.protocol import (
     ProtocolError,
     Ready,
     RunTrial,
+    Started,
     decode_request,
     encode,
 )
@@ -61,7 +62,8 @@ def serve(session: Session, requests: IO[str], answers: IO[str]) -> None:
             if isinstance(request, Connect):
                 answer: Any = session.connect(request)
             elif isinstance(request, RunTrial):
-                answer = session.run_trial(request)
+                started = (lambda: _write(answers, encode(Started()))) if request.announce_start else None
+                answer = session.run_trial(request, started)
             else:
                 answer = session.close()
         except TrexRequestError as exc:
