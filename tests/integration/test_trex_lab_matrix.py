@@ -163,10 +163,13 @@ def test_reset_time_of_a_real_switch(tmp_path: Path, vswitch: str) -> None:
                  TRAFFICGEN_RESET_REPETITIONS="2", TRAFFICGEN_THROUGHPUT_PERCENT="0.05")
     metrics, per_trial = result["metrics"], result["details"]["reset_trials"]
     assert len(per_trial) == 2 and all(t["recovered"] and t["lost_frames"] > 0 for t in per_trial)
-    # a real gap, wider than the receive counters' sampling, consistent with the frames lost in it
-    assert metrics["reset_time_s_min"] > 2 * metrics["reset_time_resolution_s"]
     assert metrics["reset_time_s_max"] < 2.0
-    assert metrics["reset_time_s"] == pytest.approx(metrics["reset_time_frame_loss_s"], abs=0.1)
+    # the silence the receive counters saw (sampled every ~20 ms) is the time the frames lost in it took
+    for trial in per_trial:
+        assert trial["reset_time_s"] == pytest.approx(trial["reset_time_frame_loss_s"],
+                                                      abs=trial["resolution_s"] + 0.05), trial
+    if vswitch == "ovs":  # ovs-vswitchd restarts and re-attaches its ports: hundreds of ms, well resolved
+        assert metrics["reset_time_s_min"] > 2 * metrics["reset_time_resolution_s"]
     assert result["anomalies"] == []
 
 
@@ -190,8 +193,9 @@ def test_caching_on_linux_bridge_reports_the_largest_tried(tmp_path: Path) -> No
 
 
 def test_caching_on_ovs_finds_its_mac_table_size(tmp_path: Path) -> None:
+    # 4,000 learning frames/s: OVS learns in its slow path, which TRex's busy core competes with here
     result = rfc(tmp_path, "phy2phy_caching", "ovs", TRAFFICGEN_RFC2889_MAX_ADDRESSES="9000",
-                 TRAFFICGEN_RFC2889_ADDRESS_RATE_FPS="10000")
+                 TRAFFICGEN_RFC2889_ADDRESS_RATE_FPS="4000")
     assert result["metrics"]["caching_capacity_addresses"] == 8192  # OVS's default mac-table-size
     failed = [t for t in result["details"]["address_trials"] if not t["passed"]]
     assert failed and all(t["flooded_frames"] > 0 for t in failed)

@@ -104,6 +104,16 @@ def test_a_trial_counts_each_stream_and_fits_the_ports_rates(api: ModuleType) ->
     api.LOSS.clear()
 
 
+def test_a_trial_that_overruns_is_stopped_and_counted_as_it_is(api: ModuleType) -> None:
+    session = Session(api)
+    session.connect(Connect())
+    counts = session.run_trial(RunTrial(streams=(spec(frames=2000, pps=1000.0),), residual_s=0.1, stop_after_s=0.3,
+                                        sample_interval_s=0.01))
+    assert counts.stopped and 200 <= counts.streams[0].tx_frames < 600
+    assert ("stop", 100) in api.CREATED[-1].calls  # stopped, counting the frames in flight for the residual wait
+    assert not any(c[0] == "wait" for c in api.CREATED[-1].calls if isinstance(c, tuple))
+
+
 def test_a_trial_before_connect_is_a_protocol_failure(api: ModuleType) -> None:
     with pytest.raises(TrexRequestError) as caught:
         Session(api).run_trial(RunTrial(streams=(spec(),)))

@@ -60,6 +60,8 @@ log = logging.getLogger(__name__)
 TREX_PORTS = (0, 1)  # the TRex ports of generator ports 0 and 1
 _CONNECT_RETRY_S = 0.5
 MAX_LOGGED_STREAMS = 8  # a trial's log line names each stream's counts up to this many
+STOP_SLACK = 0.2  # a rate trial is stopped this fraction after its planned time (+1 s)
+BURST_FLOOR_FPS = 10_000.0  # a burst may take as long as sending its frames at this rate (+10 s)
 INSTALL_HINT = ("build TRex v3.0.7 from its source (docs/trafficgens.rst) and set TRAFFICGEN_TREX_BASE_DIR to its "
                 "scripts directory, or put its t-rex-64 on PATH")
 
@@ -349,10 +351,13 @@ class TrexTrafficGenerator(TrafficGenerator):
         assert worker is not None
         self._alive()
         residual_s = float(self.settings["TRAFFICGEN_RESIDUAL_WAIT_S"])
-        # TRex stretches what it cannot send in time: a trial may overrun its plan before it is stopped.
-        send_limit_s = plan.planned_s * 2 + 10.0
+        # TRex stretches what it cannot send in time: a rate trial may overrun its plan a little (it is
+        # flagged from the rate it reached), then it is stopped and its counts taken as they are (as
+        # pktgen's trials are); a burst must send all its frames (at TRex's own pace) or fail.
+        stop_after_s = plan.planned_s * (1 + STOP_SLACK) + 1.0 if plan.timed else 0.0
+        send_limit_s = max(stop_after_s, plan.planned_s * 2 + 10.0, plan.frames / BURST_FLOOR_FPS + 10.0)
         request = RunTrial(streams=plan.streams, residual_s=residual_s, timeout_s=send_limit_s,
-                           announce_start=during is not None, sample_rx=during is not None)
+                           stop_after_s=stop_after_s, announce_start=during is not None, sample_rx=during is not None)
         wait_s = send_limit_s + residual_s + float(self.settings["TRAFFICGEN_TREX_TIMEOUT_S"])
         try:
             worker.send(request)

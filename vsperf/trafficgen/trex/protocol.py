@@ -153,7 +153,8 @@ class RunTrial:
     streams: tuple[StreamSpec, ...] = ()
     residual_s: float = 2.0
     sample_interval_s: float = 0.02  # how often the transmit counters are read while sending
-    timeout_s: float = 60.0  # the longest the ports may send
+    timeout_s: float = 60.0  # the longest the ports may send: a trial still sending then fails
+    stop_after_s: float = 0.0  # > 0: the ports are stopped that long after the start, their counts read
     announce_start: bool = False  # answer `Started` as soon as the ports started, then the counts
     sample_rx: bool = False  # sample the receive counters too (TrialCounts.rx_samples)
 
@@ -205,6 +206,7 @@ class TrialCounts:
     wall_s: float = 0.0  # from the start request to the moment every port had stopped sending
     rx_errors: int = 0  # counted frames TRex could not attribute to a stream (arrived too late)
     rx_samples: tuple[RxSamples, ...] = ()  # with `sample_rx`
+    stopped: bool = False  # the ports were stopped at `stop_after_s`, before they had sent everything
 
 
 @dataclass(frozen=True)

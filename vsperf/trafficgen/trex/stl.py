@@ -99,6 +99,7 @@ class Session:
         self.client: Any = None
         self.ports: tuple[int, ...] = ()
         self.rx_samples: dict[int, list[tuple[float, int]]] = {}  # a trial's receive counters (sample_rx)
+        self.stopped = False  # the last trial was stopped at its stop_after_s
 
     # --- requests ----------------------------------------------------------------------------
 
@@ -146,7 +147,8 @@ class Session:
                 client.add_streams([self.stream(s) for s in req.streams if s.port == port], ports=[port])
             client.clear_stats()
             samples = self._send(client, ports, req, on_start)
-            client.wait_on_traffic(ports=ports, rx_delay_ms=int(req.residual_s * 1000))
+            if not self.stopped:  # (stop() waited for the residual frames already)
+                client.wait_on_traffic(ports=ports, rx_delay_ms=int(req.residual_s * 1000))
             stats = client.get_stats()
         except self.api.TRexError as exc:
             raise TrexRequestError("trex", _one_line(str(exc))) from exc
@@ -185,11 +187,17 @@ class Session:
         # statistics (a second request, up to 12 ms): a sample's time is known to half its round trip.
         read = getattr(client, "_get_stats_common", None) or (lambda p, _sync: client.get_stats(ports=p))
         started = self.clock()
+        self.stopped = False
         client.start(ports=ports, force=True)
         if on_start is not None:
             on_start()
         while client.is_traffic_active(ports=ports):
             now = self.clock()
+            if 0 < req.stop_after_s < now - started:
+                # TRex could not send the trial in time: stop it, and count what it sent
+                client.stop(ports=ports, rx_delay_ms=int(req.residual_s * 1000))
+                self.stopped = True
+                break
             if now - started > req.timeout_s:
                 client.stop(ports=ports)
                 raise TrexRequestError("trex", f"TRex was still sending {req.timeout_s:g} s after the start: stopped")
@@ -227,7 +235,7 @@ class Session:
         errors = flows.get("global", {}).get("rx_err", {})
         rx = tuple(RxSamples(p, tuple(t for t, _ in s), tuple(n for _, n in s)) for p, s in self.rx_samples.items())
         return TrialCounts(streams=tuple(counts), ports=tuple(port_counts), latency=tuple(lat), fits=tuple(fits),
-                           wall_s=self.wall_s, rx_errors=_total(errors), rx_samples=rx)
+                           wall_s=self.wall_s, rx_errors=_total(errors), rx_samples=rx, stopped=self.stopped)
 
     # --- streams -----------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ class TrialPlan:
 
     streams: tuple[StreamSpec, ...]
     planned_s: float  # how long the slowest direction needs at its rate
+    timed: bool = True  # a rate trial (stopped when it overruns); False: a burst (sends all its frames)
 
     @property
     def tx_ports(self) -> tuple[int, ...]:
@@ -107,4 +108,4 @@ def burst_plan(traffic: Traffic, dirs: Sequence[Direction], ports: Sequence[int]
     port_line_fps = traffic.line_rate_fps / traffic.tx_ports
     streams = tuple(_spec(traffic, d, index, ports[d.tx_port], count, port_line_fps)
                     for index, (d, count) in enumerate(zip(dirs, shares, strict=True)))
-    return TrialPlan(streams, planned_s=max(shares) / port_line_fps)
+    return TrialPlan(streams, planned_s=max(shares) / port_line_fps, timed=False)

@@ -119,6 +119,7 @@ class STLClient:
         self.ctx = _Ctx()
         self.streams = {0: [], 1: []}
         self.started = None
+        self.stopped_at = None
         self.promiscuous = False
         self.calls = []
         CREATED.append(self)
@@ -159,33 +160,39 @@ class STLClient:
         self.calls.append("clear_stats")
 
     def start(self, ports=None, force=False):
-        self.started = time.monotonic()
+        self.started, self.stopped_at = time.monotonic(), None
         self.calls.append(("start", tuple(ports)))
 
     def _sent(self, stream, now):
-        return min(stream.frames, int(stream.pps * (now - self.started))) if self.started is not None else 0
+        if self.started is None:
+            return 0
+        until = now if self.stopped_at is None else min(now, self.stopped_at)
+        return min(stream.frames, int(stream.pps * (until - self.started)))
 
     def is_traffic_active(self, ports=None):
         now = time.monotonic()
-        return any(self._sent(s, now) < s.frames for p in ports for s in self.streams[p])
+        return self.stopped_at is None and any(self._sent(s, now) < s.frames for p in ports for s in self.streams[p])
 
     def _get_stats_common(self, ports, sync_now):
         now = time.monotonic()
         return {p: {"opackets": sum(self._sent(s, now) for s in self.streams[p])} for p in ports}
 
-    def stop(self, ports=None):
-        self.calls.append("stop")
+    def stop(self, ports=None, rx_delay_ms=None):
+        self.stopped_at = time.monotonic()
+        self.calls.append(("stop", rx_delay_ms))
 
     def wait_on_traffic(self, ports=None, rx_delay_ms=None):
         self.calls.append(("wait", rx_delay_ms))
 
     def get_stats(self, ports=None):
+        now = time.monotonic()
         every = [s for p in (0, 1) for s in self.streams[p]]
-        sent = {p: sum(s.frames for s in self.streams[p]) for p in (0, 1)}
-        received = {p: sum(s.frames - LOSS.get(s.pg_id, 0) for s in self.streams[1 - p]) for p in (0, 1)}
+        sent = {p: sum(self._sent(s, now) for s in self.streams[p]) for p in (0, 1)}
+        received = {p: sum(self._sent(s, now) - LOSS.get(s.pg_id, 0) for s in self.streams[1 - p]) for p in (0, 1)}
         stats = {p: {"opackets": sent[p], "ipackets": received[p]} for p in (0, 1)}
-        stats["flow_stats"] = {s.pg_id: {"tx_pkts": {"total": s.frames},
-                                         "rx_pkts": {"total": s.frames - LOSS.get(s.pg_id, 0)}} for s in every}
+        stats["flow_stats"] = {s.pg_id: {"tx_pkts": {"total": self._sent(s, now)},
+                                         "rx_pkts": {"total": self._sent(s, now) - LOSS.get(s.pg_id, 0)}}
+                               for s in every}
         stats["flow_stats"]["global"] = {"rx_err": {0: 0, 1: 0}}
         stats["latency"] = {s.pg_id: {"latency": {"total_min": 8, "total_max": 95, "average": 30.0,
                                                   "histogram": {0: 2, 10: s.frames - 4, 90: 2}},
