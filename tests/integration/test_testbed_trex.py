@@ -158,3 +158,31 @@ def test_a_server_already_running_on_the_generator_host(bed: Bed, tmp_path: Path
             server.kill()
             server.wait()
         subprocess.run(["rm", "-rf", f"/var/run/dpdk/{bed.tag}trex"], check=False)
+
+
+def test_trafficgen_mode_sends_through_the_users_dut(bed: Bed, tmp_path: Path) -> None:
+    """--mode trafficgen: TRex on host B's ports, through a bridge the user made on host A."""
+    bridge = f"{bed.tag}ub"
+    ip = ["ip", "-n", bed.ns["a"]]
+    subprocess.run([*ip, "link", "add", bridge, "type", "bridge"], check=True)
+    try:
+        for a_end, _ in bed.cables:
+            subprocess.run([*ip, "link", "set", a_end, "master", bridge, "up"], check=True)
+        subprocess.run([*ip, "link", "set", bridge, "up"], check=True)
+        before, links_before = bed.states(), bed.links()
+        results = tmp_path / "run"
+        args = trex_args(bed, results)
+        proc = bed.vsperf(*args[:1], "--mode", "trafficgen", *args[3:], cwd=tmp_path)
+        _out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-3000:]
+        test = json.loads((results / "results.json").read_text())["tests"][0]
+        assert test["status"] == "passed", test["error"]
+        assert test["results"][0]["metrics"]["throughput_rx_fps"] > 0  # frames crossed the user's bridge
+        assert "vswitch" not in {c["role"] for c in test["components"]}
+        run_id = json.loads((results / "results.json").read_text())["run_id"]
+        assert_nothing_left(bed, run_id, before, links_before)
+        assert_no_trex_left(run_id)
+    finally:
+        subprocess.run([*ip, "link", "del", bridge], check=False)
+        for a_end, _ in bed.cables:
+            subprocess.run([*ip, "link", "set", a_end, "down"], check=False)
