@@ -89,14 +89,24 @@ def test_trex_found_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_a_client_path_without_a_client_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(PrerequisiteError, match="holds no TRex client"):
-        _gen(tmp_path, TRAFFICGEN_TREX_HOST_IP_ADDR="127.0.0.1",
-             TRAFFICGEN_TREX_CLIENT_PATH=str(tmp_path)).check_prerequisites()
+    with socket.socket() as server, pytest.raises(PrerequisiteError, match="holds no TRex client"):
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        _gen(tmp_path, TRAFFICGEN_TREX_CLIENT_PATH=str(tmp_path / "work"), TRAFFICGEN_TREX_HOST_IP_ADDR="127.0.0.1",
+             TRAFFICGEN_TREX_SYNC_PORT=server.getsockname()[1]).check_prerequisites()
 
 
-def test_a_running_server_needs_no_local_trex(tmp_path: Path) -> None:
-    _gen(tmp_path, TRAFFICGEN_TREX_HOST_IP_ADDR="127.0.0.1", TRAFFICGEN_TREX_CLIENT_PATH=FAKE_CLIENT,
-         TRAFFICGEN_TREX_BASE_DIR=str(tmp_path / "none")).check_prerequisites()
+def test_a_running_server_needs_no_local_trex_but_must_answer(tmp_path: Path) -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        _gen(tmp_path, TRAFFICGEN_TREX_HOST_IP_ADDR="127.0.0.1", TRAFFICGEN_TREX_CLIENT_PATH=FAKE_CLIENT,
+             TRAFFICGEN_TREX_SYNC_PORT=server.getsockname()[1],
+             TRAFFICGEN_TREX_BASE_DIR=str(tmp_path / "none")).check_prerequisites()
+    with pytest.raises(PrerequisiteError, match=r"no TRex server answers on port \d+ of 127\.0\.0\.1 .*start it "
+                                                r"there \(\./t-rex-64 -i\), or leave TRAFFICGEN_TREX_HOST_IP_ADDR"):
+        _gen(tmp_path, TRAFFICGEN_TREX_HOST_IP_ADDR="127.0.0.1", TRAFFICGEN_TREX_SYNC_PORT=free_port(),
+             TRAFFICGEN_TREX_CLIENT_PATH=FAKE_CLIENT).check_prerequisites()
 
 
 def test_version_before_start(tmp_path: Path) -> None:

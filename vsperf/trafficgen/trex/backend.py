@@ -24,6 +24,7 @@ import importlib.util
 import logging
 import os
 import shutil
+import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -48,7 +49,7 @@ from vsperf.traffic import Traffic
 from vsperf.trafficgen.base import HostProcesses, TrafficGenerator, burst_shares, check_burst, check_rate_trial
 from vsperf.trafficgen.trex.client import TrexWorker, WorkerFailure
 from vsperf.trafficgen.trex.forward import Forwarder
-from vsperf.trafficgen.trex.hosts import LabHost, TestbedHost, is_loopback, running_server_forwards
+from vsperf.trafficgen.trex.hosts import LabHost, TestbedHost, is_loopback, running_server_forwards, ssh_forward
 from vsperf.trafficgen.trex.protocol import Connect, Connected, RunTrial, Started, TrialCounts
 from vsperf.trafficgen.trex.results import trial_result
 from vsperf.trafficgen.trex.rfc import address_plans, address_result, recovery_plan, recovery_result, reset_result
@@ -105,7 +106,9 @@ class TrexTrafficGenerator(TrafficGenerator):
         self._host_processes = (processes, host)
 
     def check_prerequisites(self) -> None:
-        if not self._running_host and not self.settings["TESTBED"]:
+        if self._running_host:
+            self._check_running_server()
+        elif not self.settings["TESTBED"]:
             # vsperf starts the server on the local lab (a testbed's preflight checks its generator host)
             directory = base_dir(self.settings)
             if not directory or not os.access(os.path.join(directory, BINARY), os.X_OK):
@@ -123,6 +126,31 @@ class TrexTrafficGenerator(TrafficGenerator):
                 "lbr_trex_client") is None:
             raise PrerequisiteError("TRex's Python client is not installed: pip install 'vsperf[trex]' "
                                     "(lbr-trex-client), or set TRAFFICGEN_TREX_CLIENT_PATH to a TRex tree's client")
+
+    def _check_running_server(self) -> None:
+        """PrerequisiteError unless TRAFFICGEN_TREX_HOST_IP_ADDR's RPC port answers (through SSH for
+        another host: the connection's own errors name the host and the fix)."""
+        host, port = self._running_host, int(self.settings["TRAFFICGEN_TREX_SYNC_PORT"])
+        ssh: SshExecutor | None = None
+        try:
+            if is_loopback(host):
+                socket.create_connection((host, port), timeout=5.0).close()
+            else:
+                user = str(self.settings["TRAFFICGEN_TREX_USER"]).strip() or "root"
+                ssh = SshExecutor(SshHost(host, host, user=user))
+                ssh.connect()
+                forward = ssh_forward(ssh, port)
+                try:
+                    forward.probe(5.0)
+                finally:
+                    forward.close()
+        except OSError as exc:
+            raise PrerequisiteError(f"no TRex server answers on port {port} of {host} ({exc}): start it there "
+                                    f"(./t-rex-64 -i), or leave TRAFFICGEN_TREX_HOST_IP_ADDR empty to let vsperf "
+                                    f"start one") from exc
+        finally:
+            if ssh is not None:
+                ssh.close()
 
     def version(self) -> str:
         if self._connected is None:

@@ -105,6 +105,10 @@ class Forwarder:
             with contextlib.suppress(OSError, EOFError):
                 end.close()
 
+    def probe(self, timeout_s: float) -> None:
+        """Open the far end once and close it: OSError when it cannot be reached."""
+        self.opener(timeout_s).close()
+
     def close(self) -> None:
         """Stop listening and close every forwarded connection. Safe to call twice."""
         self._closed.set()

@@ -131,7 +131,7 @@ class LabHost:
         self._forwards = []
 
 
-def channel_opener(executor: SshExecutor, port: int) -> Forwarder:
+def ssh_forward(executor: SshExecutor, port: int) -> Forwarder:
     """A forward of 127.0.0.1:`port` of the executor's host through its SSH connection (the
     command log gets the OpenSSH command doing the same, `ssh -N -L`)."""
     argv = executor.replay.argv("")[:-2]  # without "-- COMMAND"
@@ -206,7 +206,7 @@ class TestbedHost:
     def forward(self, port: int) -> int:
         if not isinstance(self.executor, SshExecutor):
             return port  # `local`: this machine's loopback already
-        forwarder = channel_opener(self.executor, port)
+        forwarder = ssh_forward(self.executor, port)
         self._forwards.append(forwarder)
         return forwarder.port
 
@@ -233,5 +233,5 @@ def running_server_forwards(executor: Executor | None, sync_port: int,
     (None or a local executor: this machine's own ports)."""
     if executor is None or isinstance(executor, LocalExecutor) or not isinstance(executor, SshExecutor):
         return sync_port, async_port, []
-    forwards = [channel_opener(executor, sync_port), channel_opener(executor, async_port)]
+    forwards = [ssh_forward(executor, sync_port), ssh_forward(executor, async_port)]
     return forwards[0].port, forwards[1].port, forwards
