@@ -207,17 +207,6 @@ def test_interrupted_or_killed_run_leaves_nothing(tmp_path: Path, sig: signal.Si
     assert trex_servers(run_id) == {} and leftovers(run_id) == []
 
 
-def test_missing_trex_is_one_line_before_anything_is_deployed(tmp_path: Path) -> None:
-    proc = vsperf("phy2phy_tput", "--trafficgen", "Trex", "--vswitch", "linux-bridge", "--results-dir",
-                  str(tmp_path / "run"), "--test-params", f"TRAFFICGEN_TREX_BASE_DIR={tmp_path / 'no-trex'}")
-    assert proc.returncode == 2
-    lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
-    assert len(lines) == 1, proc.stderr
-    assert "TRex is not installed" in lines[0] and "TRAFFICGEN_TREX_BASE_DIR" in lines[0]
-    assert "docs/trafficgens.rst" in lines[0] and "Traceback" not in proc.stderr
-    assert not (tmp_path / "run").exists()
-
-
 def test_a_client_the_server_refuses_is_one_line(tmp_path: Path) -> None:
     # TRex's own client, but announcing another API version: the server refuses it. A copy laid out
     # as in TRex's tree (the client finds its libraries in external_libs, four directories up).

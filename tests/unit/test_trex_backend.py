@@ -4,6 +4,7 @@ a stand-in for TRex's client (fixtures_trex/client): no TRex, no root."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
 import sys
@@ -168,3 +169,14 @@ def test_without_ports_vsperf_cannot_start_a_server(tmp_path: Path) -> None:
     with pytest.raises(TrafficGenError, match=r"TRex needs two generator ports .* TRAFFICGEN_TREX_HOST_IP_ADDR"):
         gen.start(())
     assert gen._worker is None  # stopped on the error
+
+
+def test_a_missing_client_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "lbr_trex_client" else real(name))
+    with socket.socket() as server, pytest.raises(PrerequisiteError, match=r"TRex's Python client is not installed: "
+                                                                             r"pip install 'vsperf\[trex\]'"):
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        _gen(tmp_path, TRAFFICGEN_TREX_HOST_IP_ADDR="127.0.0.1",
+             TRAFFICGEN_TREX_SYNC_PORT=server.getsockname()[1]).check_prerequisites()
