@@ -214,11 +214,12 @@ class TrexTrafficGenerator(TrafficGenerator):
         return self._server.start(timeout_s)
 
     def _remote_base_dir(self, host: TestbedHost) -> str:
-        found = host.run(["sh", "-c", 'command -v "$1"', "sh", LAUNCHER])
+        """The directory of `t-rex-64` on the host's PATH (its link resolved, as TRex's script runs from there)."""
+        # A fixed script: the program's name is its argument.
+        found = host.run(["sh", "-c", 'p=$(command -v "$1") && readlink -f "$p"', "sh", LAUNCHER])
         if found.returncode != 0 or not found.stdout.strip():
             raise PrerequisiteError(f"host {host.name}: TRex is not installed there: {INSTALL_HINT}")
-        return os.path.dirname(os.path.realpath(found.stdout.strip())) if host.name == "local" else os.path.dirname(
-            found.stdout.strip())
+        return os.path.dirname(found.stdout.strip())
 
     def _server_config(self, prefix: str) -> ServerConfig:
         options = str(self.settings["TRAFFICGEN_TREX_VDEV_ARGS"]).strip()

@@ -133,10 +133,7 @@ class LabHost:
 
 def ssh_forward(executor: SshExecutor, port: int) -> Forwarder:
     """A forward of 127.0.0.1:`port` of the executor's host through its SSH connection (the
-    command log gets the OpenSSH command doing the same, `ssh -N -L`)."""
-    argv = executor.replay.argv("")[:-2]  # without "-- COMMAND"
-    executor.command_log.record([*argv[:-1], "-N", "-L", f"{port}:{LOOPBACK}:{port}", argv[-1]], None,
-                                note=f"[{executor.host}] [TRex port] ")
+    command log gets the OpenSSH command doing the same, `ssh -N -L LOCAL:127.0.0.1:PORT`)."""
 
     def opener(timeout_s: float) -> Stream:
         transport = executor.connection.client().get_transport()
@@ -151,7 +148,11 @@ def ssh_forward(executor: SshExecutor, port: int) -> Forwarder:
         except (paramiko.SSHException, EOFError) as exc:
             raise ConnectionError(f"host {executor.host}: {exc}") from exc
 
-    return Forwarder(opener, f"TRex port {port} on {executor.host}")
+    forwarder = Forwarder(opener, f"TRex port {port} on {executor.host}")
+    argv = executor.replay.argv("")[:-2]  # without "-- COMMAND"
+    executor.command_log.record([*argv[:-1], "-N", "-L", f"{forwarder.port}:{LOOPBACK}:{port}", argv[-1]], None,
+                                note=f"[{executor.host}] [TRex port] ")
+    return forwarder
 
 
 class TestbedHost:
