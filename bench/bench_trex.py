@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from vsperf.context import RunContext, new_run_id
+from vsperf.lab.deploy import build_deployment
 
 from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
-from vsperf.context import RunContext, new_run_id
 from vsperf.executor import CommandLog, LocalExecutor
-from vsperf.lab.deploy import build_deployment
 from vsperf.traffic import L3, Traffic
 from vsperf.trafficgen.base import TrafficGenerator
 from vsperf.trafficgen.trex.backend import TrexTrafficGenerator

@@ -17,7 +17,6 @@ import pytest
 
 from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
-from vsperf.traffic.ports import GenPort
 from vsperf.errors import ConfigError, PrerequisiteError, TrafficGenError
 from vsperf.executor import CommandLog, LocalExecutor
 from vsperf.host.host import Host
@@ -27,6 +26,7 @@ from vsperf.host.release import release
 from vsperf.host.workdir import new_run_id
 from vsperf.search.measurer import FLAG_UNDER_DELIVERY
 from vsperf.traffic import L3, Traffic
+from vsperf.traffic.ports import GenPort
 from vsperf.trafficgen.trex.backend import TrexTrafficGenerator
 
 FAKE_CLIENT = str(Path(__file__).parent / "fixtures_trex" / "client")

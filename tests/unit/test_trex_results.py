@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from vsperf.traffic.ports import GenPort
-from vsperf.traffic.streams import directions
 from vsperf.search.measurer import FLAG_UNDER_DELIVERY
 from vsperf.traffic import Traffic
+from vsperf.traffic.ports import GenPort
+from vsperf.traffic.streams import directions
 from vsperf.trafficgen.trex.protocol import LatencyCounts, RateFit, StreamCounts, TrialCounts
 from vsperf.trafficgen.trex.results import (
     FLAG_LATENCY_SAMPLED,

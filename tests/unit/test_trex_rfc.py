@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from vsperf.traffic import Traffic
 from vsperf.traffic.ports import GenPort
 from vsperf.traffic.streams import directions
-from vsperf.traffic import Traffic
 from vsperf.trafficgen.trex.protocol import RateFit, RxSamples, StreamCounts, TrialCounts
 from vsperf.trafficgen.trex.rfc import (
     address_plans,

@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
+from vsperf.traffic import Traffic, Vlan
 from vsperf.traffic.ports import GenPort
 from vsperf.traffic.streams import directions
-from vsperf.traffic import Traffic, Vlan
 from vsperf.trafficgen.trex.streams import burst_plan, latency_fits, rate_plan
 
 PORTS = (
