@@ -23,17 +23,18 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import psutil
-from vsperf.context import RunContext, new_run_id
-from vsperf.lab.deploy import build_deployment
 
 from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
-from vsperf.executor import CommandLog, LocalExecutor
+from vsperf.deploy.build import DeploymentSpec, build_deployment
+from vsperf.executor import CommandLog
+from vsperf.host.hosts import local_lab
+from vsperf.host.workdir import new_run_id
 from vsperf.traffic import L3, Traffic
 from vsperf.trafficgen.base import TrafficGenerator
 from vsperf.trafficgen.trex.backend import TrexTrafficGenerator
@@ -116,19 +117,22 @@ def main() -> int:
     sizes = [int(s) for s in args.sizes.split(",")]
     run_id = new_run_id()
     work = Path(tempfile.mkdtemp(prefix=f"vsperf-{run_id}-"))
-    ctx = RunContext(run_id, work, work, LocalExecutor(CommandLog(work / "commands.log")))
+    hosts = local_lab(run_id, CommandLog(work / "commands.log"))
     settings: dict[str, Any] = dict(load_settings(env={}))
     settings.update(TRAFFICGEN="trex", TRAFFICGEN_TREX_BASE_DIR=base, TRAFFICGEN_RESIDUAL_WAIT_S=0.5,
                     TRAFFICGEN_TREX_LATENCY_PPS=0, VSWITCH=args.vswitch)
     load = os.getloadavg()
     print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs"
           + ("  (the machine is busy: numbers taken under contention)" if load[0] > 0.5 else ""))
-    deployment = build_deployment(args.deployment, settings=settings, registries=build_registries(), ctx=ctx,
-                                  traffic=Traffic(frame_size_bytes=max(sizes), bidir=False), frame_modification=None)
-    with deployment:
+    registries = build_registries()
+    # TRex owns both ports in one process: both generator ends in one namespace (vsgen runs there too)
+    spec = replace(DeploymentSpec.from_settings(args.deployment, settings, registries), one_gen_netns=True)
+    deployment = build_deployment(spec, registries, hosts, Traffic(frame_size_bytes=max(sizes), bidir=False))
+    gen_host = hosts.trafficgen
+    with hosts, deployment:
         ports = deployment.gen_ports
-        trex = run("trex", TrexTrafficGenerator(settings, ctx), ports, sizes, args.seconds)
-        vsgen = run("vsgen", VsgenTrafficGenerator(settings, ctx), ports, sizes, args.seconds)
+        trex = run("trex", TrexTrafficGenerator(settings, gen_host), ports, sizes, args.seconds)
+        vsgen = run("vsgen", VsgenTrafficGenerator(settings, gen_host), ports, sizes, args.seconds)
     for size in sizes:
         t, v = trex[size], vsgen[size]
         print(f"{size:>5} B: TRex / vsgen delivered {t.delivered_fps / v.delivered_fps:.3f}x "
