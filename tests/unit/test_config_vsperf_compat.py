@@ -331,3 +331,40 @@ def test_settings_in_a_test_case_file_are_ignored_with_a_warning(tmp_path: Path,
     path.write_text("TRAFFICGEN = 'Dummy'\nPERFORMANCE_TESTS = [{'Name': 'z', 'Deployment': 'p2p'}]\n")
     assert Catalog.load([path]).get("z").deployment == "p2p"
     assert "ignoring TRAFFICGEN: a test-case file is read for PERFORMANCE_TESTS only" in caplog.text
+
+
+@needs_upstream
+def test_upstream_trex_settings_are_trex_settings_or_the_searchs() -> None:
+    settings = load_settings(UPSTREAM / "10_custom.conf", env={})
+    assert settings["TRAFFICGEN_TREX_LATENCY_PPS"] == 1000 and settings["TRAFFICGEN_TREX_PROMISCUOUS"] is False
+    assert settings["TRAFFICGEN_TREX_LEARNING_MODE"] is True and settings["TRAFFICGEN_TREX_LEARNING_DURATION"] == 5
+    # VSPERF's TRex verification is vsperf's one search's: off and 60 s in that file, as vsperf's defaults
+    assert settings["TRAFFICGEN_RFC2544_VERIFY"] is False
+    assert settings.source("TRAFFICGEN_RFC2544_VERIFY") == f"conf file {UPSTREAM / '10_custom.conf'}"
+    assert settings["TRAFFICGEN_RFC2544_VERIFY_DURATION_S"] == 60
+
+
+def test_trex_search_settings_become_the_searchs(tmp_path: Path) -> None:
+    conf = tmp_path / "10_custom.conf"
+    conf.write_text("TRAFFICGEN_TREX_VERIFICATION_MODE = True\nTRAFFICGEN_TREX_VERIFICATION_DURATION = 120\n"
+                    "TRAFFICGEN_TREX_FORCE_PORT_SPEED = True\nTRAFFICGEN_TREX_PORT_SPEED = 40000 # 40G\n"
+                    "TRAFFICGEN_TREX_LIVE_RESULTS = True\n")
+    settings = load_settings(conf, env={})
+    assert settings["TRAFFICGEN_RFC2544_VERIFY"] is True
+    assert settings["TRAFFICGEN_RFC2544_VERIFY_DURATION_S"] == 120
+    assert settings["TRAFFICGEN_PORT_SPEED_GBPS"] == 40.0
+
+
+def test_a_port_speed_not_forced_is_ignored_and_vsperfs_own_name_wins(tmp_path: Path) -> None:
+    conf = tmp_path / "10_custom.conf"
+    conf.write_text("TRAFFICGEN_TREX_FORCE_PORT_SPEED = False\nTRAFFICGEN_TREX_PORT_SPEED = 40000\n"
+                    "TRAFFICGEN_TREX_VERIFICATION_MODE = True\nTRAFFICGEN_RFC2544_VERIFY = False\n")
+    settings = load_settings(conf, env={})
+    assert settings["TRAFFICGEN_PORT_SPEED_GBPS"] == 10.0 and settings["TRAFFICGEN_RFC2544_VERIFY"] is False
+
+
+def test_a_forced_port_speed_needs_its_speed(tmp_path: Path) -> None:
+    conf = tmp_path / "10_custom.conf"
+    conf.write_text("TRAFFICGEN_TREX_FORCE_PORT_SPEED = True\n")
+    with pytest.raises(ConfigError, match="TRAFFICGEN_TREX_FORCE_PORT_SPEED needs TRAFFICGEN_TREX_PORT_SPEED"):
+        load_settings(conf, env={})

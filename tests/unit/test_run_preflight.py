@@ -211,7 +211,7 @@ def test_what_a_testbed_cannot_run_is_refused_after_its_hosts_were_checked(tmp_p
         "by header fields, which linux-bridge cannot do: use --vswitch ovs; run without --testbed, or with "
         "--trafficgen dummy")
     with pytest.raises(TestbedUnsupportedError, match=r"--mode trafficgen with otg \(on a testbed: --trafficgen "
-                                                      r"vsgen, trafgen\)"):
+                                                      r"vsgen, trafgen, trex\)"):
         check_plan(_plan("phy2phy_tput", traffic_only=True, TRAFFICGEN="otg"), REGS, hosts)
     with pytest.raises(PrerequisiteError, match=r"^testbed lab\.yaml: VNF QemuPciPassthrough needs a physical NIC to "
                                                 r"pass to the guest, which vsperf does not pass through on host dut"):

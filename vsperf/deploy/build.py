@@ -33,6 +33,9 @@ class DeploymentSpec:
     simulated: bool = False  # the generator simulates the DUT: nothing is deployed
     traffic_only: bool = False  # --mode trafficgen: the generator ports only ("wire")
     locations: bool = False  # the generator drives hardware port locations (a testbed cable's `location`)
+    # One process of the generator owns both ports (TRex): the local lab puts both generator ends
+    # in one namespace (`TrafficGenerator.PORTS_IN_ONE_NAMESPACE`).
+    one_gen_netns: bool = False
 
     @classmethod
     def from_settings(cls, name: str, settings: Mapping[str, Any], registries: Registries, *,
@@ -83,7 +86,7 @@ def gen_ports(spec: DeploymentSpec, hosts: RunHosts) -> GenPorts:
     """The generator ports of `spec` on `hosts`: veth pairs on the local lab, the cables of a testbed."""
     wire = spec.traffic_only or parse_deployment(spec.name).layout == "wire"
     if hosts.is_lab:
-        return VethPorts(hosts, wire=wire, queues=int(spec.settings["LAB_PORT_QUEUES"]))
+        return VethPorts(hosts, wire=wire, queues=int(spec.settings["LAB_PORT_QUEUES"]), one_netns=spec.one_gen_netns)
     return CabledPorts(hosts, wire=wire, locations=spec.locations)
 
 

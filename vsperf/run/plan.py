@@ -38,6 +38,7 @@ class PlannedTest:
     collectors: tuple[str, ...] = ()  # canonical names of the COLLECTOR setting's collectors, each once
     guest_loopback: str | None = None  # VSPERF's result key: each VNF's GUEST_LOOPBACK (None: no VNF)
     port_locations: bool = False  # the generator drives hardware port locations (a testbed cable's)
+    ports_in_one_netns: bool = False  # one process of the generator owns both ports (TRex): one namespace
     loadgen: str | None = None  # load generator of a test with a Load
     hold: str = ""  # --mode trafficgen-off ("off": deploy, hold, no traffic) / -pause ("pause": hold, then traffic)
     test_params: str | None = None  # this run's element of a --test-params sweep (None: no sweep)
@@ -48,7 +49,8 @@ class PlannedTest:
         return DeploymentSpec(
             name=self.test.deployment, vswitch=self.vswitch, vnf=self.vnf, settings=self.settings,
             frame_modification=check_frame_modification(self.test.frame_modification), simulated=self.simulated,
-            traffic_only=self.traffic_only, locations=self.port_locations)
+            traffic_only=self.traffic_only, locations=self.port_locations,
+            one_gen_netns=self.ports_in_one_netns)
 
     @property
     def sizes(self) -> tuple[int, ...]:
@@ -110,6 +112,7 @@ def plan_tests(
                 trafficgen=gen.name, vswitch=vswitch, vnf=vnf, loadgen=loadgen,
                 simulated=simulated, traffic_only=traffic_only, hold=hold,
                 port_locations=bool(getattr(gen.cls, "PORT_LOCATIONS", False)),
+                ports_in_one_netns=bool(getattr(gen.cls, "PORTS_IN_ONE_NAMESPACE", False)),
             )
         )
     return planned

@@ -32,6 +32,9 @@ class TrafficGenerator(ABC):
     # True when its ports may be a hardware generator's port locations (a testbed cable's
     # `trafficgen: {location}`) rather than interfaces of the generator host.
     PORT_LOCATIONS: ClassVar[bool] = False
+    # True when one process of the generator owns both ports (TRex): the local lab then puts the
+    # generator ends of its ports in one network namespace instead of one each.
+    PORTS_IN_ONE_NAMESPACE: ClassVar[bool] = False
 
     def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
         self.settings = settings
