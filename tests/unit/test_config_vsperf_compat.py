@@ -259,9 +259,10 @@ def test_param_macro_refers_to_another_setting(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "body, message",
     [
-        ("import os\nTRAFFICGEN = 'Dummy'\n", "line 1: an import"),
+        ("import os\nTRAFFICGEN = 'Dummy'\nLOG_DIR = os.path.join('x')\n",
+         "line 3: LOG_DIR: it uses os, not computed (line 1: an import (the file is never run))"),
         ("TRAFFICGEN = 'Dummy'\nLOG_DIR = os.path.join(ROOT_DIR, 'x')\n",
-         "line 2: a call \"os.path.join(ROOT_DIR, 'x')\" is not a literal"),
+         "line 2: LOG_DIR: the name 'ROOT_DIR' is not defined earlier (\"os.path.join(ROOT_DIR, 'x')\")"),
         ("PATHS['dpdk'] = {}\n", "line 1: an assignment to an item"),
         ("TRAFFICGEN = 'Dummy'\n\nTRAFFICGEN_DURATION = 10 +\n", "line 3: Python syntax error"),
         ("TRAFFICGEN_DURATON = 10\n", "unknown setting 'TRAFFICGEN_DURATON'"),
