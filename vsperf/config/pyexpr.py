@@ -114,7 +114,7 @@ def safe_format(template: str, args: list[Any], kwargs: dict[str, Any]) -> str:
             raise NotComputable(f"format field {{{field}}}: only {{}}, {{N}} and {{name}} are read")
         out.append(str(value))
     out.append(template[pos:])
-    return _bounded("".join(out))
+    return str(_bounded("".join(out)))
 
 
 class Evaluator:
