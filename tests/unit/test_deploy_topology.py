@@ -41,7 +41,7 @@ def test_deployment_names(name: str, layout: str, vnfs: int) -> None:
     assert (topology.layout, topology.vnfs) == (layout, vnfs)
 
 
-@pytest.mark.parametrize("name", ["p2v", "pvvp0", "pvvp10", "op2p", ""])
+@pytest.mark.parametrize("name", ["p2v", "pvvp0", "pvvp10", "op3p", ""])
 def test_unknown_deployments_list_the_valid_ones(name: str) -> None:
     with pytest.raises(UnknownNameError, match="p2p"):
         parse_deployment(name)

@@ -124,6 +124,9 @@ def _print_summary(summary: RunSummary) -> None:
               help="A test-case file to add (VSPERF's option; adds to TEST_CASE_FILES).")
 @click.option("-d", "--test-dir", "test_files", multiple=True, type=click.Path(path_type=Path), metavar="DIR",
               help="A folder of test-case files to add (VSPERF's option; adds to TEST_CASE_FILES).")
+@click.option("--integration", is_flag=True,
+              help="Run VSPERF's integration tests (INTEGRATION_TESTS: TestSteps, op2p, ...) instead of the "
+              "performance tests.")
 @click.option("--list", "--list-tests", "list_tests", is_flag=True, help="List the test cases and exit.")
 @click.option("--list-trafficgens", is_flag=True, help="List the traffic generators and exit.")
 @click.option("--list-vswitches", is_flag=True, help="List the virtual switches and exit.")
@@ -193,7 +196,10 @@ def _run(opts: dict[str, Any]) -> int:
     setup_console(settings["VERBOSITY"])
     registries = build_registries()
     catalog = Catalog.load(settings["TEST_CASE_FILES"], settings["PERFORMANCE_TESTS"],
-                           f"PERFORMANCE_TESTS (from {settings.source('PERFORMANCE_TESTS')})")
+                           f"PERFORMANCE_TESTS (from {settings.source('PERFORMANCE_TESTS')})",
+                           settings["INTEGRATION_TESTS"],
+                           f"INTEGRATION_TESTS (from {settings.source('INTEGRATION_TESTS')})",
+                           ).view(integration=opts["integration"])
 
     listings = {
         "list_trafficgens": "trafficgens", "list_vswitches": "vswitches", "list_vnfs": "vnfs",

@@ -71,6 +71,12 @@ class ConfFile:
     unavailable: dict[str, str] = field(default_factory=dict)  # name -> "line N: why it is not computed"
 
 
+class _UsesUnavailable(NotComputable):
+    def __init__(self, name: str, root: str) -> None:
+        super().__init__(f"it uses {name}")
+        self.name, self.root = name, root
+
+
 class _Reader:
     """Walks a file's statements, computing each assignment."""
 
@@ -78,6 +84,7 @@ class _Reader:
         self.origin = origin
         self.names: dict[str, Any] = dict(names)
         self.unavailable: dict[str, str] = {}
+        self.roots: dict[str, str] = {}  # name -> the first reason in its chain ("line N: why")
         self.order: list[str] = []
 
     def fail(self, line: int, problem: str) -> ConfigError:
@@ -95,17 +102,18 @@ class _Reader:
             self.order.remove(name)
         self.order.append(name)
 
-    def unbind(self, name: str, why: str, line: int) -> None:
+    def unbind(self, name: str, why: str, line: int, root: str = "") -> None:
         self.names.pop(name, None)
         self.unavailable[name] = f"line {line}: {why}"
+        self.roots[name] = root or self.unavailable[name]
         if name in self.order:
             self.order.remove(name)
 
     def compute(self, node: ast.expr) -> Any:
         """The value of `node`; NotComputable names an unavailable name it uses."""
-        used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-        for name in sorted(used & self.unavailable.keys()):
-            raise NotComputable(f"it uses {name}, not computed ({self.unavailable[name]})")
+        used = sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name)} & self.unavailable.keys())
+        if used:
+            raise _UsesUnavailable(used[0], self.roots[used[0]])
         try:
             return Evaluator(self.names).value(node)
         except NotComputable as exc:
@@ -129,11 +137,15 @@ class _Reader:
             raise self.fail(stmt.lineno, _statement_problem(stmt))
         try:
             value = self.compute(value_node)
-        except NotComputable as exc:
-            why = f"{exc.problem} ({snippet(value_node)!r})" if "uses" not in exc.problem else exc.problem
+        except _UsesUnavailable as exc:
             for target in targets:
                 for name in _target_names(target):
-                    self.unbind(name, why, stmt.lineno)
+                    self.unbind(name, f"it uses {exc.name}, not computed ({exc.root})", stmt.lineno, exc.root)
+            return
+        except NotComputable as exc:
+            for target in targets:
+                for name in _target_names(target):
+                    self.unbind(name, f"{exc.problem} ({snippet(value_node)!r})", stmt.lineno)
             return
         for target in targets:
             if isinstance(target, ast.Name):
@@ -174,7 +186,8 @@ def _statement_problem(stmt: ast.stmt) -> str:
     return f"a {type(stmt).__name__.lower()} statement"
 
 
-def read_conf_names(text: str, origin: str, names: Mapping[str, Any] | None = None) -> ConfFile:
+def read_conf_names(text: str, origin: str, names: Mapping[str, Any] | None = None, *,
+                    warn_lowercase: bool = True) -> ConfFile:
     """What VSPERF conf file `text` defines, given the `names` files read before it left.
 
     `origin` names the file in messages ('conf file /x/10_custom.conf'). Raises ConfigError for a
@@ -194,18 +207,20 @@ def read_conf_names(text: str, origin: str, names: Mapping[str, Any] | None = No
         reader.statement(stmt)
     values = {n: reader.names[n] for n in reader.order if n.isupper() and reader.names[n] is not None}
     ignored = sorted({n for n in reader.order if not n.isupper() and n not in (names or {})})
-    if ignored:
+    if ignored and warn_lowercase:
         log.warning("%s: ignoring %s: only UPPER_CASE names are settings (as in VSPERF)", origin, ", ".join(ignored))
     return ConfFile(values, reader.names, reader.unavailable)
 
 
-def read_pyconf(text: str, origin: str) -> dict[str, Any]:
+def read_pyconf(text: str, origin: str, names: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The settings a VSPERF conf file assigns, by name, in file order (last assignment wins).
 
-    A setting (an UPPER_CASE name) whose value cannot be computed is a ConfigError naming the line;
+    `names`: what the file may use besides its own names (VSPERF ran a conf file with the settings
+    read before it: `INTEGRATION_TESTS = INTEGRATION_TESTS + [...]`). A setting (an UPPER_CASE name)
+    whose value cannot be computed is a ConfigError naming the line;
     a file variable ('_NAME') that cannot be is left out, with a warning.
     """
-    conf = read_conf_names(text, origin)
+    conf = read_conf_names(text, origin, names)
     for name, why in conf.unavailable.items():
         if not name.isupper():
             continue

@@ -101,6 +101,10 @@ SETTINGS: dict[str, Setting] = {
         ListOf(MapOf(NAME, AnyValue())),
         "Test cases in VSPERF's form (Name, Deployment, Description, Parameters, ...), added to the "
         "catalog (a name already there is redefined); a run without test names runs these."),
+    "INTEGRATION_TESTS": Setting(
+        ListOf(MapOf(NAME, AnyValue())),
+        "VSPERF's integration tests (TestSteps, op2p, ...), in the form of PERFORMANCE_TESTS: run with "
+        "--integration; a run of --integration without test names runs these."),
     "TRAFFICGEN": Setting(
         NAME,
         "Traffic generator backend (vsperf --list-trafficgens)."),

@@ -50,6 +50,8 @@ IGNORED_PREFIXES = (
     "TRAFFICGEN_STC_", "TRAFFICGEN_IXIA_", "TRAFFICGEN_IXNET_", "TRAFFICGEN_XENA_",
     "TRAFFICGEN_MOONGEN_", "TRAFFICGEN_TREX_", "COLLECTD_", "CADVISOR_", "MC_", "NN_", "LOG_FILE_",
     "VSWITCH_VPP_", "OPNFV",
+    # the decapsulation test frames of VSPERF's Ixia driver: vsperf builds them from the deployment
+    "VXLAN_FRAME_", "GRE_FRAME_", "GENEVE_FRAME_",
 )
 IGNORED_NAMES = frozenset({
     "COLLECTOR_DIR", "CUMULATIVE_PARAMS", "DEFAULT_CMD_LOCALE", "DEFAULT_LOCALE",
@@ -175,6 +177,20 @@ def translate_layer(raw: Mapping[Any, Any], where: str, known: Mapping[str, Any]
                     "TRAFFICGEN_OTG_LOCATION=https://%s:REST_PORT (its API server) and TRAFFICGEN_OTG_EXT=ixnetwork",
                     where, IXNET_MACHINE, raw[IXNET_MACHINE], str(raw[IXNET_MACHINE]).strip())
     return out
+
+
+def drop_building_blocks(raw: Mapping[Any, Any], where: str, known: Mapping[str, Any]) -> dict[Any, Any]:
+    """A conf file holding test definitions (PERFORMANCE_TESTS or INTEGRATION_TESTS, such as
+    upstream's integration/01_testcases.conf) without the names it builds them from (STEP_* lists,
+    ...): those are not settings. Other files are returned as they are (an unknown name stays an
+    error there)."""
+    if not any(name in raw for name in ("PERFORMANCE_TESTS", "INTEGRATION_TESTS")):
+        return dict(raw)
+    blocks = sorted(str(n) for n in raw if n not in known and not is_ignored_vsperf_setting(str(n))
+                    and not str(n).startswith("_") and n != TEST_PARAMS)
+    if blocks:
+        log.info("%s: %s are building blocks of the file's tests, not settings", where, ", ".join(blocks))
+    return {k: v for k, v in raw.items() if str(k) not in blocks}
 
 
 def split_test_params(raw: Mapping[Any, Any], where: str) -> tuple[dict[Any, Any], dict[Any, Any]]:

@@ -5,6 +5,8 @@
 - pvpvN (pvpv == pvpv2): N VNFs side by side; stream i of each direction goes through VNF
   i mod N (VSPERF splits streams between VMs the same way), so the test needs >= N streams.
 - clean: the switch is started and stopped, nothing else.
+- op2p, ptunp: VSPERF's overlay deployments (a tunnel between the generator ports; the switch's
+  bridges, tunnel ports and flows are vsperf.deploy.overlay's).
 - wire: no switch: the two generator ports are joined back to back (`--mode trafficgen`,
   traffic only), like a loopback cable on a hardware generator.
 
@@ -24,8 +26,9 @@ from vsperf.traffic import Traffic
 from vsperf.traffic.streams import Direction
 from vsperf.vswitch.base import ForwardRule, Match
 
-Layout = Literal["p2p", "series", "parallel", "clean", "wire"]
-VALID_DEPLOYMENTS = "p2p, pvp, pvvp, pvvpN, pvpv, pvpvN (N >= 1), clean"
+Layout = Literal["p2p", "series", "parallel", "clean", "wire", "overlay"]
+VALID_DEPLOYMENTS = "p2p, pvp, pvvp, pvvpN, pvpv, pvpvN (N >= 1), clean, op2p, ptunp"
+OVERLAY_DEPLOYMENTS = ("op2p", "ptunp")
 MAX_VNFS = 9  # names of VNF links carry one digit (see vsperf.host.names)
 FRAME_MODIFICATIONS = ("vlan",)
 
@@ -58,6 +61,8 @@ def parse_deployment(name: str) -> Topology:
         return Topology(key, "clean", 0)
     if key == "wire":
         return Topology(key, "wire", 0)
+    if key in OVERLAY_DEPLOYMENTS:
+        return Topology(key, "overlay", 0)
     if key == "pvp":
         return Topology(key, "series", 1)
     match = _PATTERN.match(key)
@@ -141,7 +146,7 @@ def forwarding_rules(
     reverse one is needed even for unidirectional traffic, to program the way back.
     """
     rules: list[ForwardRule] = []
-    if topology.layout == "clean":
+    if topology.layout in ("clean", "overlay"):
         return ()
     if topology.layout in ("p2p", "series"):
         for a, b in _hops(topology):
