@@ -13,8 +13,8 @@ Parameters) before it is validated:
   TRAFFICGEN_IXIA_HOST, _CARD, _PORT1, _PORT2 are settings of the otg generator, its ports;
   TRAFFICGEN_IXNET_MACHINE/_PORT name IxNetwork's Tcl server, not the REST API server
   snappi-ixnetwork talks to: dropped, with a hint naming TRAFFICGEN_OTG_LOCATION);
-- `TRAFFIC` keys of VSPERF features vsperf does not have (capture, imix, latency_histogram,
-  flow_control) are dropped while disabled and refused when enabled; `scapy` is dropped.
+- `TRAFFIC` keys of VSPERF features vsperf does not have (imix, latency_histogram, flow_control)
+  are dropped while disabled and refused when enabled; `scapy` is dropped.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ IGNORED_NAMES = frozenset({
 })
 
 # TRAFFIC keys of VSPERF features vsperf does not have: accepted while off.
-_OFF_WHEN_DISABLED = ("capture", "latency_histogram", "imix")
+_OFF_WHEN_DISABLED = ("latency_histogram", "imix")
 _DROPPED_TRAFFIC_KEYS = ("scapy",)  # T-Rex frame templates: vsperf builds its frames itself
 
 TEST_PARAMS = "TEST_PARAMS"

@@ -17,6 +17,7 @@ import ipaddress
 from collections.abc import Mapping
 from typing import Any
 
+from vsperf.capture.run import CaptureConfig
 from vsperf.catalog import TestCase
 from vsperf.config import Settings
 from vsperf.config.schema_core import BENCHMARK_NETWORK
@@ -68,6 +69,7 @@ def check_integration(test: TestCase, settings: Mapping[str, Any], vswitch: type
                       simulated: bool) -> None:
     """ConfigError naming `test` when its Frame Modification or its steps cannot run with
     `vswitch` (or on a simulated DUT)."""
+    CaptureConfig.from_traffic(settings["TRAFFIC"], f"test {test.name}")  # what vsperf cannot capture: refused now
     modification = check_frame_modification(test.frame_modification)
     if modification and not simulated and modification not in vswitch.FRAME_MODIFICATIONS:
         can = ", ".join(sorted(vswitch.FRAME_MODIFICATIONS))

@@ -15,6 +15,8 @@ from typing import Any
 
 from vsperf.benchmarks import BenchEnv
 from vsperf.benchmarks.csvfiles import benchmark_csv_paths
+from vsperf.capture.frame_check import run_frame_check
+from vsperf.capture.run import CaptureConfig, capture_paths, capturing, with_captures
 from vsperf.collectors.base import CollectorTarget, build_collectors, collecting
 from vsperf.deploy.base import Deployment
 from vsperf.deploy.build import build_deployment
@@ -28,7 +30,7 @@ from vsperf.results.model import ComponentInfo
 from vsperf.results.vsperf_keys import with_vsperf_keys
 from vsperf.results.writer import ResultsWriter
 from vsperf.run.kinds import TrafficPlan, run_traffic
-from vsperf.run.plan import PlannedTest, plan_frames
+from vsperf.run.plan import PlannedTest, deployment_modification, plan_frames
 from vsperf.search.measurer import DutControl
 from vsperf.steps.build import StepTest, run_test_steps
 from vsperf.trafficgen.base import TrafficGenerator
@@ -132,6 +134,10 @@ def measure_test(pt: PlannedTest, m: Measurement, index: int, headline: list[Hea
             current_pids=lambda: {**deployment.dut_pids(), **load_pids})
         collectors = build_collectors(pt.collectors, pt.settings, m.registries.collectors, m.ctx, target)
         components += [c.component() for c in collectors]
+        modification = deployment_modification(pt)
+        if modification and m.hosts is not None and kind.tool is None:  # frames arrive modified? (vsperf.capture)
+            components.append(run_frame_check(generator, m.hosts.trafficgen, deployment.gen_ports, pt.traffic,
+                                              modification, pt.deployment.vlan_id, m.ctx.results_dir, index))
         m.writer.set_components(index, components)
         if pt.hold:
             if m.hold is not None:
@@ -148,14 +154,23 @@ def measure_test(pt: PlannedTest, m: Measurement, index: int, headline: list[Hea
             m.progress.trial(trial)
             deployment.check_alive()
 
+        capture = CaptureConfig.from_traffic(pt.settings["TRAFFIC"], f"test {test.name}")
+
         def measure(frame: TrafficPlan) -> dict[str, Any]:
             """One frame size of `frame`: measured, written, its metrics (VSPERF's keys)."""
             size = frame.traffic.frame_size_bytes
             m.progress.frame_size_started(size)
             known: ThroughputKey = (test.deployment, pt.vswitch, pt.vnf, size)
-            with collecting(collectors) as phase:
+            with ExitStack() as phase_stack:
+                captures = capture_paths(capture, m.ctx.results_dir, index, size)
+                if captures and m.hosts is not None and capture is not None:  # TRAFFIC capture
+                    phase_stack.enter_context(capturing(generator, m.hosts.trafficgen, deployment.gen_ports,
+                                                        captures, capture.count, capture.filter))
+                phase = phase_stack.enter_context(collecting(collectors))
                 result = run_traffic(generator, frame, on_trial=on_trial, throughput_fps=m.throughputs.get(known),
                                      dut=dut_control, bench=bench)
+            if captures:
+                result = with_captures(result, captures)
             if not frame.kind.benchmark:  # VSPERF's result keys beside vsperf's (vsperf.results.vsperf_keys)
                 result = with_vsperf_keys(result, frame.traffic, pt.guest_loopback)
             m.writer.add_frame_size(index, size, result, statistics=phase.statistics)

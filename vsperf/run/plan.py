@@ -119,6 +119,12 @@ def plan_tests(
     return planned
 
 
+def deployment_modification(pt: PlannedTest) -> str | None:
+    """The Frame Modification the test's switch applies (None: none, or nothing is deployed)."""
+    spec = pt.deployment
+    return spec.frame_modification if spec.deploys not in (None, "wire") else None
+
+
 def plan_frames(settings: Mapping[str, Any]) -> tuple[TrafficPlan, ...]:
     """A TrafficPlan per frame size of TRAFFICGEN_PKT_SIZES, for TRAFFIC (a ConfigError names the
     first bad setting). A step's send_traffic plans its traffic the same way."""

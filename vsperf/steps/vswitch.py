@@ -2,11 +2,12 @@
 test's private OVS instance, each followed, unless the step starts with '!', by VSPERF's check
 of its effect (the bridge is in `ovs-vsctl show`, the flow in `ovs-ofctl dump-flows`, ...).
 
-Bridges keep the names the steps give them (`int_br0`): on the local lab the switch runs in the
-run's own namespace, so they meet nothing else of the machine; each is journaled, so the release
-removes it whatever happens. `add_phy_port` attaches the next generator port's switch end,
-`add_vport` the next port of a step VNF (VNF i gets virtual ports 2i and 2i+1, VSPERF's order):
-the VNF backend of the test makes both when its first one is asked for.
+Bridges keep the names the steps give them (`int_br0`): the switch runs in the run's own
+namespace (step-driven tests deploy on the local lab), so they meet nothing else of the machine,
+and the run's release deletes them with the namespace whatever happens. `add_phy_port` attaches
+the next generator port's switch end, `add_vport` the next port of a step VNF (VNF i gets virtual
+ports 2i and 2i+1, VSPERF's order): the VNF backend of the test makes both when its first one is
+asked for.
 """
 
 from __future__ import annotations
@@ -99,7 +100,6 @@ class StepVswitch:
 
     def add_switch(self, name: str, params: Sequence[str] | None = None) -> None:
         bridge = self._bridge(name)
-        self.switch.host.net.record_link(bridge, self.netns)  # its internal port is an interface
         extra = [a for p in (params or []) for a in ("--", "set", "bridge", bridge, str(p))]
         self.switch.vsctl("add-br", bridge, "--", "set", "bridge", bridge, "datapath_type=netdev", *extra)
         self.switch.ofctl("del-flows", bridge)
@@ -109,7 +109,6 @@ class StepVswitch:
         bridge = self._bridge(name)
         self.switch.ofctl("del-flows", bridge)
         self.switch.vsctl("del-br", bridge)
-        self.switch.host.net.forget_link(bridge, self.netns)
         if bridge in self.bridges:
             self.bridges.remove(bridge)
 

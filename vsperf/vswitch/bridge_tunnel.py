@@ -50,8 +50,11 @@ class BridgeTunnels:
     def build_op2p(self, tunnel: TunnelSpec, phy: tuple[SwitchPort, SwitchPort], mtu_bytes: int,
                    remote_mac: str) -> str:
         host, net = self.switch.host, self.switch.host.net
-        net.add_bridge(tunnel.int_bridge, self.netns, (phy[0].ifname,))
-        net.add_bridge(tunnel.ext_bridge, self.netns, (phy[1].ifname,))
+        # VSPERF's names, in the run's switch namespace: its release deletes them with it.
+        for bridge, port in ((tunnel.int_bridge, phy[0]), (tunnel.ext_bridge, phy[1])):
+            self._ip("link", "add", "name", bridge, "type", "bridge", "stp_state", "0", "forward_delay", "0")
+            self._ip("link", "set", "dev", port.ifname, "master", bridge)
+            self._ip("link", "set", "dev", bridge, "up")
         self._ip("addr", "add", tunnel.vtep_ip1, "dev", tunnel.int_bridge)
         self._ip("addr", "add", tunnel.local, "dev", tunnel.ext_bridge)
         device = f"tun-{tunnel.kind}"
@@ -61,11 +64,9 @@ class BridgeTunnels:
             options += ["local", tunnel.local_ip, "dstport", str(UDP_PORTS["vxlan"]), "nolearning"]
         elif tunnel.kind == "gre":
             options = ["local", tunnel.local_ip, "remote", tunnel.remote, "key", str(tunnel.key)]
-        net.record_link(device, self.netns)
         try:
             self._ip("link", "add", device, "type", kind, *options)
         except DeploymentError as exc:
-            net.forget_link(device, self.netns)
             raise DeploymentError(f"cannot create the {kind} device of the tunnel: {exc}") from exc
         # The inner frames keep their size: the device carries the ports' MTU, the underlay the tunnel's headers.
         self._ip("link", "set", "dev", device, "mtu", str(mtu_bytes - 64), "master", tunnel.int_bridge, "up")

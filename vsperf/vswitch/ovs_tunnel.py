@@ -12,6 +12,10 @@ ptunp (VSPERF's layout): generator port 0's bridge tunnels its frames to the fir
 its flows rewrite the outer headers so that they come from the far end of the second tunnel and
 hand them, through a patch port pair, to the second modify bridge, which terminates them on
 generator port 1's bridge; and the same the other way.
+
+The bridges keep VSPERF's names: they live in the run's switch namespace (the local lab; the
+overlays do not deploy on a testbed), which the run's journal holds and its release deletes,
+with everything inside it.
 """
 
 from __future__ import annotations
@@ -51,7 +55,6 @@ class OvsTunnels:
     def _bridge(self, name: str, *ports: tuple[SwitchPort | None, str, list[str]], extra: tuple[str, ...] = ()) -> None:
         """Bridge `name` with `ports`: (generator port or None, interface, options), OpenFlow
         numbers from 1 in order; its own port up."""
-        self.switch.host.net.record_link(name, self.netns)  # the bridge's own port is an interface
         args = ["add-br", name, "--", "set", "bridge", name, "datapath_type=netdev", "fail_mode=secure", *extra]
         for number, (port, iface, options) in enumerate(ports, start=1):
             args += ["--", "add-port", name, iface, "--", "set", "Interface", iface, f"ofport_request={number}"]

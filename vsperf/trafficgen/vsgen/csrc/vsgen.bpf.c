@@ -76,7 +76,8 @@ static __always_inline int tx_frame(struct xdp_md *ctx, const int l3)
 	if (meta + sizeof(__u32) <= p)
 		slot = *(__u32 *)meta & (VSG_MAX_THREADS - 1);
 	st = bpf_map_lookup_elem(&vsg_tx_map, &slot);
-	if (!cfg || !st || p + VSG_MIN_FRAME > end)
+	/* the frame holds the signature (a tunnel's frame is longer than the shortest one) */
+	if (!cfg || !st || p + VSG_MIN_FRAME > end || p + l3 + VSG_IP_LEN + VSG_L4_LEN + VSG_SIG_LEN > end)
 		return XDP_ABORTED;
 	stream = st->stream;
 	vsg_stamp(p, l3, cfg->tx_vary, cfg->tx_dst_base, cfg->tx_dir, stream, cfg->trial_tag, st->round,
