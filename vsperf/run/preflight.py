@@ -130,6 +130,7 @@ def _check_deployment(pt: PlannedTest, generator: type[TrafficGenerator], regist
     why = deployment_problem(spec, pt.largest, generator, hosts, supports_match=vswitch_cls.SUPPORTS_MATCH)
     if not why and spec.tunnel is not None:  # op2p, ptunp (vsperf.deploy.overlay)
         why = overlay_problem(spec.tunnel, pt.largest, generator, vswitch_cls, _probe(hosts.dut), lab=hosts.is_lab)
+        why = f"test {pt.test.name}: {why}" if why else ""
     if why and not hosts.is_lab:
         raise TestbedUnsupportedError(f"testbed {hosts.testbed.path}: hosts and ports checked, but test "
                                       f"{pt.test.name}: {why}; run without --testbed, or with --trafficgen dummy")

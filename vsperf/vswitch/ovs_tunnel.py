@@ -58,8 +58,8 @@ class OvsTunnels:
         args = ["add-br", name, "--", "set", "bridge", name, "datapath_type=netdev", "fail_mode=secure", *extra]
         for number, (port, iface, options) in enumerate(ports, start=1):
             args += ["--", "add-port", name, iface, "--", "set", "Interface", iface, f"ofport_request={number}"]
-            if port is not None:
-                port_type, port_options = self.switch.interface_config(port, number - 1)
+            if port is not None:  # the index names a DPDK port's device: one per generator port
+                port_type, port_options = self.switch.interface_config(port, int(port.name.removeprefix("phy")))
                 options = [f"type={port_type}", *[f"options:{k}={v}" for k, v in port_options.items()], *options]
             args += options
         self.switch.vsctl(*args, timeout_s=60.0)
@@ -74,7 +74,10 @@ class OvsTunnels:
         """Wait until OVS routes to `address` (it learns a bridge's new address by polling)."""
         deadline = time.monotonic() + _ROUTE_WAIT_S
         while True:
-            routes = self.switch.appctl("ovs-vswitchd", "ovs/route/lookup", address)
+            try:  # an error until OVS has the route
+                routes = self.switch.appctl("ovs-vswitchd", "ovs/route/lookup", address)
+            except DeploymentError as exc:
+                routes = str(exc)
             if "dev" in routes or "gateway" in routes:
                 return
             if time.monotonic() > deadline:
