@@ -44,6 +44,7 @@ from vsperf.host.workdir import new_run_id
 from vsperf.registry import Registries
 from vsperf.results.load import load_results
 from vsperf.results.writer import close_abandoned
+from vsperf.run.leave_out import checked, leave_out
 from vsperf.run.plan import PlannedTest, plan_tests
 from vsperf.run.preflight import check_plan, open_hosts
 from vsperf.run.runner import ReportOptions, Runner, RunSummary
@@ -221,10 +222,14 @@ def _run(opts: dict[str, Any]) -> int:
     if mode == "trafficgen" and (opts["tests"] or opts["filters"]):
         click.echo("vsperf: --mode trafficgen sends the TRAFFIC setting once: test names are ignored", err=True)
     plan: list[PlannedTest] = []
+    # --integration without test names: every integration test that can run here (vsperf.run.leave_out)
+    tolerant = bool(opts["integration"]) and not opts["tests"] and mode != "trafficgen"
     for i, params in enumerate(param_sets):
-        plan += plan_tests(selected, settings if i == 0 else _settings(opts, params), registries,
-                           traffic_only=mode == "trafficgen", hold=HOLDS.get(mode, ""),
-                           test_params=params if len(param_sets) > 1 else None)
+        layer = settings if i == 0 else _settings(opts, params)
+        plan += leave_out(selected, lambda tests, layer=layer, params=params: plan_tests(  # type: ignore[misc]
+            tests, layer, registries, traffic_only=mode == "trafficgen", hold=HOLDS.get(mode, ""),
+            test_params=params if len(param_sets) > 1 else None), lambda t: t.name, tolerant=tolerant,
+            what="its settings cannot run")
     check_criteria_names(settings["CRITERIA"], catalog.names(), f"CRITERIA (from {settings.source('CRITERIA')})")
     outputs = check_run_outputs(opts, settings)
     run_id = new_run_id()
@@ -232,7 +237,8 @@ def _run(opts: dict[str, Any]) -> int:
     hosts = open_hosts(plan, str(settings["TESTBED"] or ""), run_id=run_id, command_log=command_log,
                        results_dir=outputs.results_dir.resolve(), registries=registries)
     try:
-        check_plan(plan, registries, hosts)
+        plan = leave_out(plan, checked(lambda pts: check_plan(pts, registries, hosts)), lambda pt: pt.test.name,
+                         tolerant=tolerant, what="this machine cannot run it")
         progress = _progress(plan)
         runner = Runner(
             plan,

@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 import logging
 import re
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -194,7 +195,9 @@ def read_conf_names(text: str, origin: str, names: Mapping[str, Any] | None = No
     statement vsperf does not read; a value that cannot be computed is left in `unavailable`.
     """
     try:
-        tree = ast.parse(text, filename=origin)
+        with warnings.catch_warnings():  # VSPERF's files write regexes with '\s' in plain strings
+            warnings.simplefilter("ignore", (DeprecationWarning, SyntaxWarning))
+            tree = ast.parse(text, filename=origin)
     except SyntaxError as exc:
         raise ConfigError(f"{origin}: line {exc.lineno}: Python syntax error: {exc.msg}") from None
     except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting

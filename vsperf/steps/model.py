@@ -12,8 +12,9 @@ VSPERF's step syntax, kept as written:
 
 `parse_steps` refuses, in one line naming the step: an unknown object or action (naming the
 closest), a wrong number of arguments, a reference to a step that does not come earlier, a label
-used twice or made of digits, an action vsperf does not run (and why), and a `tools exec_shell`
-command that needs a shell (pipes, redirections, `;`, `&`, backquotes, `$(...)`).
+used twice or made of digits, an action vsperf does not run (and why), and a command (`tools
+exec_shell`, a VNF's `execute_and_wait`) that needs a shell (pipes, redirections, `;`, `&`,
+backquotes, `$(...)`).
 """
 
 from __future__ import annotations
@@ -128,22 +129,27 @@ def _check_references(step: Step, labels: dict[str, int], where: str) -> None:
                                   f"{', '.join(labels) or 'none'})")
 
 
+_COMMANDS = {("tools", "exec_shell"), ("tools", "exec_shell_background"), ("vnf", "execute"),
+             ("vnf", "execute_and_wait"), ("VNF", "execute"), ("VNF", "execute_and_wait")}
+
+
 def _check_shell(step: Step, where: str) -> None:
-    if step.kind != "tools" or step.action not in ("exec_shell", "exec_shell_background") or not step.args:
+    """A command a step runs is one program with its arguments: no shell syntax."""
+    if (step.kind, step.action) not in _COMMANDS or not step.args:
         return
     command = step.args[0]
     if not isinstance(command, str):
-        raise ConfigError(f"{where}: tools {step.action} takes a command line (a string)")
+        raise ConfigError(f"{where}: {step.obj} {step.action} takes a command line (a string)")
     stripped = SETTING_REF_RE.sub("x", STEP_REF_RE.sub("x", command))
     shell = _SHELL_RE.search(stripped)
     if shell:
-        raise ConfigError(f"{where}: tools {step.action} runs one program with its arguments, not a shell: "
+        raise ConfigError(f"{where}: {step.obj} {step.action} runs one program with its arguments, not a shell: "
                           f"{shell.group(0)!r} needs a shell (split it into steps, or use tools assert)")
     try:
         if not shlex.split(stripped):
-            raise ConfigError(f"{where}: tools {step.action}: an empty command")
+            raise ConfigError(f"{where}: {step.obj} {step.action}: an empty command")
     except ValueError as exc:
-        raise ConfigError(f"{where}: tools {step.action}: {exc} in {command!r}") from None
+        raise ConfigError(f"{where}: {step.obj} {step.action}: {exc} in {command!r}") from None
 
 
 def parse_step(test: str, index: int, raw: Any, labels: dict[str, int]) -> Step:

@@ -82,8 +82,10 @@ class StepRunner:
             result = self._act(step, args)
             if regex is not None:
                 result = filter_output(result, regex)
-            if step.check and not self._check(step, result, args):
-                raise StepError("its check failed (VSPERF's validation of the step's effect)")
+            if step.check:
+                why = self._check(step, result, args)
+                if why:
+                    raise StepError(f"its check failed: {why} (VSPERF's check of the step's effect; '!' skips it)")
         except (StepError, VsperfError, OSError, ValueError, TypeError) as exc:
             record = StepRecord(step.index, step.text, "failed", round(time.monotonic() - started, 3),
                                 StepRecord.result_text(result), str(exc) or type(exc).__name__, step.check)
@@ -188,21 +190,23 @@ class StepRunner:
 
     # --- checks ---------------------------------------------------------------------------------
 
-    def _check(self, step: Step, result: Any, args: list[Any]) -> bool:
+    def _check(self, step: Step, result: Any, args: list[Any]) -> str:
+        """Why VSPERF's check of the step fails ("" when it holds)."""
         if step.kind == "vswitch" and self.env.switch is not None:
-            return bool(self.env.switch.check(step.action, result, args))
+            return "" if self.env.switch.check(step.action, result, args) else f"{step.action} did not take effect"
         if step.kind == "tools":
-            return self.env.tools.check(step.action, result, args)
+            return "" if self.env.tools.check(step.action, result, args) else f"{step.action} returned nothing"
         if step.kind == "trafficgen":
             if step.action == "get_results":
-                return bool(result == self.last_results)
+                return "" if result == self.last_results else "results differ from the last traffic's"
             if not self.last_results:
-                return False
+                return "no result"
             last = self.last_results[-1]
             for key in ("b2b_frames", "throughput_rx_fps"):
                 if key in last:
-                    return bool(isinstance(last[key], int | float) and last[key] > 0)
-        return True
+                    value = last[key]
+                    return "" if isinstance(value, int | float) and value > 0 else f"{key} is {value}"
+        return ""
 
     def _stop_own(self) -> None:
         """Stop the steps' own VNFs and background programs (the deployment's are its own)."""

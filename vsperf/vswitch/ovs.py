@@ -178,6 +178,20 @@ class OvsVSwitch(VSwitch):
                 f"{where}Open vSwitch is missing ({', '.join(missing) or OVS_SCHEMA}): "
                 "apt-get install openvswitch-switch" + ("" if self.host.local else " there")
             )
+        self._check_pmd_mask()
+
+    def _check_pmd_mask(self) -> None:
+        """VSWITCH_PMD_CPU_MASK names CPUs the host has (an unknown CPU leaves ports unpolled)."""
+        mask = str(self.settings["VSWITCH_PMD_CPU_MASK"] or "").strip()
+        try:
+            bits = int(mask, 16) if mask else 0
+        except ValueError:
+            raise PrerequisiteError(f"VSWITCH_PMD_CPU_MASK {mask!r} is not a hex CPU mask (e.g. '0x2')") from None
+        missing = [cpu for cpu in range(bits.bit_length()) if bits >> cpu & 1 and cpu not in self.host.cpus()]
+        if missing:
+            where = "this machine" if self.host.local else f"host {self.host.name}"
+            raise PrerequisiteError(f"VSWITCH_PMD_CPU_MASK {mask} names CPU {missing[0]}, which {where} does not have "
+                                    f"(CPUs {', '.join(map(str, self.host.cpus()))}): run on a DUT host with it")
 
     def version(self) -> str:
         if self._version is None:
