@@ -40,9 +40,9 @@ def test_a_generator_that_cannot_hand_frames_over() -> None:
     class Plain:
         NAME = "trafgen"
 
-    with pytest.raises(CaptureError, match="traffic generator trafgen cannot hand frames to a capture"):
-        with capturing(Plain(), cast(Host, None), [], {1: Path("/x")}, 1):
-            pass
+    with pytest.raises(CaptureError, match="traffic generator trafgen cannot hand frames to a capture"), \
+            capturing(Plain(), cast(Host, None), [], {1: Path("/x")}, 1):
+        pass
     generator: Any = type("Gen", (), {"pass_count": 0, "NAME": "vsgen"})()
     with capturing(generator, cast(Host, None), [], {}, 4):
         assert generator.pass_count == 4

@@ -156,7 +156,7 @@ def test_the_two_sets(tmp_path: Path) -> None:
     assert bad.unavailable == ('step 1 ["vswitch", "del_port", "b", "#STEP[3][0]"]: #STEP[3] refers to step 3, '
                                'which does not come before step 1')
     assert (tunnel.tunnel_type, tunnel.tunnel_operation, tunnel.frame_modification) == ("gre", "decapsulation", "TTL")
-    with pytest.raises(ConfigError, match="^test steps_bad: step 1"):
+    with pytest.raises(ConfigError, match=r"^test steps_bad: step 1"):
         integration.select(["steps_bad"])
     assert [t.name for t in integration.select()] == ["steps_ok", "tunnel"]  # the bad one left out, with a warning
 

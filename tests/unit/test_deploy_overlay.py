@@ -58,5 +58,5 @@ def test_why_a_tunnel_cannot_be_built() -> None:
 
 @pytest.mark.parametrize("vni", ["x", "16777216"])
 def test_a_vni_that_is_no_tunnel_key(vni: str) -> None:
-    with pytest.raises(Exception, match="a tunnel key is a number 0..16777215"):
+    with pytest.raises(Exception, match=r"a tunnel key is a number 0\.\.16777215"):
         tunnel_of("op2p", None, "encapsulation", load_settings(env={}, test_params=f"VXLAN_VNI='{vni}'"))

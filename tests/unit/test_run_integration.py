@@ -46,15 +46,15 @@ def test_what_the_switch_or_a_simulated_dut_cannot_do(tmp_path: Path) -> None:
     mod, steps = catalog_tests(tmp_path, "{'Name': 'm', 'Deployment': 'p2p', 'Frame Modification': 'mpls'}, "
                                  "{'Name': 's', 'Deployment': 'clean', 'TestSteps': [['vswitch', 'add_switch', 'b']]}")
     settings = load_settings(env={})
-    with pytest.raises(ConfigError, match="^test m: Frame Modification mpls: vswitch linux-bridge cannot apply it "
-                                          "\\(it applies vlan\\); use --vswitch ovs or ovs-dpdk$"):
+    with pytest.raises(ConfigError, match=r"^test m: Frame Modification mpls: vswitch linux-bridge cannot apply it "
+                                          r"\(it applies vlan\); use --vswitch ovs or ovs-dpdk$"):
         check_integration(mod, settings, LinuxBridgeVSwitch, simulated=False)
     check_integration(mod, settings, OvsVSwitch, simulated=False)
     check_integration(mod, settings, LinuxBridgeVSwitch, simulated=True)  # nothing is deployed
-    with pytest.raises(ConfigError, match="test s: step 0 .*: the vswitch steps need Open vSwitch \\(VSWITCH ovs or "
-                                          "ovs-dpdk\\), not linux-bridge"):
+    with pytest.raises(ConfigError, match=r"test s: step 0 .*: the vswitch steps need Open vSwitch \(VSWITCH ovs or "
+                                          r"ovs-dpdk\), not linux-bridge"):
         check_integration(steps, settings, LinuxBridgeVSwitch, simulated=False)
-    with pytest.raises(ConfigError, match="vswitch needs a deployed DUT, and dummy simulates it; use --trafficgen vsgen"):
+    with pytest.raises(ConfigError, match="vswitch needs a deployed DUT, and dummy simulates it; use --trafficgen"):
         check_integration(steps, settings.merged({"TRAFFICGEN": "dummy"}, "t"), OvsVSwitch, simulated=True)
     capture = settings.merged({"TRAFFIC": {"capture": {"enabled": True, "tx_ports": [0]}}}, "t")
     with pytest.raises(ConfigError, match="TRAFFIC capture tx_ports \\[0\\] \\(test m\\)"):

@@ -62,7 +62,7 @@ def test_assert_and_eval_compute_without_running_code() -> None:
 def test_lab_addresses_only_in_the_benchmarking_range() -> None:
     step, executor = tools({("ip", "-n", "ns1", "addr", "add", "198.18.5.1/24", "dev", "v0"): [""]})
     step.add_ip_to_namespace_eth("v0", "ns1", "198.18.5.1", 24)
-    with pytest.raises(StepError, match="address 10.0.0.1 is outside 198.18.0.0/15"):
+    with pytest.raises(StepError, match=r"address 10\.0\.0\.1 is outside 198\.18\.0\.0/15"):
         step.add_ip_to_namespace_eth("v0", "ns1", "10.0.0.1", 24)
     assert len(executor.commands) == 1
 
