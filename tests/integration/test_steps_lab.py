@@ -103,3 +103,23 @@ def test_upstream_vswitch_tests_from_its_file(tmp_path: Path) -> None:
     cont = data["tests"][4]["results"][0]["metrics"]
     assert cont["throughput_rx_fps"] > 0
     assert leftovers(data["run_id"]) == []
+
+
+@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="upstream's integration files are not on this machine")
+def test_upstream_l4_multi_flow_test_with_lab_address_translation(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = vsperf("--integration", "-f", str(UPSTREAM / "01_testcases.conf"), "-f",
+                  str(UPSTREAM / "01a_testcases_l34_vxlan.conf"), "p2p_l4_multi_PORT_mask_ovs", "--vswitch", "ovs",
+                  "--trafficgen", "vsgen", "--results-dir", str(out),
+                  "--test-params", params_text({"TRAFFICGEN_DURATION": "1", "TRAFFICGEN_PKT_SIZES": "(64,)",
+                                                "LAB_ADDRESS_TRANSLATION": "True"}), timeout_s=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = results(out)
+    test = data["tests"][0]
+    assert test["status"] == "passed", test["error"]
+    assert test["results"][0]["metrics"]["throughput_rx_fps"] > 0
+    # upstream's flow for 6.0.0.1/8 matches the address sent here (198.19.0.1): the frames went through it
+    dump = next(s["result"] for s in test["steps"] if '"dump_flows"' in s["step"])
+    flow = next(line for line in dump.splitlines() if "nw_dst=198.0.0.0/8" in line)
+    assert int(flow.split("n_packets=")[1].split(",")[0]) > 0, flow
+    assert leftovers(data["run_id"]) == []
