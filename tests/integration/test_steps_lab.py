@@ -123,3 +123,18 @@ def test_upstream_l4_multi_flow_test_with_lab_address_translation(tmp_path: Path
     flow = next(line for line in dump.splitlines() if "nw_dst=198.0.0.0/8" in line)
     assert int(flow.split("n_packets=")[1].split(",")[0]) > 0, flow
     assert leftovers(data["run_id"]) == []
+
+
+@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="upstream's integration files are not on this machine")
+def test_upstream_vhost_sock_dir_on_ovs_dpdk(tmp_path: Path) -> None:
+    # $TOOLS["ovs_var_tmp"] is the test's OVS run directory: the vhost-user socket appears in its test_dir
+    out = tmp_path / "run"
+    proc = vsperf("--integration", "-f", str(UPSTREAM / "01_testcases.conf"), "-f",
+                  str(UPSTREAM / "01b_dpdk_regression_tests.conf"), "ovsdpdk_vhostuser_sock_dir", "--trafficgen",
+                  "vsgen", "--results-dir", str(out), timeout_s=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = results(out)
+    test = data["tests"][0]
+    assert test["status"] == "passed", test["error"]
+    assert json.loads(test["steps"][5]["result"]) == ["dpdkvhostuser0"]
+    assert leftovers(data["run_id"]) == []

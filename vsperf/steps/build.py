@@ -57,7 +57,9 @@ def run_test_steps(pt: StepTest, registries: Registries, results_dir: Path, depl
         switch = StepVswitch(ovs, deployment, netns, deployment.phy_ports, make_vnf, pt.mtu_bytes,
                              vnf_offset=len(deployment.vnfs))
     bridges = vswitch.bridges() if vswitch is not None else ()
-    constants = {"TOOLS": dict(TOOLS), "RESULTS_PATH": str(results_dir),
+    # ovs_var_tmp: the test's OVS run directory (VSPERF's, where vhost-sock-dir is relative to)
+    tools_paths = {**TOOLS, **({"ovs_var_tmp": str(ovs.rundir)} if ovs is not None else {})}
+    constants = {"TOOLS": tools_paths, "RESULTS_PATH": str(results_dir),
                  "VSWITCH_BRIDGE_NAME": bridges[0] if bridges else DEFAULT_BRIDGE}
     tools = StepTools(host, netns, ovs, lab=hosts is None or hosts.is_lab)
     env = StepEnv(pt.name, pt.settings, tools, send_traffic, record, switch,
