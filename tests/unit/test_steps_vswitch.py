@@ -105,3 +105,26 @@ def test_port_by_name_or_number() -> None:
     assert switch.port_number("int_br0", "p0") == "1" and switch.port_number("int_br0", "7") == "7"
     with pytest.raises(StepError, match="bridge int_br0 has no port 'p9' \\(it has p0\\)"):
         switch.port_number("int_br0", "p9")
+
+
+class FakeOvsDpdk(FakeOvs):
+    """OVS-DPDK: phy ports are type dpdk; `find Interface type=dpdk` answers the ones added."""
+
+    def vsctl(self, *args: str, timeout_s: float = 30.0) -> str:
+        if args[:3] == ("--bare", "--columns=name", "find"):
+            kind = args[-1].removeprefix("type=")
+            return "\n".join(c[3] for c in self.calls if c[:2] == ("vsctl", "add-port") and f"type={kind}" in c)
+        return super().vsctl(*args, timeout_s=timeout_s)
+
+    def interface_config(self, port: SwitchPort, index: int) -> tuple[str, dict[str, str]]:
+        return "dpdk", {"dpdk-devargs": f"net_af_xdp{index},iface={port.ifname}"}
+
+
+def test_ovs_dpdk_ports_take_vsperfs_names() -> None:
+    ovs = FakeOvsDpdk()
+    ovs.ofports = {"dpdk0": "1", "dpdk1": "2"}
+    switch = step_switch(ovs)
+    assert switch.add_phy_port("int_br0") == ("dpdk0", 1)  # upstream's tests ask OVS for 'dpdk0'
+    assert switch.add_phy_port("int_br0") == ("dpdk1", 2)
+    assert ("vsctl", "add-port", "int_br0", "dpdk1", "--", "set", "Interface", "dpdk1", "type=dpdk", "mtu_request=1500",
+            "options:dpdk-devargs=net_af_xdp1,iface=p1") in ovs.calls

@@ -25,6 +25,7 @@ from vsperf.vswitch.base import SwitchPort
 from vsperf.vswitch.ovs import OvsVSwitch
 
 _IFNAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,15}")
+VSPERF_PORT_NAMES = ("dpdk", "dpdkvhostuser", "dpdkvhostuserclient")  # port types named type + count
 _KEEP_IN_CHECK = ("idle_timeout", "hard_timeout", "cookie")  # not shown as given by dump-flows
 
 
@@ -80,6 +81,9 @@ class StepVswitch:
 
     def _attach(self, bridge: str, port: SwitchPort, iface: str, index: int) -> tuple[str, int]:
         port_type, options = self.switch.interface_config(port, index)
+        if port_type in VSPERF_PORT_NAMES:  # OVS-DPDK: VSPERF's names (dpdk0, dpdkvhostuserclient0), its tests use them
+            taken = self.switch.vsctl("--bare", "--columns=name", "find", "Interface", f"type={port_type}").split()
+            iface = f"{port_type}{len(taken)}"
         self.switch.vsctl("add-port", bridge, iface, "--", "set", "Interface", iface, f"type={port_type}",
                           f"mtu_request={self.mtu_bytes}", *[f"options:{k}={v}" for k, v in options.items()])
         return iface, self._ofport(iface)
