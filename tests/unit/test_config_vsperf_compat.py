@@ -219,7 +219,7 @@ def test_vsperf_spellings_through_conf_file(tmp_path: Path) -> None:
     assert traffic["stream_type"] == "L3" and traffic["l3"]["proto"] == "udp"
     assert traffic["pre_installed_flows"] is False
     assert traffic["l3"]["srcip"] == "1.1.1.1" and traffic["l3"]["dstip"] == "90.90.90.90"
-    assert "capture" not in traffic and "scapy" not in traffic
+    assert traffic["capture"]["enabled"] is False and "scapy" not in traffic  # capture is vsperf's too (disabled)
     assert settings["TRAFFICGEN_DURATION"] == 2.0
     assert settings.source("TRAFFICGEN_DURATION") == f"TEST_PARAMS of conf file {conf}"
     assert settings["TRAFFICGEN_PKT_SIZES"] == [64, 128]
