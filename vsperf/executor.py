@@ -251,14 +251,14 @@ class CommandLog:
             self.attach(path)
 
     def attach(self, path: Path) -> None:
-        """Write to `path` from now on, after the lines recorded so far."""
+        """Write to `path` from now on, after the lines recorded so far; the file exists from
+        now on even while empty (a run that ran no command says so with an empty log)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         with self._lock:
             self.path = path
             pending, self._pending = self._pending, []
-            if pending:
-                with path.open("a", encoding="utf-8") as fh:
-                    fh.write("".join(f"{line}\n" for line in pending))
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write("".join(f"{line}\n" for line in pending))
 
     def record(self, argv: Sequence[str], env: Mapping[str, str] | None, note: str = "") -> None:
         envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in (env or {}).items())

@@ -237,3 +237,31 @@ def test_an_integration_test_named_without_integration(tmp_path: Path) -> None:
     tests.write_text(STEP_TESTS)
     assert_one_line_error(vsperf("-f", str(tests), "sim", "--trafficgen", "dummy"),
                           "test 'sim' is an integration test (INTEGRATION_TESTS): add --integration")
+
+
+def test_search_without_an_answer_exits_1_with_the_reason_not_passed_with_0(tmp_path: Path) -> None:
+    # Issue 22: a simulated DUT forwarding less than ndr_pdr's lowest load printed "passed ... 0".
+    out = tmp_path / "run"
+    proc = vsperf("phy2phy_tput", "--trafficgen", "dummy", "--results-dir", str(out), "--test-params",
+                  "TRAFFICGEN_SEARCH=ndr_pdr;TRAFFICGEN_PKT_SIZES=(64,);REPORT_FORMATS=[];"
+                  "TRAFFICGEN_DUMMY_DUT={'capacity_fps': 100}")
+    assert proc.returncode == 1, proc.stderr
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("phy2phy_tput"))
+    assert row.split()[1] == "failed"
+    assert "64 B: no load met ndr (loss at most 0 %): even the lowest load tried, 298 fps" in row
+    assert "(the DUT forwarded 100 fps)" in row and "passed" not in proc.stdout
+    assert "Traceback" not in proc.stderr
+    test = json.loads((out / "results.json").read_text())["tests"][0]
+    assert test["status"] == "failed" and test["results"][0]["trials"]
+
+
+def test_mlr_with_the_recommended_exceed_ratio_answers_on_a_plain_cliff(tmp_path: Path) -> None:
+    # docs/searches.rst's settings for bursty DUTs ran into the 300-trial guard and said "passed ... 0".
+    out = tmp_path / "run"
+    proc = vsperf("phy2phy_tput", "--trafficgen", "dummy", "--results-dir", str(out), "--test-params",
+                  "TRAFFICGEN_SEARCH=mlr;TRAFFICGEN_MLR_EXCEED_RATIO_PERCENT=50;TRAFFICGEN_DURATION=60;"
+                  "TRAFFICGEN_PKT_SIZES=(64,);REPORT_FORMATS=[];TRAFFICGEN_DUMMY_DUT={'capacity_fps': 5000000}")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads((out / "results.json").read_text())["tests"][0]["results"][0]
+    assert 5_000_000 * 0.995 <= result["metrics"]["ndr_tx_rate_fps"] <= 5_000_000
+    assert len(result["trials"]) < 30

@@ -1,7 +1,8 @@
-"""The `vsperf` command: a thin layer over load config -> catalog -> plan -> run -> report.
+"""The `vsperf` run command: a thin layer over load config -> catalog -> plan -> run -> report.
 
-Only this module turns errors into exit codes: 0 every test ran, 1 a test failed or the run
-was interrupted, 2 a usage or configuration error (one line, no traceback, nothing created).
+Its exit codes: 0 every test ran, 1 a test failed or the run was interrupted, 2 a usage or
+configuration error (one line, no traceback, nothing created); vsperf.cli.entry turns errors into
+them and picks this command or a subcommand (`main` is that entry point).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import click
 from vsperf import __version__
 from vsperf.backends import build_registries
 from vsperf.catalog import Catalog
-from vsperf.cli.history import dashboard_command, history_command, trend_command
+from vsperf.cli.entry import main as main
 from vsperf.cli.modes import (
     HOLDS,
     MODES,
@@ -26,7 +27,6 @@ from vsperf.cli.modes import (
     trafficgen_mode_test,
     write_trafficgen_csv,
 )
-from vsperf.cli.results_commands import compare_command, report_command
 from vsperf.cli.run_outputs import (
     MatrixMetricError,
     check_run_outputs,
@@ -36,7 +36,7 @@ from vsperf.cli.run_outputs import (
 )
 from vsperf.config import SETTINGS_SCHEMA, Settings, load_settings
 from vsperf.config.params import split_param_sets
-from vsperf.errors import ConfigError, UserError
+from vsperf.errors import ConfigError
 from vsperf.executor import CommandLog
 from vsperf.history.hook import RunRecorder
 from vsperf.history.tags import ci_tags, parse_tags
@@ -48,21 +48,13 @@ from vsperf.run.leave_out import checked, leave_out
 from vsperf.run.plan import PlannedTest, plan_tests
 from vsperf.run.preflight import check_plan, open_hosts
 from vsperf.run.runner import ReportOptions, Runner, RunSummary
-from vsperf.signals import CommandStopped, settle, stop_reason, stop_signals_raise, stoppable
-from vsperf.trafficgen.otg.server_cli import otg_server_command
+from vsperf.signals import stoppable
 from vsperf.ui.logsetup import setup_console
 from vsperf.ui.progress import Progress
 from vsperf.ui.progress_live import LiveProgress
 from vsperf.verdicts.criteria import check_criteria_names, evaluate_run
-from vsperf.vnf.qemu.image_cli import guest_image_command
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-SUBCOMMANDS = ("report", "compare", "otg-server", "guest-image", "history", "trend", "dashboard")
-
-
-def _error(message: str) -> int:
-    click.echo(f"vsperf: error: {message}", err=True)
-    return EXIT_USAGE
 
 
 def _print_registry(registries: Registries, family: str) -> None:
@@ -302,50 +294,3 @@ def _apply_criteria(summary: RunSummary) -> None:
     for outcome, verdict in zip(summary.tests, verdicts, strict=False):
         if verdict is not None and not verdict.passed and outcome.status == "passed":
             outcome.status, outcome.error = "failed", verdict.summary()
-
-
-def _dispatch(command: click.Command, args: list[str], prog_name: str) -> int:
-    """Run `command`; its exit code, having printed the one line a failure gets."""
-    try:
-        command.main(args=args, prog_name=prog_name, standalone_mode=False)
-    except SystemExit as exc:  # the commands end with sys.exit(code)
-        return exc.code if isinstance(exc.code, int) else EXIT_OK if exc.code is None else EXIT_FAILED
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except click.UsageError as exc:
-        return _error(f"{exc.format_message()} (see vsperf --help)")
-    except click.Abort:  # click's form of Ctrl-C before the run started
-        click.echo("vsperf: interrupted", err=True)
-        return EXIT_FAILED
-    except UserError as exc:
-        return _error(str(exc))
-    except CommandStopped as exc:  # a signal or a lost output outside the runner's own handling
-        click.echo(f"vsperf: interrupted: {exc}", err=True)
-        return EXIT_FAILED
-    except KeyboardInterrupt as exc:  # a subcommand that is not stoppable (otg-server, guest-image)
-        click.echo(f"vsperf: interrupted: {stop_reason(exc)}", err=True)
-        return EXIT_FAILED
-    return EXIT_OK
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """Console entry point (`argv` None: the process's own arguments). One signal path for the
-    whole command (vsperf.signals); once its exit code is decided, a late signal (a second
-    Ctrl-C) changes nothing: in the vsperf process, up to its exit; called with `argv` (tests),
-    the caller's handlers come back."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    command: click.Command = run_command
-    prog_name = "vsperf"
-    if args and args[0] in SUBCOMMANDS:
-        command = {"report": report_command, "compare": compare_command, "otg-server": otg_server_command,
-                   "guest-image": guest_image_command, "history": history_command, "trend": trend_command,
-                   "dashboard": dashboard_command}[args[0]]
-        prog_name, args = f"vsperf {args[0]}", args[1:]
-    with stop_signals_raise():
-        try:
-            code = _dispatch(command, args, prog_name)
-        except KeyboardInterrupt:  # a signal while a failure was being reported: that line is out
-            code = EXIT_FAILED
-        finally:
-            settle(for_good=argv is None)
-    sys.exit(code)

@@ -81,6 +81,9 @@ _DUMMY_DUT = Struct({
     "reset_s": SECONDS_OR_ZERO,
     "mac_table_size": Int(min=0, max=MAX_COUNT, unit="addresses"),
     "learning_rate_fps": Float(gt=0, max=MAX_RATE_FPS, unit="addresses/s"),
+    "noise_shape": Str(choices=("uniform", "gaussian")),
+    "stall_per_s": Float(min=0, max=1000, unit="stalls/s"),
+    "stall_s": SECONDS_OR_ZERO,
 })
 
 SETTINGS: dict[str, Setting] = {
@@ -154,7 +157,9 @@ SETTINGS: dict[str, Setting] = {
         _DUMMY_DUT,
         "Simulated DUT of the dummy generator: capacity_fps (aggregate frames/s, or a map frame size -> "
         "frames/s), buffer_frames, port_speed_gbps (null: TRAFFICGEN_PORT_SPEED_GBPS), noise (relative "
-        "per-trial variation of the capacity, 0 <= noise < 1), seed, loss_model (cliff or gradual), "
+        "per-trial variation of the capacity, 0 <= noise < 1), noise_shape (uniform or gaussian), seed, "
+        "loss_model (cliff or gradual), stall_per_s and stall_s (forwarding stalls: loss growing with "
+        "the trial's length), "
         "base_latency_ns, recovery_s (frames dropped after an overload), reset_s (outage of a reset), "
         "mac_table_size and learning_rate_fps (RFC 2889)."),
     "TRAFFIC": Setting(

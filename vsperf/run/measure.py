@@ -21,6 +21,7 @@ from vsperf.collectors.base import CollectorTarget, build_collectors, collecting
 from vsperf.deploy.base import Deployment
 from vsperf.deploy.build import build_deployment
 from vsperf.deploy.deployment import mtu_for
+from vsperf.executor import Executor
 from vsperf.host.facts import port_details
 from vsperf.host.host import Host
 from vsperf.host.hosts import RunHosts
@@ -81,6 +82,15 @@ def _port_components(m: Measurement, deployment: Deployment) -> list[ComponentIn
     return components
 
 
+def _collector_hosts(pt: PlannedTest, m: Measurement) -> tuple[Executor | None, Executor | None]:
+    """What the collectors read the DUT and the generator's ports through: on a testbed the
+    hosts (the DUT's processes and CPU on its host, the ports on the generator's host); None
+    (this machine) on the local lab, or for a simulated DUT (it has no host)."""
+    if m.hosts is None or m.hosts.is_lab or not pt.deploys:
+        return None, None
+    return m.hosts.dut.executor, m.hosts.trafficgen.executor
+
+
 @contextmanager
 def _load(pt: PlannedTest, m: Measurement) -> Iterator[tuple[list[ComponentInfo], dict[str, int]]]:
     """The test's Load (CPU / memory stress) on the DUT host around the traffic phase, when it
@@ -123,15 +133,11 @@ def measure_test(pt: PlannedTest, m: Measurement, index: int, headline: list[Hea
             components += _port_components(m, deployment)
         load_components, load_pids = stack.enter_context(_load(pt, m))
         components += load_components
-        # On a testbed the collectors read the hosts: the DUT's processes and CPU on its host, the
-        # generator's ports on the generator's host. current_pids: a reset test restarts the
-        # switch; the collectors follow its new PIDs.
-        on_testbed = m.hosts is not None and not m.hosts.is_lab
+        # current_pids: a reset test restarts the switch; the collectors follow its new PIDs.
+        dut_host, gen_host = _collector_hosts(pt, m)
         target = CollectorTarget(
             {**deployment.dut_pids(), **load_pids}, ports=tuple(deployment.gen_ports),
-            dut_host=m.hosts.dut.executor if on_testbed and m.hosts else None,
-            gen_host=m.hosts.trafficgen.executor if on_testbed and m.hosts else None,
-            current_pids=lambda: {**deployment.dut_pids(), **load_pids})
+            dut_host=dut_host, gen_host=gen_host, current_pids=lambda: {**deployment.dut_pids(), **load_pids})
         collectors = build_collectors(pt.collectors, pt.settings, m.registries.collectors, m.ctx, target)
         components += [c.component() for c in collectors]
         modification = deployment_modification(pt)
@@ -174,6 +180,7 @@ def measure_test(pt: PlannedTest, m: Measurement, index: int, headline: list[Hea
             if not frame.kind.benchmark:  # VSPERF's result keys beside vsperf's (vsperf.results.vsperf_keys)
                 result = with_vsperf_keys(result, frame.traffic, pt.guest_loopback)
             m.writer.add_frame_size(index, size, result, statistics=phase.statistics)
+            result.raise_if_failed(f"{size} B")  # a search without an answer fails the test, trials kept
             if frame.kind.benchmark:  # its tables (sweep points, udp_msg_loss rows, iperf3 per second) as CSV too
                 benchmark_csv_paths(m.ctx.results_dir, next(t for t in m.writer.results.tests if t.index == index))
             found = result.metrics.get("throughput_rx_fps")
