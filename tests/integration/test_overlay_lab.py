@@ -86,7 +86,8 @@ def test_upstream_overlay_tests_from_its_file(tmp_path: Path) -> None:
     proc = vsperf("--integration", "-f", str(UPSTREAM / "01_testcases.conf"), "overlay_p2p_decap_cont",
                   "overlay_p2p_mod_tput", "--vswitch", "ovs", "--trafficgen", "vsgen", "--results-dir", str(out),
                   "--test-params", params_text({"TRAFFICGEN_DURATION": "1", "TRAFFICGEN_PKT_SIZES": "(64,)",
-                                                "TRAFFICGEN_RFC2544_MAX_RATE_PERCENT": "2"}), timeout_s=600)
+                                                "TRAFFICGEN_RFC2544_MAX_RATE_PERCENT": "1",
+                                                "TRAFFICGEN_RFC2544_RESOLUTION_PERCENT": "0.5"}), timeout_s=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     data = results(out)
     assert [(t["name"], t["deployment"], t["status"]) for t in data["tests"]] == [
