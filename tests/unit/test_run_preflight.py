@@ -45,6 +45,7 @@ def _changes(machine: FakeMachine) -> list[str]:
     """Commands that could change something on the host (the checks only ask)."""
     # `python3 -`: the generator host's kernel asked for a BPF map (trafgen's counters), closed at once
     asking = ("sh -c 'command -v", "uname", "id -u", "test ", "cat ", "getconf", "gzip -dc", "ip link show",
+              "grep '^Cpus_allowed_list:'",
               "ip -j", "ovs-vswitchd --version", "python3 -")
     return [c for c in machine.commands() if not c.startswith(asking)]
 

@@ -44,6 +44,7 @@ from vsperf.host.workdir import new_run_id
 from vsperf.registry import Registries
 from vsperf.results.load import load_results
 from vsperf.results.writer import close_abandoned
+from vsperf.run.leave_out import checked, leave_out
 from vsperf.run.plan import PlannedTest, plan_tests
 from vsperf.run.preflight import check_plan, open_hosts
 from vsperf.run.runner import ReportOptions, Runner, RunSummary
@@ -116,6 +117,9 @@ def _print_summary(summary: RunSummary) -> None:
               help="A test-case file to add (VSPERF's option; adds to TEST_CASE_FILES).")
 @click.option("-d", "--test-dir", "test_files", multiple=True, type=click.Path(path_type=Path), metavar="DIR",
               help="A folder of test-case files to add (VSPERF's option; adds to TEST_CASE_FILES).")
+@click.option("--integration", is_flag=True,
+              help="Run VSPERF's integration tests (INTEGRATION_TESTS: TestSteps, op2p, ...) instead of the "
+              "performance tests.")
 @click.option("--list", "--list-tests", "list_tests", is_flag=True, help="List the test cases and exit.")
 @click.option("--list-trafficgens", is_flag=True, help="List the traffic generators and exit.")
 @click.option("--list-vswitches", is_flag=True, help="List the virtual switches and exit.")
@@ -185,7 +189,10 @@ def _run(opts: dict[str, Any]) -> int:
     setup_console(settings["VERBOSITY"])
     registries = build_registries()
     catalog = Catalog.load(settings["TEST_CASE_FILES"], settings["PERFORMANCE_TESTS"],
-                           f"PERFORMANCE_TESTS (from {settings.source('PERFORMANCE_TESTS')})")
+                           f"PERFORMANCE_TESTS (from {settings.source('PERFORMANCE_TESTS')})",
+                           settings["INTEGRATION_TESTS"],
+                           f"INTEGRATION_TESTS (from {settings.source('INTEGRATION_TESTS')})",
+                           ).view(integration=opts["integration"])
 
     listings = {
         "list_trafficgens": "trafficgens", "list_vswitches": "vswitches", "list_vnfs": "vnfs",
@@ -207,10 +214,14 @@ def _run(opts: dict[str, Any]) -> int:
     if mode == "trafficgen" and (opts["tests"] or opts["filters"]):
         click.echo("vsperf: --mode trafficgen sends the TRAFFIC setting once: test names are ignored", err=True)
     plan: list[PlannedTest] = []
+    # --integration without test names: every integration test that can run here (vsperf.run.leave_out)
+    tolerant = bool(opts["integration"]) and not opts["tests"] and mode != "trafficgen"
     for i, params in enumerate(param_sets):
-        plan += plan_tests(selected, settings if i == 0 else _settings(opts, params), registries,
-                           traffic_only=mode == "trafficgen", hold=HOLDS.get(mode, ""),
-                           test_params=params if len(param_sets) > 1 else None)
+        layer = settings if i == 0 else _settings(opts, params)
+        plan += leave_out(selected, lambda tests, layer=layer, params=params: plan_tests(  # type: ignore[misc]
+            tests, layer, registries, traffic_only=mode == "trafficgen", hold=HOLDS.get(mode, ""),
+            test_params=params if len(param_sets) > 1 else None), lambda t: t.name, tolerant=tolerant,
+            what="its settings cannot run")
     check_criteria_names(settings["CRITERIA"], catalog.names(), f"CRITERIA (from {settings.source('CRITERIA')})")
     outputs = check_run_outputs(opts, settings)
     run_id = new_run_id()
@@ -218,7 +229,8 @@ def _run(opts: dict[str, Any]) -> int:
     hosts = open_hosts(plan, str(settings["TESTBED"] or ""), run_id=run_id, command_log=command_log,
                        results_dir=outputs.results_dir.resolve(), registries=registries)
     try:
-        check_plan(plan, registries, hosts)
+        plan = leave_out(plan, checked(lambda pts: check_plan(pts, registries, hosts)), lambda pt: pt.test.name,
+                         tolerant=tolerant, what="this machine cannot run it")
         progress = _progress(plan)
         runner = Runner(
             plan,

@@ -64,6 +64,9 @@ _TRAFFIC = Struct({
     "l4": Struct({"enabled": Bool(), "srcport": _PORT, "dstport": _PORT}),
     "vlan": Struct({"enabled": Bool(), "id": Int(min=0, max=4095), "priority": Int(min=0, max=7),
                     "cfi": Int(min=0, max=1)}),
+    # VSPERF's: a pcap of what the rx ports receive, in the results directory (vsperf.capture)
+    "capture": Struct({"enabled": Bool(), "tx_ports": ListOf(Int(min=0, max=1)), "rx_ports": ListOf(Int(min=0, max=1)),
+                       "count": Int(min=1, max=100_000, unit="frames"), "filter": Str()}),
 })
 
 _DUMMY_DUT = Struct({
@@ -104,6 +107,10 @@ SETTINGS: dict[str, Setting] = {
         ListOf(MapOf(NAME, AnyValue())),
         "Test cases in VSPERF's form (Name, Deployment, Description, Parameters, ...), added to the "
         "catalog (a name already there is redefined); a run without test names runs these."),
+    "INTEGRATION_TESTS": Setting(
+        ListOf(MapOf(NAME, AnyValue())),
+        "VSPERF's integration tests (TestSteps, op2p, ...), in the form of PERFORMANCE_TESTS: run with "
+        "--integration; a run of --integration without test names runs these."),
     "TRAFFICGEN": Setting(
         NAME,
         "Traffic generator backend (vsperf --list-trafficgens)."),

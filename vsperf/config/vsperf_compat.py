@@ -13,8 +13,8 @@ Parameters) before it is validated:
   TRAFFICGEN_IXIA_HOST, _CARD, _PORT1, _PORT2 are settings of the otg generator, its ports;
   TRAFFICGEN_IXNET_MACHINE/_PORT name IxNetwork's Tcl server, not the REST API server
   snappi-ixnetwork talks to: dropped, with a hint naming TRAFFICGEN_OTG_LOCATION);
-- `TRAFFIC` keys of VSPERF features vsperf does not have (capture, imix, latency_histogram,
-  flow_control) are dropped while disabled and refused when enabled; `scapy` is dropped;
+- `TRAFFIC` keys of VSPERF features vsperf does not have (imix, latency_histogram, flow_control)
+  are dropped while disabled and refused when enabled; `scapy` is dropped;
 - VSPERF's TRex settings of its own search are read as vsperf's search settings, which every
   generator's trials serve (`TREX_SEARCH_SETTINGS`): TRAFFICGEN_TREX_VERIFICATION_MODE and
   _DURATION as TRAFFICGEN_RFC2544_VERIFY and _VERIFY_DURATION_S, TRAFFICGEN_TREX_FORCE_PORT_SPEED
@@ -55,6 +55,8 @@ IGNORED_PREFIXES = (
     "TRAFFICGEN_STC_", "TRAFFICGEN_IXIA_", "TRAFFICGEN_IXNET_", "TRAFFICGEN_XENA_",
     "TRAFFICGEN_MOONGEN_", "TRAFFICGEN_TREX_", "COLLECTD_", "CADVISOR_", "MC_", "NN_", "LOG_FILE_",
     "VSWITCH_VPP_", "OPNFV",
+    # the decapsulation test frames of VSPERF's Ixia driver: vsperf builds them from the deployment
+    "VXLAN_FRAME_", "GRE_FRAME_", "GENEVE_FRAME_",
 )
 IGNORED_NAMES = frozenset({
     "COLLECTOR_DIR", "CUMULATIVE_PARAMS", "DEFAULT_CMD_LOCALE", "DEFAULT_LOCALE",
@@ -77,7 +79,7 @@ IGNORED_NAMES = frozenset({
 })
 
 # TRAFFIC keys of VSPERF features vsperf does not have: accepted while off.
-_OFF_WHEN_DISABLED = ("capture", "latency_histogram", "imix")
+_OFF_WHEN_DISABLED = ("latency_histogram", "imix")
 _DROPPED_TRAFFIC_KEYS = ("scapy",)  # T-Rex frame templates: vsperf builds its frames itself
 
 TEST_PARAMS = "TEST_PARAMS"
@@ -210,6 +212,20 @@ def _trex_search_settings(raw: Mapping[Any, Any], where: str) -> tuple[dict[str,
         log.info("%s: read VSPERF's TRex search settings as %s", where,
                  ", ".join(f"{k}={v}" for k, v in sorted(mapped.items())))
     return mapped, read
+
+
+def drop_building_blocks(raw: Mapping[Any, Any], where: str, known: Mapping[str, Any]) -> dict[Any, Any]:
+    """A conf file holding test definitions (PERFORMANCE_TESTS or INTEGRATION_TESTS, such as
+    upstream's integration/01_testcases.conf) without the names it builds them from (STEP_* lists,
+    ...): those are not settings. Other files are returned as they are (an unknown name stays an
+    error there)."""
+    if not any(name in raw for name in ("PERFORMANCE_TESTS", "INTEGRATION_TESTS")):
+        return dict(raw)
+    blocks = sorted(str(n) for n in raw if n not in known and not is_ignored_vsperf_setting(str(n))
+                    and not str(n).startswith("_") and n != TEST_PARAMS)
+    if blocks:
+        log.info("%s: %s are building blocks of the file's tests, not settings", where, ", ".join(blocks))
+    return {k: v for k, v in raw.items() if str(k) not in blocks}
 
 
 def split_test_params(raw: Mapping[Any, Any], where: str) -> tuple[dict[Any, Any], dict[Any, Any]]:

@@ -10,15 +10,18 @@ settings read their own settings' section).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from vsperf.catalog import TestCase
 from vsperf.collectors.base import collector_names
 from vsperf.config import Settings, traffic_from_settings
 from vsperf.deploy.build import DeploymentSpec
+from vsperf.deploy.overlay import tunnel_of
 from vsperf.deploy.topology import check_frame_modification, parse_deployment
 from vsperf.registry import Registries
+from vsperf.run.integration import check_integration, integration_settings
 from vsperf.run.kinds import TrafficKind, TrafficPlan, configure_traffic
 from vsperf.traffic import Traffic
 
@@ -50,7 +53,8 @@ class PlannedTest:
             name=self.test.deployment, vswitch=self.vswitch, vnf=self.vnf, settings=self.settings,
             frame_modification=check_frame_modification(self.test.frame_modification), simulated=self.simulated,
             traffic_only=self.traffic_only, locations=self.port_locations,
-            one_gen_netns=self.ports_in_one_netns)
+            one_gen_netns=self.ports_in_one_netns, steps=self.test.steps is not None,
+            tunnel=tunnel_of(self.test.deployment, self.test.tunnel_type, self.test.tunnel_operation, self.settings))
 
     @property
     def sizes(self) -> tuple[int, ...]:
@@ -91,10 +95,10 @@ def plan_tests(
         simulated = bool(getattr(gen.cls, "SIMULATED", False))
         if not simulated and not traffic_only:  # the lab's plan's needs (a testbed's switch gets it too)
             test_settings = _lab_parallel_streams(test, test_settings)
-        test_settings = _flow_mode(test, test_settings)
-        frames = tuple(configure_traffic(traffic_from_settings(test_settings, int(size)), test_settings)
-                       for size in test_settings["TRAFFICGEN_PKT_SIZES"])
+        test_settings = integration_settings(test, _flow_mode(test, test_settings), simulated=simulated)
+        frames = plan_frames(test_settings)
         vswitch = registries.vswitches.resolve(test_settings["VSWITCH"])
+        check_integration(test, test_settings, registries.vswitches.get(vswitch).cls, simulated=simulated)
         vnf = str(test_settings["VNF"])
         if vnf != "auto":
             vnf = registries.vnfs.resolve(vnf)
@@ -116,6 +120,19 @@ def plan_tests(
             )
         )
     return planned
+
+
+def deployment_modification(pt: PlannedTest) -> str | None:
+    """The Frame Modification the test's switch applies (None: none, or nothing is deployed)."""
+    spec = pt.deployment
+    return spec.frame_modification if spec.deploys not in (None, "wire") else None
+
+
+def plan_frames(settings: Mapping[str, Any]) -> tuple[TrafficPlan, ...]:
+    """A TrafficPlan per frame size of TRAFFICGEN_PKT_SIZES, for TRAFFIC (a ConfigError names the
+    first bad setting). A step's send_traffic plans its traffic the same way."""
+    return tuple(configure_traffic(traffic_from_settings(settings, int(size)), settings)
+                 for size in settings["TRAFFICGEN_PKT_SIZES"])
 
 
 def _collectors(settings: Settings, registries: Registries) -> tuple[str, ...]:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from vsperf.collectors.base import CollectorTarget
 from vsperf.deploy.build import resolve_vnf
+from vsperf.deploy.overlay import overlay_problem
 from vsperf.deploy.support import DUT_TOOLS, deployment_problem, lab_problem, state_root_problem
 from vsperf.deploy.topology import parse_deployment
 from vsperf.errors import ConfigError, PrerequisiteError, UserError
@@ -128,6 +129,9 @@ def _check_deployment(pt: PlannedTest, generator: type[TrafficGenerator], regist
     spec = pt.deployment
     vswitch_cls = registries.vswitches.get(spec.vswitch).cls
     why = deployment_problem(spec, pt.largest, generator, hosts, supports_match=vswitch_cls.SUPPORTS_MATCH)
+    if not why and spec.tunnel is not None:  # op2p, ptunp (vsperf.deploy.overlay)
+        why = overlay_problem(spec.tunnel, pt.largest, generator, vswitch_cls, _probe(hosts.dut), lab=hosts.is_lab)
+        why = f"test {pt.test.name}: {why}" if why else ""
     if why and not hosts.is_lab:
         raise TestbedUnsupportedError(f"testbed {hosts.testbed.path}: hosts and ports checked, but test "
                                       f"{pt.test.name}: {why}; run without --testbed, or with --trafficgen dummy")

@@ -38,6 +38,7 @@ from vsperf.traffic.streams import directions
 from vsperf.trafficgen.base import TrafficGenerator
 from vsperf.trafficgen.vsgen.addresses import FLOOD_DIR, LEARN_DIR, TEST_DIR, address_phases, range_base
 from vsperf.trafficgen.vsgen.build import ENGINE_NAME, EngineBinary, locate_engine
+from vsperf.trafficgen.vsgen.encap import encapsulate
 from vsperf.trafficgen.vsgen.engine import Engine
 from vsperf.trafficgen.vsgen.events import last_loss_after_drop_s, phase_trial, phases, reset_gap
 from vsperf.trafficgen.vsgen.frames import build_frame, frame_spec, vary_of
@@ -51,6 +52,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
     """vsperf's own generator: XDP live frames / AF_PACKET, per-stream loss and latency."""
 
     NAME: ClassVar[str] = "vsgen"
+    TUNNEL_FRAMES: ClassVar[bool] = True  # builds frames inside VXLAN, GENEVE and GRE (op2p decapsulation)
 
     def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
         super().__init__(settings, host)
@@ -66,6 +68,8 @@ class VsgenTrafficGenerator(TrafficGenerator):
         self.last_run: RunResult | None = None  # the engine's full answer to the last trial
         # Called with each per-second row while traffic runs (a live display can set it).
         self.on_second: Callable[[dict[str, float]], None] | None = None
+        # Test frames each receive queue hands to the kernel per trial, for a capture (vsperf.capture).
+        self.pass_count = 0
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -312,8 +316,15 @@ class VsgenTrafficGenerator(TrafficGenerator):
             for index, direction in enumerate(dirs):
                 vary, base = vary_of(direction)
                 spec = frame_spec(traffic, direction, run_tag)
+                frame, l3 = build_frame(spec), spec.l3_offset
+                encap = self._ports[direction.tx_port].encap
+                if encap is not None:  # op2p decapsulation: the frames go into the switch's tunnel
+                    if vary in ("mac", "smac"):
+                        raise ValueError("frames sent into a tunnel vary their IPv4 or UDP destination "
+                                         "(stream_type L3 or L4), not their MAC")
+                    frame, l3 = encapsulate(frame, l3, encap)
                 commands.append(dir_command(index, direction.tx_port, direction.rx_port, direction.streams,
-                                            vary, base, spec.l3_offset, build_frame(spec)))
+                                            vary, base, l3, frame))
         except (ConfigError, ValueError) as exc:
             raise TrafficGenError(f"vsgen: {exc}") from exc
         for index, command in enumerate(commands):
@@ -333,7 +344,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
                 residual_s=float(self.settings["TRAFFICGEN_RESIDUAL_WAIT_S"]),
                 detail_streams=int(self.settings["VSGEN_STREAM_DETAIL"]),
                 cpus=tuple(cpus[j % len(cpus)] for j in range(len(ids) * threads)) if cpus else (),
-                threads=threads,
+                threads=threads, pass_frames=self.pass_count,
             )
         except ValueError as exc:
             raise TrafficGenError(f"vsgen: {exc}") from exc

@@ -2,9 +2,9 @@
 
 Commands (one line each; see csrc/main.c and run.c):
     port I netns=NAME|- ifname=IF
-    dir D tx=I rx=J streams=N vary=none|mac|ip|udp|smac base=V l3=14|18 frame=HEX
+    dir D tx=I rx=J streams=N vary=none|mac|ip|udp|smac base=V l3=14|18|52|56|60|64|68 frame=HEX
     run mode=rate|burst|cont dirs=D[,D] [rate=FPS] [frames=N[,N]] [path=auto|xdp|afxdp|packet]
-        [residual=S] [detail=K] [cpus=C[,C]] [tick=S] [rate2=FPS frames2=N] [threads=N]
+        [residual=S] [detail=K] [cpus=C[,C]] [tick=S] [rate2=FPS frames2=N] [threads=N] [pass=N]
     stop | ping | quit
 Events: hello, ok, tick, result, error, bye (a JSON object per line, "ev" names it).
 """
@@ -53,8 +53,8 @@ def dir_command(direction: int, tx_port: int, rx_port: int, streams: int, vary: 
         raise ValueError(f"direction {direction} outside 0..{MAX_DIRECTIONS - 1}")
     if not 1 <= streams <= MAX_STREAMS:
         raise ValueError(f"streams {streams} outside 1..{MAX_STREAMS}")
-    if l3 not in (14, 18):
-        raise ValueError(f"l3 offset {l3} is neither 14 nor 18")
+    if l3 not in (14, 18, 52, 56, 60, 64, 68):
+        raise ValueError(f"l3 offset {l3} is not 14, 18 or a tunnel's 52, 56, 60, 64, 68")
     return (f"dir {direction} tx={tx_port} rx={rx_port} streams={streams} vary={vary} base={base} "
             f"l3={l3} frame={frame.hex()}")
 
@@ -80,6 +80,9 @@ class RunRequest:
     # Transmit threads per direction (at most one per stream): thread t sends streams t, t+N, ...,
     # its share of the frames and of the rate; the counts add up to the direction's exactly.
     threads: int = 1
+    # Test frames each receive queue of a port passes to the kernel per trial (counted as usual),
+    # so that a packet capture on the port sees them (TRAFFIC capture, frame modification checks).
+    pass_frames: int = 0
 
     def __post_init__(self) -> None:
         if (self.rate2_fps > 0) != (self.frames2 > 0) or self.rate2_fps < 0 or self.frames2 < 0:
@@ -100,6 +103,8 @@ class RunRequest:
             raise ValueError(f"tick {self.tick_s} s below 0.05 s")
         if not 1 <= self.threads <= MAX_TX_THREADS:
             raise ValueError(f"transmit threads {self.threads} outside 1..{MAX_TX_THREADS}")
+        if not 0 <= self.pass_frames <= 1_000_000:
+            raise ValueError(f"frames passed to a capture {self.pass_frames} outside 0..1000000")
         if self.frames2 and self.threads > 1:
             raise ValueError("a two-rate run (rate2, frames2) transmits from one thread per direction")
 
@@ -118,6 +123,8 @@ class RunRequest:
             words += [f"rate2={self.rate2_fps:.6f}", f"frames2={self.frames2}"]
         if self.threads > 1:
             words.append(f"threads={self.threads}")
+        if self.pass_frames:
+            words.append(f"pass={self.pass_frames}")
         return " ".join(words)
 
 

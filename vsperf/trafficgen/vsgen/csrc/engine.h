@@ -121,6 +121,7 @@ struct run_args {
 	int ncpus;
 	double tick;
 	int threads; /* transmit threads per direction (at most one per stream) */
+	uint64_t pass; /* test frames each receive queue passes to the kernel (a capture), per trial */
 	/* the jobs of direction dirs[i]: jobs[job0[i]] .. jobs[job0[i] + njobs[i] - 1] */
 	int job0[VSG_MAX_DIRS];
 	int njobs[VSG_MAX_DIRS];

@@ -26,6 +26,19 @@
 #define VSG_MIN_FRAME 60 /* 64-byte frame without its FCS */
 #define VSG_LOOPBACK_IFINDEX 1 /* lo: where BPF_PROG_RUN's frames come from */
 
+/* Offsets of the test frame's IPv4 header: plain (14), 802.1Q (18, or one MPLS label on
+ * receive), and behind a tunnel's outer Ethernet + IPv4 headers: GRE (4-byte header, 8 with a
+ * key) or VXLAN/GENEVE (UDP + 8 bytes), then the inner Ethernet header (+4 with an inner tag). */
+#define VSG_L3_PLAIN 14
+#define VSG_L3_TAGGED 18
+#define VSG_L3_GRE 52
+#define VSG_L3_GRE_KEY 56
+#define VSG_L3_GRE_KEY_TAGGED 60
+#define VSG_L3_UDP_TUNNEL 64
+#define VSG_L3_UDP_TUNNEL_TAGGED 68
+#define VSG_UDP_VXLAN 4789
+#define VSG_UDP_GENEVE 6081
+
 #define VSG_VARY_NONE 0
 #define VSG_VARY_MAC 1 /* destination MAC, low 32 bits + stream */
 #define VSG_VARY_IP 2  /* destination IPv4 + stream (header checksum recomputed) */
@@ -59,7 +72,7 @@ struct vsg_cfg {
 	__u32 tx_ifindex;  /* where the transmit program redirects frames (this port) */
 	__u32 tx_streams;  /* >= 1 */
 	__u32 tx_dst_base; /* base of the varied field (MAC low 32 bits, IPv4 or UDP port) */
-	__u16 tx_l3_off;   /* 14, or 18 with an 802.1Q tag */
+	__u16 tx_l3_off;   /* 14, or 18 with an 802.1Q tag; deeper behind a tunnel's headers (VSG_L3_*) */
 	__u8 tx_vary;      /* VSG_VARY_* */
 	__u8 tx_dir;       /* direction id written in the signature */
 	/* both */
@@ -74,6 +87,9 @@ struct vsg_cfg {
 	/* latency histogram slices: receive queue q counts into slice q % hist_slices (queues on
 	 * different CPUs then share no histogram cache line); the engine sums the slices */
 	__u32 hist_slices;
+	/* test frames each receive queue passes to the kernel (a packet capture sees them) instead
+	 * of dropping them, per trial; 0: none */
+	__u32 rx_pass;
 };
 
 /* Transmit progress of one transmit thread of the port's direction (the transmit program's only
@@ -111,7 +127,7 @@ struct vsg_rxstat {
 	__u64 last_ns;
 	__u64 gap_max_ns;
 	__u64 gap_end_ns;
-	__u64 pad;
+	__u64 passed;     /* test frames passed to the kernel for a capture (cfg rx_pass) */
 };
 
 /* Receive state of one stream: sequence analysis over a 64-frame window. One 64-byte slot per
