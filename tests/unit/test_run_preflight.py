@@ -52,9 +52,20 @@ def _changes(machine: FakeMachine) -> list[str]:
 # --- opening the hosts ------------------------------------------------------------------------------
 
 
-def test_a_plan_that_deploys_nothing_opens_no_host() -> None:
+def test_a_plan_that_deploys_nothing_opens_no_lab_but_its_testbed(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[tuple[Any, dict[str, Any]]] = []
+    monkeypatch.setattr(RunHosts, "open", classmethod(lambda cls, testbed, **kw: opened.append((testbed, kw))))
     plan = _plan("phy2phy_tput", TRAFFICGEN="dummy")  # the simulated DUT
-    assert open_hosts(plan, "nowhere.yaml", run_id="ab12", command_log=CommandLog(None)) is None
+    assert open_hosts(plan, "", run_id="ab12", command_log=CommandLog(None)) is None
+    assert opened == []
+    # A testbed is still connected, put back and checked (the run describes its hosts)
+    bed = tmp_path / "bed.yaml"
+    bed.write_text("hosts: {local: {}}\ndut_host: local\ntrafficgen_host: local\n"
+                   "ports:\n  - {dut: {interface: a}, trafficgen: {interface: b}}\n"
+                   "  - {dut: {interface: c}, trafficgen: {interface: d}}\n")
+    open_hosts(plan, str(bed), run_id="ab12", command_log=CommandLog(None))
+    assert [(t.path, kw["check_dut_ports"]) for t, kw in opened] == [(str(bed), True)]
 
 
 def test_the_local_lab_needs_linux_and_root(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -121,8 +121,8 @@ def measure_test(pt: PlannedTest, m: Measurement, index: int, headline: list[Hea
         components += load_components
         # On a testbed the collectors read the hosts: the DUT's processes and CPU on its host, the
         # generator's ports on the generator's host. current_pids: a reset test restarts the
-        # switch; the collectors follow its new PIDs.
-        on_testbed = m.hosts is not None and not m.hosts.is_lab
+        # switch; the collectors follow its new PIDs. A simulated DUT has no host: this machine.
+        on_testbed = m.hosts is not None and not m.hosts.is_lab and pt.deploys
         target = CollectorTarget(
             {**deployment.dut_pids(), **load_pids}, ports=tuple(deployment.gen_ports),
             dut_host=m.hosts.dut.executor if on_testbed and m.hosts else None,

@@ -50,12 +50,11 @@ def _where(hosts: RunHosts | None) -> str:
 
 def open_hosts(plan: Sequence[PlannedTest], testbed_file: str, *, run_id: str, command_log: CommandLog,
                registries: Registries | None = None, results_dir: Path | None = None) -> RunHosts | None:
-    """The run's hosts (None when the plan deploys nothing): the testbed file's, connected and
-    its ports checked, or the local lab (this machine: Linux and root). The caller closes them.
-    With `registries`, a collector that cannot read a testbed's hosts is refused first, before
-    the file is read or a host contacted."""
-    if not any(pt.deploys for pt in plan):
-        return None
+    """The run's hosts: the testbed file's, connected, put back as killed runs left them and
+    their ports checked (also for a plan that deploys nothing there: the run describes them), or
+    the local lab (this machine: Linux and root; None when the plan deploys nothing). The caller
+    closes them. With `registries`, a collector that cannot read a testbed's hosts is refused
+    first, before the file is read or a host contacted."""
     if testbed_file:
         if registries is not None:
             _check_collectors_read_hosts(plan, registries)
@@ -63,6 +62,8 @@ def open_hosts(plan: Sequence[PlannedTest], testbed_file: str, *, run_id: str, c
         # --mode trafficgen: the DUT's ports are the user's DUT's, neither checked nor touched
         return RunHosts.open(testbed, run_id=run_id, command_log=command_log, results_dir=results_dir,
                              check_dut_ports=not any(pt.traffic_only for pt in plan))
+    if not any(pt.deploys for pt in plan):
+        return None
     if why := lab_problem():
         raise PrerequisiteError(why)
     return RunHosts.open(Testbed.local(), run_id=run_id, command_log=command_log, results_dir=results_dir)
