@@ -6,6 +6,7 @@ was interrupted, 2 a usage or configuration error (one line, no traceback, nothi
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -34,6 +35,7 @@ from vsperf.cli.run_outputs import (
     write_matrix_file,
     write_xunit_file,
 )
+from vsperf.cli.testbed import testbed_command
 from vsperf.config import SETTINGS_SCHEMA, Settings, load_settings
 from vsperf.config.params import split_param_sets
 from vsperf.errors import ConfigError, UserError
@@ -41,13 +43,13 @@ from vsperf.executor import CommandLog
 from vsperf.history.hook import RunRecorder
 from vsperf.history.tags import ci_tags, parse_tags
 from vsperf.host.workdir import new_run_id
+from vsperf.pool.claim import ClaimRequest, claim_testbed, testbed_files
 from vsperf.registry import Registries
 from vsperf.results.load import load_results
 from vsperf.results.writer import close_abandoned
 from vsperf.run.plan import PlannedTest, plan_tests
-from vsperf.run.preflight import check_plan, open_hosts
 from vsperf.run.runner import ReportOptions, Runner, RunSummary
-from vsperf.signals import CommandStopped, settle, stop_reason, stop_signals_raise, stoppable
+from vsperf.signals import CommandStopped, abort, settle, stop_reason, stop_signals_raise, stoppable
 from vsperf.trafficgen.otg.server_cli import otg_server_command
 from vsperf.ui.logsetup import setup_console
 from vsperf.ui.progress import Progress
@@ -56,7 +58,7 @@ from vsperf.verdicts.criteria import check_criteria_names, evaluate_run
 from vsperf.vnf.qemu.image_cli import guest_image_command
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-SUBCOMMANDS = ("report", "compare", "otg-server", "guest-image", "history", "trend", "dashboard")
+SUBCOMMANDS = ("report", "compare", "otg-server", "guest-image", "history", "trend", "dashboard", "testbed")
 
 
 def _error(message: str) -> int:
@@ -141,8 +143,12 @@ def _print_summary(summary: RunSummary) -> None:
               help="Override settings: YAML or VSPERF Python literals; a bare KEY is KEY=True. Given several "
               "times, or as a list of such strings, the tests run once per element (VSPERF's sweep).")
 @click.option("--load-env", is_flag=True, help="Read settings from environment variables named like them.")
-@click.option("--testbed", type=click.Path(path_type=Path), metavar="FILE",
-              help="Testbed file: hosts (SSH or local), DUT and generator ports (sets TESTBED).")
+@click.option("--testbed", type=click.Path(path_type=Path), metavar="FILE", multiple=True,
+              help="Testbed file: hosts (SSH or local), DUT and generator ports; or a pool file (testbeds: "
+              "[FILE, ...]). Given several times: the first free one that can run the tests (sets TESTBED).")
+@click.option("--testbed-wait", type=click.FloatRange(min=0), metavar="SECONDS",
+              help="Wait up to SECONDS for a busy testbed, in arrival order (sets TESTBED_WAIT_S; default: "
+              "exit 2 at once, naming its holder).")
 @click.option("-m", "--mode", type=click.Choice(MODES), default="normal",
               help="trafficgen: send the TRAFFIC setting once, nothing deployed; trafficgen-off: deploy, "
               "send nothing, hold until Enter or SIGTERM; trafficgen-pause: deploy, hold, then send.")
@@ -176,8 +182,11 @@ def _settings(opts: dict[str, Any], test_params: str | None) -> Settings:
                          ("verbosity", "VERBOSITY")):
         if opts[option] is not None:
             settings = settings.merged({name: opts[option]}, f"--{option}")
-    if opts["testbed"] is not None:
-        settings = settings.merged({"TESTBED": str(opts["testbed"])}, "--testbed")
+    if opts["testbed"]:
+        given = [str(p) for p in opts["testbed"]]
+        settings = settings.merged({"TESTBED": given[0] if len(given) == 1 else given}, "--testbed")
+    if opts["testbed_wait"] is not None:
+        settings = settings.merged({"TESTBED_WAIT_S": opts["testbed_wait"]}, "--testbed-wait")
     tags = {**ci_tags(os.environ), **parse_tags(opts["tags"])}
     if tags:
         settings = settings.merged({"HISTORY_TAGS": {**settings["HISTORY_TAGS"], **tags}}, "--tag and CI variables")
@@ -223,10 +232,14 @@ def _run(opts: dict[str, Any]) -> int:
     outputs = check_run_outputs(opts, settings)
     run_id = new_run_id()
     command_log = CommandLog(None)  # the run's commands.log once its directory exists
-    hosts = open_hosts(plan, str(settings["TESTBED"] or ""), run_id=run_id, command_log=command_log,
-                       results_dir=outputs.results_dir.resolve(), registries=registries)
+    claim = claim_testbed(ClaimRequest(
+        plan, registries, testbed_files(settings["TESTBED"]), run_id, command_log,
+        results_dir=outputs.results_dir.resolve(), wait_s=settings["TESTBED_WAIT_S"],
+        lease_s=settings["TESTBED_LEASE_S"], on_lost=_stop_run))
+    hosts = claim.hosts
+    if claim.testbed:  # results.json and the history name the testbed taken, not the pool
+        settings = settings.merged({"TESTBED": claim.testbed}, f"--testbed (taken of {len(claim.pool)})")
     try:
-        check_plan(plan, registries, hosts)
         progress = _progress(plan)
         runner = Runner(
             plan,
@@ -241,6 +254,7 @@ def _run(opts: dict[str, Any]) -> int:
             hosts=hosts,
             command_log=command_log,
             hold=hold_until_enter_or_sigterm,
+            testbed=claim.record(),
         )
         if isinstance(progress, LiveProgress):
             with progress:
@@ -251,8 +265,7 @@ def _run(opts: dict[str, Any]) -> int:
         close_abandoned(outputs.results_dir)
         raise
     finally:
-        if hosts is not None:
-            hosts.close()
+        claim.close()
     _apply_criteria(summary)
     if outputs.xunit_dir is not None:
         write_xunit_file(outputs.xunit_dir, summary.results_dir)
@@ -270,6 +283,12 @@ def _run(opts: dict[str, Any]) -> int:
     if matrix_problem:
         click.echo(f"vsperf: error: --matrix: {matrix_problem}", err=True)
     return EXIT_FAILED if summary.failed or matrix_problem else EXIT_OK
+
+
+def _stop_run(reason: str) -> None:
+    """The run's testbed lease was lost (vsperf.pool.lease): stop it as a signal would."""
+    if not abort(reason):
+        logging.getLogger("vsperf").error("%s", reason)
 
 
 def _progress(plan: Sequence[PlannedTest]) -> Progress:
@@ -327,7 +346,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args and args[0] in SUBCOMMANDS:
         command = {"report": report_command, "compare": compare_command, "otg-server": otg_server_command,
                    "guest-image": guest_image_command, "history": history_command, "trend": trend_command,
-                   "dashboard": dashboard_command}[args[0]]
+                   "dashboard": dashboard_command, "testbed": testbed_command}[args[0]]
         prog_name, args = f"vsperf {args[0]}", args[1:]
     with stop_signals_raise():
         try:

@@ -78,6 +78,7 @@ _DUMMY_DUT = Struct({
     "reset_s": SECONDS_OR_ZERO,
     "mac_table_size": Int(min=0, max=MAX_COUNT, unit="addresses"),
     "learning_rate_fps": Float(gt=0, max=MAX_RATE_FPS, unit="addresses/s"),
+    "wall_clock": Bool(),
 })
 
 SETTINGS: dict[str, Setting] = {
@@ -149,7 +150,8 @@ SETTINGS: dict[str, Setting] = {
         "frames/s), buffer_frames, port_speed_gbps (null: TRAFFICGEN_PORT_SPEED_GBPS), noise (relative "
         "per-trial variation of the capacity, 0 <= noise < 1), seed, loss_model (cliff or gradual), "
         "base_latency_ns, recovery_s (frames dropped after an overload), reset_s (outage of a reset), "
-        "mac_table_size and learning_rate_fps (RFC 2889)."),
+        "mac_table_size and learning_rate_fps (RFC 2889), wall_clock (true: each trial lasts its duration, "
+        "as a real generator's does)."),
     "TRAFFIC": Setting(
         _TRAFFIC,
         "What to send (VSPERF's TRAFFIC): traffic_type, frame_rate (% of line rate), burst_size, bidir, "
