@@ -73,30 +73,30 @@ class LeaseKeeper:
         renewed_at = time.monotonic()  # the lock was just taken: its lease starts now
         due = renewed_at + self.interval_s
         pending: _Renewal | None = None
+        last_error = "no answer from its hosts"
         while not self._stop.wait(_TICK_S):
             now = time.monotonic()
-            unrenewed = now - renewed_at
-            if pending is not None and not pending.done.is_set():
-                if unrenewed > self.lock.lease_s * STOP_FRACTION:  # a host that does not answer at all
-                    return self._lose(f"testbed {self.lock.testbed}: its lock not renewed for {unrenewed:.0f} s "
-                                      f"(lease {self.lock.lease_s:g} s): no answer from its hosts")
-                continue
-            if pending is not None:
+            if pending is not None and pending.done.is_set():
                 error, pending = pending.error, None
                 if isinstance(error, LeaseLost):
                     return self._lose(f"testbed {self.lock.testbed}: lost its lock on {error}")
                 if isinstance(error, HostLostError):
                     return self._lose(f"testbed {self.lock.testbed}: cannot renew its lock: {error}")
                 if error is not None:
-                    if unrenewed > self.lock.lease_s * STOP_FRACTION:
-                        return self._lose(f"testbed {self.lock.testbed}: its lock not renewed for {unrenewed:.0f} s "
-                                          f"(lease {self.lock.lease_s:g} s): {error}")
-                    log.warning("testbed %s: lock not renewed (%s); trying again", self.lock.testbed, error)
-                    due = now + _RETRY_S
-                    continue
-                renewed_at, due = self._sent, self._sent + self.interval_s
-                self._mirrored = self._snapshot
-                self.renewals += 1
+                    if str(error) != last_error:
+                        log.warning("testbed %s: lock not renewed (%s); trying again", self.lock.testbed, error)
+                    last_error, due = str(error), now + min(_RETRY_S, self.interval_s)
+                else:
+                    renewed_at, due = self._sent, self._sent + self.interval_s
+                    self._mirrored = self._snapshot
+                    self.renewals += 1
+                    last_error = "no answer from its hosts"
+            unrenewed = now - renewed_at
+            if unrenewed > self.lock.lease_s * STOP_FRACTION:  # before the host lets another run take over
+                return self._lose(f"testbed {self.lock.testbed}: its lock not renewed for {unrenewed:.0f} s "
+                                  f"(lease {self.lock.lease_s:g} s): {last_error}")
+            if pending is not None:
+                continue
             journals = self._journals()
             snapshot = None if journals is None else sorted((h, len(e), repr(e)) for h, e in journals.items())
             if now < due and snapshot == self._mirrored:

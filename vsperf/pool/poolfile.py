@@ -78,7 +78,7 @@ def candidates(given: Sequence[str]) -> list[Candidate]:
     def add(path: Path, data: object, named_by: str, what: str) -> None:
         key = path.resolve()
         if key in seen:
-            raise ConfigError(f"{what}: testbed {path} is named twice (also by {seen[key]})")
+            raise ConfigError(f"{what}: testbed {path} is given twice (first by {seen[key]}); name each testbed once")
         seen[key] = named_by
         found.append(Candidate(path, _testbed(path, data, f"testbed {path}"), named_by))
 
@@ -86,7 +86,7 @@ def candidates(given: Sequence[str]) -> list[Candidate]:
         path = Path(name)
         data = _read(path, f"testbed {path}")
         if not is_pool(data):
-            add(path, data, "--testbed", f"testbed {path}")
+            add(path, data, "--testbed", f"--testbed {path}")
             continue
         for i, entry in enumerate(_pool_entries(path, data)):
             where = f"pool {path}: {POOL_KEY}[{i}]"
@@ -96,10 +96,7 @@ def candidates(given: Sequence[str]) -> list[Candidate]:
             content = _read(entry, where)
             if is_pool(content):
                 raise ConfigError(f"{where}: {entry} is a pool; a pool lists testbed files, not pools")
-            try:
-                add(entry, content, f"pool {path}", where)
-            except ConfigError as exc:
-                raise ConfigError(f"{where}: {exc}") from None
+            add(entry, content, f"pool {path}", where)
     if len(found) > POOL_MAX_TESTBEDS:
         raise ConfigError(f"testbeds: {len(found)} given, at most {POOL_MAX_TESTBEDS}")
     return found
