@@ -43,7 +43,7 @@ from vsperf.executor import CommandLog
 from vsperf.history.hook import RunRecorder
 from vsperf.history.tags import ci_tags, parse_tags
 from vsperf.host.workdir import new_run_id
-from vsperf.pool.claim import ClaimRequest, claim_testbed, testbed_files
+from vsperf.pool.claim import ClaimRequest, claim_testbed, given_testbeds
 from vsperf.registry import Registries
 from vsperf.results.load import load_results
 from vsperf.results.writer import close_abandoned
@@ -233,7 +233,7 @@ def _run(opts: dict[str, Any]) -> int:
     run_id = new_run_id()
     command_log = CommandLog(None)  # the run's commands.log once its directory exists
     claim = claim_testbed(ClaimRequest(
-        plan, registries, testbed_files(settings["TESTBED"]), run_id, command_log,
+        plan, registries, given_testbeds(settings["TESTBED"]), run_id, command_log,
         results_dir=outputs.results_dir.resolve(), wait_s=settings["TESTBED_WAIT_S"],
         lease_s=settings["TESTBED_LEASE_S"], on_lost=_stop_run))
     hosts = claim.hosts

@@ -10,7 +10,7 @@ import click
 
 from vsperf.errors import UserError
 from vsperf.pool.poolfile import candidates
-from vsperf.pool.status import testbed_status, unlock_testbed
+from vsperf.pool.status import force_unlock, status_of
 from vsperf.signals import stoppable
 
 _CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -27,7 +27,7 @@ def testbed_command() -> None:
 def status_command(files: tuple[Path, ...]) -> None:
     """Each testbed's holder, its lease's age (by the host's clock) and who waits for it."""
     for cand in candidates([str(f) for f in files]):
-        word, lines = testbed_status(cand)
+        word, lines = status_of(cand)
         click.echo(f"testbed {cand.path}: {word}")
         for line in lines:
             click.echo(line)
@@ -45,7 +45,7 @@ def unlock_command(files: tuple[Path, ...], force: bool) -> None:
         raise UserError(f"vsperf testbed unlock takes the testbed away from whoever holds it; add --force if you "
                         f"know its run is gone (see vsperf testbed status {' '.join(str(f) for f in files)})")
     for cand in pool:
-        done = unlock_testbed(cand)
+        done = force_unlock(cand)
         for line in done:
             click.echo(line)
         if not done:

@@ -121,7 +121,7 @@ class ClaimRequest:
     on_lost: Callable[[str], Any] = log.error  # the lease was lost: stop the run (the CLI's)
 
 
-def testbed_files(setting: str | Sequence[str]) -> tuple[str, ...]:
+def given_testbeds(setting: str | Sequence[str]) -> tuple[str, ...]:
     """The TESTBED setting's files ((): the local lab)."""
     return tuple(str(f) for f in ([setting] if isinstance(setting, str) else setting) if f)
 

@@ -79,7 +79,7 @@ def site_status(site: LockSite, state: LockState, clock: HostClock) -> SiteStatu
     return SiteStatus(tuple(lines), held, False)
 
 
-def testbed_status(cand: Candidate) -> tuple[str, list[str]]:
+def status_of(cand: Candidate) -> tuple[str, list[str]]:
     """`cand`'s status word (free, busy, unreachable, unreadable) and its lines."""
     lines: list[str] = []
     held = False
@@ -98,7 +98,7 @@ def testbed_status(cand: Candidate) -> tuple[str, list[str]]:
     return ("busy" if held else "free"), lines
 
 
-def unlock_testbed(cand: Candidate) -> list[str]:
+def force_unlock(cand: Candidate) -> list[str]:
     """Remove every lock on `cand`'s resources by force; one line per lock removed."""
     who = f"{os.environ.get('SUDO_USER') or getpass.getuser()}@{socket.gethostname()} (pid {os.getpid()})"
     when = datetime.now().astimezone().isoformat(timespec="seconds")

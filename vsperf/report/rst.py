@@ -24,6 +24,7 @@ from vsperf.report.confidence import with_confidence
 from vsperf.report.markup import Rst, finalize, format_value, grid_table, heading, item
 from vsperf.report.plots import Plot
 from vsperf.report.tables import overview_table, statistics_tables
+from vsperf.report.testbed_env import chosen_testbed
 from vsperf.results.model import (
     ROW_ATTRIBUTE_KEYS,
     ComponentInfo,
@@ -194,7 +195,7 @@ def environment_items(run: RunResults, test: TestResult, simulated: bool) -> lis
         ),
     ]
     if isinstance(env.get("testbed"), dict):
-        items.append(testbed_item(env["testbed"]))
+        items.append(EnvItem("Testbed", *chosen_testbed(env["testbed"])))
     items += [testbed_host_item(host) for host in env.get("testbed_hosts") or ()]
     roles = [c.role for c in test.components]
     if "trafficgen" not in roles and run.settings.get("TRAFFICGEN"):
@@ -208,20 +209,6 @@ def environment_items(run: RunResults, test: TestResult, simulated: bool) -> lis
             text = text.removeprefix(f"{component.name}, Version: ")
         items.append(EnvItem(label, text))
     return items
-
-
-def testbed_item(choice: dict[str, Any]) -> EnvItem:
-    """Which testbed the run took (vsperf.pool.claim): of its pool, what it skipped and why, how
-    long it waited for it, whose lock it took over."""
-    pool = choice.get("pool") or []
-    facts = [f"File: {choice.get('file', '?')}"]
-    facts += [f"Pool: {', '.join(str(p) for p in pool)}"] if len(pool) > 1 else []
-    facts += [f"Skipped: {s.get('file')}: {s.get('reason')} ({s.get('why')})" for s in choice.get("skipped") or ()]
-    if choice.get("waited_s"):
-        facts.append(f"Waited: {float(choice['waited_s']):.1f} s")
-    facts += [f"Took over from run {t.get('run_id')} ({t.get('user')}@{t.get('controller')}) on host {t.get('host')}: "
-              f"its lease had expired" for t in choice.get("took_over") or ()]
-    return EnvItem("Testbed", str(choice.get("name", "?")), facts)
 
 
 def testbed_host_item(host: dict[str, Any]) -> EnvItem:
