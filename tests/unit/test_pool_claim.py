@@ -156,11 +156,12 @@ def test_waiting_takes_the_testbed_once_its_holder_ends_and_says_so_meanwhile(
     with caplog.at_level(logging.INFO):
         claim = claim_testbed(request(beds[:1], wait_s=30))
     try:
-        assert 0.5 < time.monotonic() - started < 10 and held_by(beds[0]) == ["run1"]
+        elapsed = time.monotonic() - started
+        assert 0.5 < elapsed < 10 and held_by(beds[0]) == ["run1"]
         assert any(re.match(rf"waiting for a testbed \(\d+ s of 30 s\): {beds[0]} busy \(host local is held by run "
                             r"other", r.getMessage()) for r in caplog.records)
         record = claim.record()
-        assert record is not None and record["waited_s"] > 0.5
+        assert record is not None and 0.1 < record["waited_s"] <= elapsed
         state, _ = read_state(LockPlace(LocalExecutor(), str(beds[0].parent / "locks-one")))
         assert state.tickets == ()  # its place in the queue given up
     finally:
