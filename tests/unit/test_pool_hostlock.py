@@ -38,7 +38,9 @@ def test_a_change_is_written_with_the_next_version_and_read_back(tmp_path: Path)
     where = place(tmp_path)
     assert change(where, bump) == 1
     assert change(where, bump) == 2
-    text = (tmp_path / "locks" / "state").read_text()
+    [state_file] = (tmp_path / "locks").glob("state.*")
+    assert state_file.name == f"state.{os.stat('/proc/self/ns/net').st_ino}"  # one per network namespace
+    text = state_file.read_text()
     assert text.splitlines()[0] == "2" and text.endswith("\n#end\n")
     assert read_state(where)[0].next_ticket == 3
     assert change(where, lambda s, c: (None, "nothing")) == "nothing"  # no write: no new version
@@ -102,9 +104,9 @@ def test_a_lock_dir_that_is_a_file_is_refused_in_one_line(tmp_path: Path) -> Non
 
 def test_a_damaged_state_is_refused_naming_the_file(tmp_path: Path) -> None:
     (tmp_path / "locks").mkdir()
-    (tmp_path / "locks" / "state").write_text("3\n{broken\n#end\n")
+    (tmp_path / "locks" / f"state.{os.stat('/proc/self/ns/net').st_ino}").write_text("3\n{broken\n#end\n")
     with pytest.raises(LockDirError, match=rf"lock directory {tmp_path}/locks: its state is not a vsperf lock "
-                                           rf"state .*remove {tmp_path}/locks/state if no run uses the host"):
+                                           rf"state .*remove {tmp_path}/locks/state\.\* if no run uses the host"):
         read_state(place(tmp_path))
 
 

@@ -75,6 +75,7 @@ class Claim:
     keeper: LeaseKeeper | None = None
     skipped: list[Skipped] = field(default_factory=list)
     waited_s: float = 0.0
+    taken_at: str = ""  # when the lock was taken, ISO 8601 with milliseconds (the controller's clock)
 
     def record(self) -> dict[str, Any] | None:
         """What results.json keeps of the choice (None for the local lab)."""
@@ -84,7 +85,7 @@ class Claim:
         took_over = lock.taken_over if lock else []
         return {"file": self.testbed, "name": Path(self.testbed).stem, "pool": list(self.pool),
                 "skipped": [{"file": s.path, "reason": s.reason, "why": s.why} for s in self.skipped],
-                "waited_s": round(self.waited_s, 3),
+                "waited_s": round(self.waited_s, 3), "taken_at": self.taken_at,
                 "lease_s": lock.lease_s if lock else None,
                 "took_over": [{"host": host, "run_id": hold.holder.run_id, "user": hold.holder.user,
                                "controller": hold.holder.controller} for host, hold in took_over]}
@@ -233,6 +234,7 @@ class _Claimer:
         request = self.request
         holder = replace(self.holder, testbed=str(cand.path))
         taken: list[TestbedLock] = []
+        taken_at: list[str] = []
 
         def take(run: RunHosts) -> None:
             lock = TestbedLock(str(cand.path), lock_sites(run.testbed, {h.name: h.executor for h in run}), holder,
@@ -241,6 +243,7 @@ class _Claimer:
             if busy is not None:
                 raise TestbedBusyError(busy)
             taken.append(lock)
+            taken_at.append(datetime.now().astimezone().isoformat(timespec="milliseconds"))
             for what in lock.clean_leftovers():
                 log.warning("removed leftover of a dead run: %s", what)
 
@@ -277,7 +280,7 @@ class _Claimer:
             Claim(hosts, lock=lock).close()
             raise
         keeper = LeaseKeeper(lock, hosts.journal, request.on_lost).start()
-        return Claim(hosts, str(cand.path), lock=lock, keeper=keeper)
+        return Claim(hosts, str(cand.path), lock=lock, keeper=keeper, taken_at=taken_at[0])
 
     # --- waiting ----------------------------------------------------------------------------------
 

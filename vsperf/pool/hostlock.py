@@ -1,7 +1,9 @@
 """One host's lock state (vsperf.pool.state) in one file on the host, read and changed atomically.
 
-The state lives in `LOCK_DIR/state` on the host (a tmpfs by default, /run/vsperf/locks: a reboot
-frees every lock). Reading it is one command that also reads the host's clock (its boot id and
+The state lives in `LOCK_DIR/state.NETNS` on the host (a tmpfs by default, /run/vsperf/locks: a
+reboot frees every lock), NETNS being the inode of the network namespace the host's commands run
+in: the ports a lock names are interfaces of that namespace, and hosts that are namespaces or
+containers of one machine, sharing its /run, are so told apart (a real host has one file). Reading it is one command that also reads the host's clock (its boot id and
 /proc/uptime); no lock is needed, since a change replaces the file by a rename. A change is a
 compare-and-swap: the controller computes the new state from the one it read and sends it with
 the version it read; on the host, under `flock` on `LOCK_DIR/.flock`, the file is replaced only
@@ -32,10 +34,12 @@ T = TypeVar("T")
 READ_SCRIPT = r"""
 read -r b < /proc/sys/kernel/random/boot_id || exit 70
 read -r u _ < /proc/uptime || exit 70
+n=$(readlink /proc/self/ns/net) || exit 70
+n=${n#*[}; n=${n%]}
 for d do
   if [ -e "$d" ] && [ ! -d "$d" ]; then echo "$d: not a directory" >&2; exit 78; fi
   v=0 s=
-  if [ -e "$d/state" ]; then { read -r v && read -r s; } < "$d/state" || exit 77
+  if [ -e "$d/state.$n" ]; then { read -r v && read -r s; } < "$d/state.$n" || exit 77
   elif [ -d "$d" ] && ! { [ -r "$d" ] && [ -x "$d" ]; }; then echo "$d: permission denied" >&2; exit 77; fi
   printf '%s\n%s %s\n%s\n%s\n' "$d" "$b" "$u" "$v" "$s"
 done
@@ -46,22 +50,25 @@ WRITE_SCRIPT = r"""
 d=$1 want=$2
 if [ -e "$d" ] && [ ! -d "$d" ]; then echo "$d: not a directory" >&2; exit 78; fi
 [ -d "$d" ] || mkdir -p -- "$d" || exit 71
+n=$(readlink /proc/self/ns/net) || exit 70
+n=${n#*[}; n=${n%]}
 exec 9>>"$d/.flock" || exit 72
 flock -w 20 9 || exit 73
 read -r b < /proc/sys/kernel/random/boot_id || exit 70
 read -r u _ < /proc/uptime || exit 70
 v=0 s=
-if [ -e "$d/state" ]; then { read -r v && read -r s; } < "$d/state" || exit 77; fi
+if [ -e "$d/state.$n" ]; then { read -r v && read -r s; } < "$d/state.$n" || exit 77; fi
 if [ "$want" = "$v" ]; then
   read -r nv && read -r ns && read -r e && [ "$e" = "#end" ] || exit 75
-  printf '%s\n%s\n#end\n' "$nv" "$ns" > "$d/.state.new" && mv -f -- "$d/.state.new" "$d/state" || exit 76
+  printf '%s\n%s\n#end\n' "$nv" "$ns" > "$d/.state.$n.new" && mv -f -- "$d/.state.$n.new" "$d/state.$n" || exit 76
   printf 'ok\n%s %s\n' "$b" "$u"
   exit 0
 fi
 printf 'changed\n%s %s\n%s\n%s\n' "$b" "$u" "$v" "$s"
 """
 _PROBLEMS = {
-    70: "cannot read the host's clock (/proc/sys/kernel/random/boot_id, /proc/uptime)",
+    70: "cannot read the host's clock and namespace (/proc/sys/kernel/random/boot_id, /proc/uptime, "
+        "/proc/self/ns/net)",
     71: "cannot create it",
     72: "cannot open its .flock file",
     73: "its .flock stayed locked for 20 s",
@@ -115,7 +122,7 @@ def _parse(place: LockPlace, version: str, body: str) -> LockState:
         return LockState.from_text(version, body)
     except StateError as exc:
         raise LockDirError(f"host {place.host}: lock directory {place.lock_dir}: its state is {exc}; see vsperf "
-                           f"testbed status, or remove {place.lock_dir}/state if no run uses the host") from None
+                           f"testbed status, or remove {place.lock_dir}/state.* if no run uses the host") from None
 
 
 def read_states(executor: Executor, lock_dirs: Sequence[str]) -> dict[str, tuple[LockState, HostClock]]:

@@ -34,8 +34,8 @@ class TestbedHost:
 
     name: str
     ssh: SshHost | None = None
-    # The directory on the host where runs lock it (vsperf.pool): every testbed file naming this
-    # host must give the same one; only hosts that share a filesystem (containers) need another.
+    # The directory on the host where runs lock it (vsperf.pool; one state file per network
+    # namespace there): every testbed file naming this host must give the same one.
     lock_dir: str = DEFAULT_LOCK_DIR
 
     @property
