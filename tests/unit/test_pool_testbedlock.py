@@ -5,6 +5,7 @@ release path; leases renewed with the journal mirrored; the lock given back."""
 from __future__ import annotations
 
 import logging
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,10 +13,11 @@ import pytest
 
 from vsperf.executor import LocalExecutor
 from vsperf.host.journal import Entry
+from vsperf.host.proc import local_stat
 from vsperf.pool import state as st
 from vsperf.pool.hostlock import LockPlace, change, read_state
 from vsperf.pool.state import Holder, HostClock, LeaseLost, LockState
-from vsperf.pool.testbedlock import LockSite, TestbedBusyError, TestbedLock, lock_sites
+from vsperf.pool.testbedlock import LockSite, TestbedBusyError, TestbedLock, gone_here, lock_sites, this_controller
 from vsperf.remote.connection import SshHost
 from vsperf.testbed.model import Cable, DutPort, GenPortSpec, Testbed, TestbedHost
 
@@ -141,3 +143,38 @@ def test_withdraw_and_release_are_quiet_when_there_is_nothing(tmp_path: Path) ->
     nothing.release()
     assert read_state(nothing.sites[0].place)[0] == LockState()
     assert isinstance(read_state(nothing.sites[0].place)[1], HostClock)
+
+
+def test_a_holder_of_this_controller_whose_process_is_gone_is_taken_over_at_once(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    child = subprocess.Popen(["sleep", "30"])
+    boot, pid_ns = this_controller()
+    ticks = local_stat(child.pid)
+    assert ticks is not None
+    gone = replace(holder("aaa"), pid=child.pid, boot_id=boot, pid_ns=pid_ns, start_ticks=ticks.start_ticks)
+    dead = TestbedLock("lab.yaml", sites(tmp_path), gone, 600)
+    assert dead.take() is None
+    assert lock(tmp_path, "bbb").take() is not None  # its process runs: busy
+    child.kill()
+    child.wait()
+    assert gone_here(gone) and not gone_here(holder("aaa"))  # a holder elsewhere: only its lease says
+    with caplog.at_level(logging.WARNING):
+        assert lock(tmp_path, "bbb").take() is None  # at once, not after its 600 s lease
+    assert (f"taking over from run aaa (alice@ctl1, pid {child.pid}, started 2031-05-01 12:00:01 by its controller's "
+            f"clock): its process is gone (pid {child.pid} on this controller); cleaning what it left first"
+            ) in caplog.text
+
+
+def test_what_a_run_of_this_controller_left_is_the_sweeps_to_clean(tmp_path: Path) -> None:
+    dead = lock(tmp_path, "aaa", lease_s=3)
+    assert dead.take() is None
+    dead.renew({"dut": [Entry("dir", "dut", "/tmp/vsperf-aaa-logs").as_dict()]})
+    for site in dead.sites:
+        change(site.place, lambda s, c: (_age(s, 10.0), None))
+    journal = tmp_path / "state" / "aaa" / "journal.json"
+    journal.parent.mkdir(parents=True)
+    journal.write_text("{}")  # its own journal is on this controller: RunHosts' sweep releases it
+    taker = lock(tmp_path, "bbb")
+    assert taker.take() is None
+    assert taker.clean_leftovers(tmp_path / "state") == []
+    assert read_state(taker.sites[0].place)[0].leftovers == ()

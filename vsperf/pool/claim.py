@@ -29,11 +29,12 @@ from typing import Any
 from vsperf.errors import UserError
 from vsperf.executor import CommandLog, Executor, LocalExecutor
 from vsperf.host.hosts import RunHosts
+from vsperf.host.proc import own_start_ticks
 from vsperf.pool.hostlock import read_states
 from vsperf.pool.lease import LeaseKeeper
 from vsperf.pool.poolfile import Candidate, candidates
 from vsperf.pool.state import Holder, HostClock, LockState, blocked
-from vsperf.pool.testbedlock import Busy, TestbedBusyError, TestbedLock, lock_sites
+from vsperf.pool.testbedlock import Busy, TestbedBusyError, TestbedLock, dead_here, lock_sites, this_controller
 from vsperf.registry import Registries
 from vsperf.remote.connection import HostUnreachableError
 from vsperf.remote.ssh import SshExecutor
@@ -131,8 +132,10 @@ def new_holder(run_id: str, plan: Sequence[PlannedTest]) -> Holder:
     """Who this run is, as its locks record it."""
     user = os.environ.get("SUDO_USER") or getpass.getuser()
     tests = tuple(dict.fromkeys(pt.test.name for pt in plan))[:MAX_TESTS_RECORDED]
+    boot_id, pid_ns = this_controller()
     return Holder(run_id, secrets.token_hex(8), user, socket.gethostname(), os.getpid(),
-                  datetime.now().astimezone().isoformat(timespec="seconds"), "", tests)
+                  datetime.now().astimezone().isoformat(timespec="seconds"), "", tests, boot_id, pid_ns,
+                  own_start_ticks())
 
 
 def claim_testbed(request: ClaimRequest) -> Claim:
@@ -244,8 +247,8 @@ class _Claimer:
                 raise TestbedBusyError(busy)
             taken.append(lock)
             taken_at.append(datetime.now().astimezone().isoformat(timespec="milliseconds"))
-            for what in lock.clean_leftovers():
-                log.warning("removed leftover of a dead run: %s", what)
+            for what in lock.clean_leftovers(run.journal.root):
+                log.warning("removed leftover of a killed run: %s", what)
 
         try:
             hosts = open_hosts(request.plan, str(cand.path), run_id=request.run_id, command_log=request.command_log,
@@ -325,7 +328,8 @@ class _Claimer:
                 if seen is None:
                     continue  # not read: the full attempt says why
                 state, clock = seen
-                why = blocked(state, clock, self.holder.token, site.resources, queue=site.queue)
+                why = blocked(state, clock, self.holder.token, site.resources, queue=site.queue,
+                              dead=dead_here(state))
                 if why:
                     looks[path] = Busy(str(path), site.host, why, clock)
                     break

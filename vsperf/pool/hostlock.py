@@ -3,15 +3,16 @@
 The state lives in `LOCK_DIR/state.NETNS` on the host (a tmpfs by default, /run/vsperf/locks: a
 reboot frees every lock), NETNS being the inode of the network namespace the host's commands run
 in: the ports a lock names are interfaces of that namespace, and hosts that are namespaces or
-containers of one machine, sharing its /run, are so told apart (a real host has one file). Reading it is one command that also reads the host's clock (its boot id and
-/proc/uptime); no lock is needed, since a change replaces the file by a rename. A change is a
-compare-and-swap: the controller computes the new state from the one it read and sends it with
-the version it read; on the host, under `flock` on `LOCK_DIR/.flock`, the file is replaced only
-if its version is still that one, otherwise the host answers with the state as it is now and
-the controller decides again. So every decision is made with the host's own clock, and two
-controllers deciding at once never both win. Each command is a constant `sh` script whose
-inputs are its arguments (never spliced into it), run through the host's executor and logged in
-commands.log like every other command.
+containers of one machine, sharing its /run, are so told apart (a real host has one file).
+Reading it is one command that also reads the host's clock (its boot id and /proc/uptime); no
+lock is needed, since a change replaces the file by a rename. A change is a compare-and-swap:
+the controller computes the new state from the one it read and sends it with the version it
+read; on the host, under `flock` on `LOCK_DIR/.flock`, the file is replaced only if its version
+is still that one, otherwise the host answers with the state as it is now and the controller
+decides again. So every decision is made with the host's own clock, and two controllers deciding
+at once never both win. Each command is a constant `sh` script whose inputs are its arguments
+(never spliced into it), run through the host's executor and logged in commands.log like every
+other command.
 """
 
 from __future__ import annotations

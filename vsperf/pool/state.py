@@ -16,7 +16,7 @@ the controller's and the host's clocks agreeing.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -90,6 +90,12 @@ class Holder:
     started: str  # ISO 8601 on the controller's clock: shown, never compared
     testbed: str  # the testbed file as the holder named it
     tests: tuple[str, ...] = ()
+    # Where its process runs: the controller's boot id and PID namespace (inode), and the
+    # process's start time (clock ticks). On that same controller a holder whose process is gone
+    # is dead at once; elsewhere only its lease says so.
+    boot_id: str = ""
+    pid_ns: int = 0
+    start_ticks: int = 0
 
     def describe(self) -> str:
         """`run abc123 (alice@ctl1, pid 4242, started 2024-05-01 12:00:01 by its controller's clock)`."""
@@ -99,13 +105,15 @@ class Holder:
 
     def as_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "token": self.token, "user": self.user, "controller": self.controller,
-                "pid": self.pid, "started": self.started, "testbed": self.testbed, "tests": list(self.tests)}
+                "pid": self.pid, "started": self.started, "testbed": self.testbed, "tests": list(self.tests),
+                "boot_id": self.boot_id, "pid_ns": self.pid_ns, "start_ticks": self.start_ticks}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Holder:
         return cls(str(data["run_id"]), str(data["token"]), str(data["user"]), str(data["controller"]),
                    int(data["pid"]), str(data["started"]), str(data["testbed"]),
-                   tuple(str(t) for t in data.get("tests", ())))
+                   tuple(str(t) for t in data.get("tests", ())), str(data.get("boot_id", "")),
+                   int(data.get("pid_ns", 0)), int(data.get("start_ticks", 0)))
 
 
 @dataclass(frozen=True)
@@ -229,32 +237,34 @@ class Blocked:
 
 
 def blocked(state: LockState, clock: HostClock, token: str, resources: Sequence[str], *,
-            queue: bool) -> Blocked:
+            queue: bool, dead: Collection[str] = ()) -> Blocked:
     """What keeps `token` from taking `resources` now. With `queue` (the host where the
     testbed's waiters queue: its DUT host) the live tickets of others for conflicting resources
     count too: those numbered before `token`'s own ticket, or all of them when it has none (a
-    run that arrives now does not pass those already waiting)."""
+    run that arrives now does not pass those already waiting). `dead`: tokens of holders known
+    to be gone (their process, on the caller's own controller), whatever their lease says."""
     holds = tuple(h for h in state.holds if h.holder.token != token and not h.lease.expired(clock)
-                  and overlap(resources, h.resources))
+                  and h.holder.token not in dead and overlap(resources, h.resources))
     ahead: tuple[Ticket, ...] = ()
     if queue:
         mine = state.ticket_of(token)
         ahead = tuple(t for t in state.tickets if t.holder.token != token and not t.lease.expired(clock)
-                      and overlap(resources, t.resources) and (mine is None or t.number < mine.number))
+                      and t.holder.token not in dead and overlap(resources, t.resources)
+                      and (mine is None or t.number < mine.number))
     return Blocked(holds, tuple(sorted(ahead, key=lambda t: t.number)))
 
 
 def take(state: LockState, clock: HostClock, holder: Holder, resources: Sequence[str],
-         lease_s: float) -> tuple[LockState, tuple[Hold, ...]]:
-    """`holder` takes `resources` (the caller checked `blocked`); the expired holds of others
-    on them are taken over: their resources freed, what they left kept as leftovers. Returns
-    the new state and the holds taken over."""
-    dead = tuple(h for h in state.holds if h.holder.token != holder.token and h.lease.expired(clock)
-                 and overlap(resources, h.resources))
-    kept = tuple(h for h in state.holds if h not in dead and h.holder.token != holder.token)
+         lease_s: float, dead: Collection[str] = ()) -> tuple[LockState, tuple[Hold, ...]]:
+    """`holder` takes `resources` (the caller checked `blocked`); the holds of others on them
+    whose lease expired (or whose token is in `dead`) are taken over: their resources freed,
+    what they left kept as leftovers. Returns the new state and the holds taken over."""
+    dead_holds = tuple(h for h in state.holds if h.holder.token != holder.token
+                       and (h.lease.expired(clock) or h.holder.token in dead) and overlap(resources, h.resources))
+    kept = tuple(h for h in state.holds if h not in dead_holds and h.holder.token != holder.token)
     mine = Hold(holder, tuple(resources), Lease.start(clock, lease_s))
-    leftovers = state.leftovers + tuple(Leftover(h.holder, h.resources, h.journal) for h in dead if h.journal)
-    return replace(state, holds=(*kept, mine), leftovers=leftovers), dead
+    leftovers = state.leftovers + tuple(Leftover(h.holder, h.resources, h.journal) for h in dead_holds if h.journal)
+    return replace(state, holds=(*kept, mine), leftovers=leftovers), dead_holds
 
 
 class LeaseLost(Exception):

@@ -21,7 +21,7 @@ from vsperf.pool import state as st
 from vsperf.pool.hostlock import append_log, change, read_state
 from vsperf.pool.poolfile import Candidate
 from vsperf.pool.state import Hold, HostClock, LockState
-from vsperf.pool.testbedlock import LockSite, lock_sites
+from vsperf.pool.testbedlock import LockSite, dead_here, lock_sites
 from vsperf.remote.ssh import SshExecutor
 
 
@@ -42,11 +42,13 @@ def _age(seconds: float | None) -> str:
     return "before the host's last boot" if seconds is None else f"{seconds:.0f} s ago"
 
 
-def _hold_line(site: LockSite, hold: Hold, clock: HostClock) -> str:
+def _hold_line(site: LockSite, hold: Hold, clock: HostClock, dead: bool) -> str:
     lease = hold.lease
     age = lease.age_s(clock)
     state = (f"lease renewed {_age(age)} (lease {lease.lease_s:g} s)" if not lease.expired(clock) else
              f"lease EXPIRED, renewed {_age(age)} (lease {lease.lease_s:g} s): the next run takes it over")
+    if dead and not lease.expired(clock):
+        state = f"its process is GONE (pid {hold.holder.pid} on this controller): the next run takes it over"
     tests = f", tests {', '.join(hold.holder.tests)}" if hold.holder.tests else ""
     return f"  host {site.host}: {', '.join(hold.resources)} held by {hold.holder.describe()}{tests}; {state}"
 
@@ -64,10 +66,11 @@ def site_status(site: LockSite, state: LockState, clock: HostClock) -> SiteStatu
     """The lines `vsperf testbed status` prints for one host of a testbed."""
     lines: list[str] = []
     held = False
+    dead = dead_here(state)
     for hold in state.holds:
         if st.overlap(site.resources, hold.resources):
-            lines.append(_hold_line(site, hold, clock))
-            held = held or not hold.lease.expired(clock)
+            lines.append(_hold_line(site, hold, clock, hold.holder.token in dead))
+            held = held or not (hold.lease.expired(clock) or hold.holder.token in dead)
     if site.queue:
         waiting = sorted((t for t in state.tickets if not t.lease.expired(clock)
                           and st.overlap(site.resources, t.resources)), key=lambda t: t.number)

@@ -9,6 +9,7 @@ teardown (vsperf.host.release), whichever controller ran them.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import tempfile
@@ -19,8 +20,9 @@ from typing import Any
 
 from vsperf.errors import UserError, VsperfError
 from vsperf.executor import Executor
-from vsperf.host.journal import Entry, Journal, Owner
+from vsperf.host.journal import JOURNAL_FILE, Entry, Journal, Owner
 from vsperf.host.names import run_dirs_removal
+from vsperf.host.proc import same_local_process
 from vsperf.host.release import release
 from vsperf.pool import state as st
 from vsperf.pool.hostlock import LockPlace, change, read_state
@@ -28,6 +30,27 @@ from vsperf.pool.state import Blocked, Hold, Holder, HostClock, LeaseLost, LockS
 from vsperf.testbed.model import Testbed
 
 log = logging.getLogger(__name__)
+
+
+@functools.cache
+def this_controller() -> tuple[str, int]:
+    """This machine's boot id and this process's PID namespace (inode): where a holder runs."""
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
+    return boot, os.stat("/proc/self/ns/pid").st_ino
+
+
+def gone_here(holder: Holder) -> bool:
+    """True when `holder` ran on this controller (same boot, same PID namespace) and its process
+    is gone: its lock is dead now, without waiting for its lease."""
+    boot, pid_ns = this_controller()
+    return (holder.boot_id == boot and holder.pid_ns == pid_ns and holder.start_ticks > 0
+            and not same_local_process(holder.pid, holder.start_ticks))
+
+
+def dead_here(state: LockState) -> frozenset[str]:
+    """Tokens of the holders and waiters of `state` that `gone_here` says are dead."""
+    holders = [h.holder for h in state.holds] + [t.holder for t in state.tickets]
+    return frozenset(h.token for h in holders if gone_here(h))
 
 
 @dataclass(frozen=True)
@@ -110,26 +133,32 @@ class TestbedLock:
         try:
             for site in self.sites:
                 def decide(state: LockState, clock: HostClock, site: LockSite = site) -> tuple[LockState | None, Any]:
-                    why = st.blocked(state, clock, token, site.resources, queue=site.queue)
+                    gone = dead_here(state)
+                    why = st.blocked(state, clock, token, site.resources, queue=site.queue, dead=gone)
                     if why:
                         return None, Busy(self.testbed, site.host, why, clock)
-                    new, dead = st.take(state, clock, self.holder, site.resources, self.lease_s)
+                    new, dead = st.take(state, clock, self.holder, site.resources, self.lease_s, dead=gone)
                     if site.queue:  # our place in the queue is no longer needed
                         new = replace(new, tickets=tuple(t for t in new.tickets if t.holder.token != token))
-                    return new, (dead, clock)
+                    return new, (dead, clock, gone)
                 result = change(site.place, decide)
                 if isinstance(result, Busy):
                     self._drop(done)
                     return result
                 done.append(site)
-                dead, clock = result
+                dead, clock, gone = result
                 for hold in dead:
                     self.taken_over.append((site.host, hold))
                     age = hold.lease.age_s(clock)
-                    why = "the host booted since" if age is None else f"not renewed for {age:.0f} s"
-                    log.warning("testbed %s: host %s: taking over from %s: its lease expired (%s by the host's "
-                                "clock; lease %g s); cleaning what it left first", self.testbed, site.host,
-                                hold.holder.describe(), why, hold.lease.lease_s)
+                    if hold.holder.token in gone and not hold.lease.expired(clock):
+                        why = f"its process is gone (pid {hold.holder.pid} on this controller)"
+                    elif age is None:
+                        why = f"its lease expired (the host booted since; lease {hold.lease.lease_s:g} s)"
+                    else:
+                        why = f"its lease expired (not renewed for {age:.0f} s by the host's clock; lease " \
+                              f"{hold.lease.lease_s:g} s)"
+                    log.warning("testbed %s: host %s: taking over from %s: %s; cleaning what it left first",
+                                self.testbed, site.host, hold.holder.describe(), why)
         except BaseException:
             self._drop(done)
             raise
@@ -140,7 +169,7 @@ class TestbedLock:
         """Whether the testbed could be taken now (nothing written)."""
         for site in self.sites:
             state, clock = read_state(site.place)
-            why = st.blocked(state, clock, self.holder.token, site.resources, queue=site.queue)
+            why = st.blocked(state, clock, self.holder.token, site.resources, queue=site.queue, dead=dead_here(state))
             if why:
                 return Busy(self.testbed, site.host, why, clock)
         return None
@@ -187,15 +216,21 @@ class TestbedLock:
                 log.warning("testbed %s: lock on host %s not released (%s): it expires %g s after its last renewal",
                             self.testbed, site.host, exc, self.lease_s)
 
-    def clean_leftovers(self) -> list[str]:
+    def clean_leftovers(self, state_root: Path | None = None) -> list[str]:
         """Undo what dead runs left on the resources this lock holds (their mirrored journals),
-        through the one release path; one line per thing done. What cannot be undone stays."""
+        through the one release path; one line per thing done. What cannot be undone stays. A
+        run whose own journal is under `state_root` (it ran on this controller) is left to the
+        sweep of RunHosts, which has its whole journal."""
         done: list[str] = []
         for site in self.sites:
             state, _clock = read_state(site.place)
             for leftover in st.leftovers_on(state, site.resources):
-                remaining, lines = _release_leftover(site, leftover)
-                done += lines
+                run_id = leftover.holder.run_id
+                if state_root is not None and (state_root / run_id / JOURNAL_FILE).exists():
+                    remaining: list[dict[str, Any]] = []
+                else:
+                    remaining, lines = _release_leftover(site, leftover)
+                    done += lines
 
                 def after(state: LockState, _clock: HostClock, leftover: st.Leftover = leftover,
                           remaining: list[dict[str, Any]] = remaining) -> tuple[LockState | None, None]:
