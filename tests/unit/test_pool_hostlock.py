@@ -23,7 +23,13 @@ def place(tmp_path: Path, name: str = "locks") -> LockPlace:
 
 
 def bump(state: LockState, _clock: HostClock) -> tuple[LockState, int]:
-    return replace(state, next_ticket=state.next_ticket + 1), state.next_ticket
+    """One more line in the state's log: a change that can be counted (an empty state is no file)."""
+    count = len(state.log) + 1
+    return replace(state, log=(*state.log, f"change {count}")), count
+
+
+def count(where: LockPlace) -> int:
+    return len(read_state(where)[0].log)
 
 
 def test_a_directory_never_used_reads_as_free_with_the_hosts_clock(tmp_path: Path) -> None:
@@ -42,7 +48,7 @@ def test_a_change_is_written_with_the_next_version_and_read_back(tmp_path: Path)
     assert state_file.name == f"state.{os.stat('/proc/self/ns/net').st_ino}"  # one per network namespace
     text = state_file.read_text()
     assert text.splitlines()[0] == "2" and text.endswith("\n#end\n")
-    assert read_state(where)[0].next_ticket == 3
+    assert count(where) == 2
     assert change(where, lambda s, c: (None, "nothing")) == "nothing"  # no write: no new version
     assert read_state(where)[0].version == 2
 
@@ -58,7 +64,7 @@ def test_someone_elses_change_in_between_is_never_lost(tmp_path: Path) -> None:
         return bump(state, clock)
 
     assert change(where, decide) == 2  # decided again on the state with the other change in it
-    assert calls == [0, 1] and read_state(where)[0].next_ticket == 3
+    assert calls == [0, 1] and count(where) == 2
 
 
 def test_concurrent_changes_from_many_threads_all_count(tmp_path: Path) -> None:
@@ -74,7 +80,7 @@ def test_concurrent_changes_from_many_threads_all_count(tmp_path: Path) -> None:
         t.start()
     for t in threads:
         t.join()
-    assert sorted(seen) == list(range(1, 33)) and read_state(where)[0].next_ticket == 33
+    assert sorted(seen) == list(range(1, 33)) and count(where) == 32
 
 
 def test_several_directories_of_one_host_in_one_command(tmp_path: Path) -> None:
@@ -82,14 +88,14 @@ def test_several_directories_of_one_host_in_one_command(tmp_path: Path) -> None:
     change(two, bump)
     executor = LocalExecutor()
     found = read_states(executor, [one.lock_dir, two.lock_dir])
-    assert found[one.lock_dir][0].next_ticket == 1 and found[two.lock_dir][0].next_ticket == 2
+    assert len(found[one.lock_dir][0].log) == 0 and len(found[two.lock_dir][0].log) == 1
     assert found[one.lock_dir][1].boot_id == found[two.lock_dir][1].boot_id
 
 
 def test_a_lock_dir_name_is_an_argument_never_shell_text(tmp_path: Path) -> None:
     odd = place(tmp_path, "a b'$(touch pwned)\"")
     change(odd, bump)
-    assert read_state(odd)[0].next_ticket == 2 and not (Path.cwd() / "pwned").exists()
+    assert count(odd) == 1 and not (Path.cwd() / "pwned").exists()
     assert not (tmp_path / "pwned").exists()
 
 
@@ -153,3 +159,11 @@ def test_the_log_of_forced_unlocks_is_appended(tmp_path: Path) -> None:
     append_log(where, "one")
     append_log(where, "two")
     assert (tmp_path / "locks" / "unlock.log").read_text() == "one\ntwo\n"
+
+
+def test_an_empty_state_leaves_no_file(tmp_path: Path) -> None:
+    where = place(tmp_path)
+    change(where, bump)
+    assert list((tmp_path / "locks").glob("state.*"))
+    change(where, lambda s, c: (LockState(), None))
+    assert not list((tmp_path / "locks").glob("state.*")) and read_state(where)[0] == LockState()

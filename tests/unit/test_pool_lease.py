@@ -82,13 +82,16 @@ def test_a_lock_taken_away_is_lost_at_once_in_one_line() -> None:
     assert lost == ["testbed lab.yaml: lost its lock on host dut: the lock is gone: another run took it over"]
 
 
-def test_a_lost_connection_is_lost_at_once() -> None:
+def test_a_lost_connection_stops_the_run_before_the_lease_can_expire() -> None:
     error = HostLostError("lost the SSH connection to host dut (root@198.18.0.2:22)")
-    running, lost = keeper(StubLock(0.8, error))
+    started = time.monotonic()
+    running, lost = keeper(StubLock(1.6, error))
     wait_for(lambda: lost)
+    elapsed = time.monotonic() - started
     running.stop()
-    assert lost == ["testbed lab.yaml: cannot renew its lock: lost the SSH connection to host dut "
-                    "(root@198.18.0.2:22)"]
+    assert 1.0 < elapsed < 1.6  # meanwhile the run's own commands on that host fail its test, in one line
+    assert lost == ["testbed lab.yaml: its lock not renewed for 1 s (lease 1.6 s): lost the SSH connection to host "
+                    "dut (root@198.18.0.2:22)"]
 
 
 def test_failed_renewals_stop_the_run_before_the_lease_can_expire() -> None:

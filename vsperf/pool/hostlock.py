@@ -46,7 +46,8 @@ for d do
 done
 """
 # Replaces DIR's state with the three lines on stdin if its version is still VERSION (prints
-# "ok" and the clock); otherwise prints "changed", the clock, and the state as it is.
+# "ok" and the clock); otherwise prints "changed", the clock, and the state as it is. A state of
+# "-" removes the file: an empty state leaves nothing behind (a missing file is version 0, empty).
 WRITE_SCRIPT = r"""
 d=$1 want=$2
 if [ -e "$d" ] && [ ! -d "$d" ]; then echo "$d: not a directory" >&2; exit 78; fi
@@ -61,7 +62,9 @@ v=0 s=
 if [ -e "$d/state.$n" ]; then { read -r v && read -r s; } < "$d/state.$n" || exit 77; fi
 if [ "$want" = "$v" ]; then
   read -r nv && read -r ns && read -r e && [ "$e" = "#end" ] || exit 75
-  printf '%s\n%s\n#end\n' "$nv" "$ns" > "$d/.state.$n.new" && mv -f -- "$d/.state.$n.new" "$d/state.$n" || exit 76
+  if [ "$ns" = - ]; then rm -f -- "$d/state.$n" || exit 76
+  else printf '%s\n%s\n#end\n' "$nv" "$ns" > "$d/.state.$n.new" && mv -f -- "$d/.state.$n.new" "$d/state.$n" || exit 76
+  fi
   printf 'ok\n%s %s\n' "$b" "$u"
   exit 0
 fi
@@ -160,7 +163,7 @@ def change(place: LockPlace, decide: Callable[[LockState, HostClock], tuple[Lock
         new, result = decide(state, clock)
         if new is None:
             return result
-        text = replace(new, version=state.version + 1).to_text()
+        text = "0\n-\n#end\n" if new.empty else replace(new, version=state.version + 1).to_text()
         proc = place.executor.run(["sh", "-c", WRITE_SCRIPT, "vsperf-lock-write", place.lock_dir, str(state.version)],
                                   check=False, timeout_s=_TIMEOUT_S, input_text=text)
         if proc.returncode != 0:

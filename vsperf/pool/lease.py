@@ -3,9 +3,9 @@
 A `LeaseKeeper` thread renews the testbed lock every quarter of its lease, and mirrors the run's
 journal to each host soon after it changes (so that whoever takes over after a SIGKILL or a
 lost controller finds what to clean on the host itself). When the lock is gone (taken over,
-unlocked by hand), when the connection to a host is lost, or when no renewal succeeded for three
-quarters of the lease (a host unreachable: the lease would expire and another run may take the
-testbed), it calls `on_lost` once with one line saying why: the CLI stops the run there
+unlocked by hand), or when no renewal succeeded for three quarters of the lease (a host
+unreachable, its connection lost: the lease would expire and another run may take the testbed),
+it calls `on_lost` once with one line saying why: the CLI stops the run there
 (vsperf.signals.abort), its traffic with it, rather than measure on a testbed that may be
 someone else's. The keeper's own clock (time.monotonic) only schedules renewals and counts how
 long it has not renewed; whether a lease expired is the host's judgement (vsperf.pool.state).
@@ -22,7 +22,6 @@ from typing import Any
 from vsperf.host.journal import Journal
 from vsperf.pool.state import LeaseLost
 from vsperf.pool.testbedlock import TestbedLock
-from vsperf.remote.connection import HostLostError
 
 log = logging.getLogger(__name__)
 
@@ -80,9 +79,7 @@ class LeaseKeeper:
                 error, pending = pending.error, None
                 if isinstance(error, LeaseLost):
                     return self._lose(f"testbed {self.lock.testbed}: lost its lock on {error}")
-                if isinstance(error, HostLostError):
-                    return self._lose(f"testbed {self.lock.testbed}: cannot renew its lock: {error}")
-                if error is not None:
+                if error is not None:  # a host unreachable, its connection lost: the run's own commands say so
                     if str(error) != last_error:
                         log.warning("testbed %s: lock not renewed (%s); trying again", self.lock.testbed, error)
                     last_error, due = str(error), now + min(_RETRY_S, self.interval_s)

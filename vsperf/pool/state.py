@@ -158,6 +158,11 @@ class LockState:
     next_ticket: int = 1
     log: tuple[str, ...] = field(default=())  # forced unlocks, newest last (at most LOG_LINES)
 
+    @property
+    def empty(self) -> bool:
+        """True when nothing is held, awaited, left or logged (its file is then removed)."""
+        return not (self.holds or self.tickets or self.leftovers or self.log)
+
     def hold_of(self, token: str) -> Hold | None:
         return next((h for h in self.holds if h.holder.token == token), None)
 
