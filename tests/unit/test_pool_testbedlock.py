@@ -178,3 +178,20 @@ def test_what_a_run_of_this_controller_left_is_the_sweeps_to_clean(tmp_path: Pat
     assert taker.take() is None
     assert taker.clean_leftovers(tmp_path / "state") == []
     assert read_state(taker.sites[0].place)[0].leftovers == ()
+
+
+def test_a_testbed_taken_with_nothing_left_on_it_costs_no_read_to_clean(tmp_path: Path) -> None:
+    taker = lock(tmp_path, "aaa")
+    assert taker.take() is None
+    commands: list[list[str]] = []
+    executor = taker.sites[0].place.executor  # both "hosts" are this machine, through one executor
+    original = executor.run
+
+    def counting(argv: list[str], *args: object, **kw: object) -> object:
+        commands.append(argv)
+        return original(argv, *args, **kw)  # type: ignore[arg-type]
+    executor.run = counting  # type: ignore[method-assign]
+    assert taker.clean_leftovers() == [] and commands == []  # the take saw nothing left: read nothing
+    taker.release()
+    assert len(commands) == 4  # the release: a read and a write on each host
+    assert holders(tmp_path, "dut") == [] and holders(tmp_path, "gen") == []

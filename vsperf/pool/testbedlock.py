@@ -124,6 +124,9 @@ class TestbedLock:
     lease_s: float
     taken: bool = False
     taken_over: list[tuple[str, Hold]] = field(default_factory=list)  # (host, the dead run's hold)
+    # Hosts where `take` saw nothing left by dead runs on these resources: nothing to read again
+    # for `clean_leftovers` there (while the lock is held, nobody else can leave any).
+    clean_hosts: set[str] = field(default_factory=set)
 
     def take(self) -> Busy | None:
         """Take every site, all or nothing (None: taken; a Busy: nothing held). The holds of runs
@@ -140,13 +143,15 @@ class TestbedLock:
                     new, dead = st.take(state, clock, self.holder, site.resources, self.lease_s, dead=gone)
                     if site.queue:  # our place in the queue is no longer needed
                         new = replace(new, tickets=tuple(t for t in new.tickets if t.holder.token != token))
-                    return new, (dead, clock, gone)
+                    return new, (dead, clock, gone, not st.leftovers_on(new, site.resources))
                 result = change(site.place, decide)
                 if isinstance(result, Busy):
                     self._drop(done)
                     return result
                 done.append(site)
-                dead, clock, gone = result
+                dead, clock, gone, clean = result
+                if clean:
+                    self.clean_hosts.add(site.host)
                 for hold in dead:
                     self.taken_over.append((site.host, hold))
                     age = hold.lease.age_s(clock)
@@ -207,6 +212,7 @@ class TestbedLock:
         until its lease expires (one warning)."""
         self._drop(self.sites)
         self.taken = False
+        self.clean_hosts.clear()
 
     def _drop(self, sites: Sequence[LockSite]) -> None:
         for site in sites:
@@ -223,6 +229,8 @@ class TestbedLock:
         sweep of RunHosts, which has its whole journal."""
         done: list[str] = []
         for site in self.sites:
+            if self.taken and site.host in self.clean_hosts:
+                continue
             state, _clock = read_state(site.place)
             for leftover in st.leftovers_on(state, site.resources):
                 run_id = leftover.holder.run_id
