@@ -39,7 +39,7 @@ from vsperf.registry import Registries
 from vsperf.remote.connection import HostUnreachableError
 from vsperf.remote.ssh import SshExecutor
 from vsperf.run.plan import PlannedTest
-from vsperf.run.preflight import check_plan, open_hosts
+from vsperf.run.preflight import check_collectors_read_hosts, check_plan, open_hosts
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +151,7 @@ def claim_testbed(request: ClaimRequest) -> Claim:
                 hosts.close()
             raise
         return Claim(hosts)
+    check_collectors_read_hosts(plan, request.registries)  # before any file is read or host contacted
     pool = candidates(request.testbeds)
     return _Claimer(request, pool, new_holder(request.run_id, plan)).run()
 

@@ -59,7 +59,7 @@ def open_hosts(plan: Sequence[PlannedTest], testbed_file: str, *, run_id: str, c
     lock, vsperf.pool)."""
     if testbed_file:
         if registries is not None:
-            _check_collectors_read_hosts(plan, registries)
+            check_collectors_read_hosts(plan, registries)
         testbed = load_testbed(Path(testbed_file))
         # --mode trafficgen: the DUT's ports are the user's DUT's, neither checked nor touched
         return RunHosts.open(testbed, run_id=run_id, command_log=command_log, results_dir=results_dir,
@@ -84,7 +84,7 @@ def check_plan(plan: Sequence[PlannedTest], registries: Registries, hosts: RunHo
         raise PrerequisiteError(f"{where}{exc}" if where and not str(exc).startswith(where) else str(exc)) from None
 
 
-def _check_collectors_read_hosts(plan: Sequence[PlannedTest], registries: Registries) -> None:
+def check_collectors_read_hosts(plan: Sequence[PlannedTest], registries: Registries) -> None:
     """UserError for a collector of a deploying test that reads only this machine (a testbed run)."""
     for pt in plan:
         for name in pt.collectors:
