@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -261,3 +262,11 @@ def test_every_traffic_type_through_dispatch_with_simulated_latency() -> None:
             assert value is None or isinstance(value, int | float | str), key
         if traffic_type != "rfc2544_back2back":
             assert isinstance(out.metrics["avg_latency_ns"], float)
+
+
+def test_wall_clock_trials_last_their_duration_and_answer_the_same() -> None:
+    quick, timed = make_gen(), make_gen({"wall_clock": True})
+    started = time.monotonic()
+    answer = timed.trial(Traffic(frame_size_bytes=64), 1e6, 0.3)
+    assert time.monotonic() - started >= 0.3
+    assert answer == quick.trial(Traffic(frame_size_bytes=64), 1e6, 0.3)

@@ -28,6 +28,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "history": ("vsperf.cli.history", "history_command"),
     "trend": ("vsperf.cli.history", "trend_command"),
     "dashboard": ("vsperf.cli.history", "dashboard_command"),
+    "testbed": ("vsperf.cli.testbed", "testbed_command"),
 }
 
 

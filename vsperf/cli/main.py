@@ -7,6 +7,7 @@ them and picks this command or a subcommand (`main` is that entry point).
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -40,15 +41,17 @@ from vsperf.errors import ConfigError
 from vsperf.executor import CommandLog
 from vsperf.history.hook import RunRecorder
 from vsperf.history.tags import ci_tags, parse_tags
+from vsperf.host.hosts import RunHosts
 from vsperf.host.workdir import new_run_id
+from vsperf.pool.claim import ClaimRequest, claim_testbed, given_testbeds
 from vsperf.registry import Registries
 from vsperf.results.load import load_results
 from vsperf.results.writer import close_abandoned
 from vsperf.run.leave_out import checked, leave_out
 from vsperf.run.plan import PlannedTest, plan_tests
-from vsperf.run.preflight import check_plan, open_hosts
+from vsperf.run.preflight import check_plan
 from vsperf.run.runner import ReportOptions, Runner, RunSummary
-from vsperf.signals import stoppable
+from vsperf.signals import abort, stoppable
 from vsperf.ui.logsetup import setup_console
 from vsperf.ui.progress import Progress
 from vsperf.ui.progress_live import LiveProgress
@@ -137,8 +140,12 @@ def _print_summary(summary: RunSummary) -> None:
               help="Override settings: YAML or VSPERF Python literals; a bare KEY is KEY=True. Given several "
               "times, or as a list of such strings, the tests run once per element (VSPERF's sweep).")
 @click.option("--load-env", is_flag=True, help="Read settings from environment variables named like them.")
-@click.option("--testbed", type=click.Path(path_type=Path), metavar="FILE",
-              help="Testbed file: hosts (SSH or local), DUT and generator ports (sets TESTBED).")
+@click.option("--testbed", type=click.Path(path_type=Path), metavar="FILE", multiple=True,
+              help="Testbed file: hosts (SSH or local), DUT and generator ports; or a pool file (testbeds: "
+              "[FILE, ...]). Given several times: the first free one that can run the tests (sets TESTBED).")
+@click.option("--testbed-wait", type=click.FloatRange(min=0), metavar="SECONDS",
+              help="Wait up to SECONDS for a busy testbed, in arrival order (sets TESTBED_WAIT_S; default: "
+              "exit 2 at once, naming its holder).")
 @click.option("-m", "--mode", type=click.Choice(MODES), default="normal",
               help="trafficgen: send the TRAFFIC setting once, nothing deployed; trafficgen-off: deploy, "
               "send nothing, hold until Enter or SIGTERM; trafficgen-pause: deploy, hold, then send.")
@@ -172,8 +179,11 @@ def _settings(opts: dict[str, Any], test_params: str | None) -> Settings:
                          ("verbosity", "VERBOSITY")):
         if opts[option] is not None:
             settings = settings.merged({name: opts[option]}, f"--{option}")
-    if opts["testbed"] is not None:
-        settings = settings.merged({"TESTBED": str(opts["testbed"])}, "--testbed")
+    if opts["testbed"]:
+        given = [str(p) for p in opts["testbed"]]
+        settings = settings.merged({"TESTBED": given[0] if len(given) == 1 else given}, "--testbed")
+    if opts["testbed_wait"] is not None:
+        settings = settings.merged({"TESTBED_WAIT_S": opts["testbed_wait"]}, "--testbed-wait")
     tags = {**ci_tags(os.environ), **parse_tags(opts["tags"])}
     if tags:
         settings = settings.merged({"HISTORY_TAGS": {**settings["HISTORY_TAGS"], **tags}}, "--tag and CI variables")
@@ -226,11 +236,17 @@ def _run(opts: dict[str, Any]) -> int:
     outputs = check_run_outputs(opts, settings)
     run_id = new_run_id()
     command_log = CommandLog(None)  # the run's commands.log once its directory exists
-    hosts = open_hosts(plan, str(settings["TESTBED"] or ""), run_id=run_id, command_log=command_log,
-                       results_dir=outputs.results_dir.resolve(), registries=registries)
+    claim = claim_testbed(ClaimRequest(
+        plan, registries, given_testbeds(settings["TESTBED"]), run_id, command_log,
+        results_dir=outputs.results_dir.resolve(), wait_s=settings["TESTBED_WAIT_S"],
+        lease_s=settings["TESTBED_LEASE_S"], on_lost=_stop_run, check=_no_check if tolerant else check_plan))
+    hosts = claim.hosts
+    if claim.testbed:  # results.json and the history name the testbed taken, not the pool
+        settings = settings.merged({"TESTBED": claim.testbed}, f"--testbed (taken of {len(claim.pool)})")
     try:
-        plan = leave_out(plan, checked(lambda pts: check_plan(pts, registries, hosts)), lambda pt: pt.test.name,
-                         tolerant=tolerant, what="this machine cannot run it")
+        if tolerant:  # the claim checked nothing (a no-op check): leave out what cannot run here
+            plan = leave_out(plan, checked(lambda pts: check_plan(pts, registries, hosts)), lambda pt: pt.test.name,
+                             tolerant=True, what="this machine cannot run it")
         progress = _progress(plan)
         runner = Runner(
             plan,
@@ -245,6 +261,7 @@ def _run(opts: dict[str, Any]) -> int:
             hosts=hosts,
             command_log=command_log,
             hold=hold_until_enter_or_sigterm,
+            testbed=claim.record(),
         )
         if isinstance(progress, LiveProgress):
             with progress:
@@ -255,8 +272,7 @@ def _run(opts: dict[str, Any]) -> int:
         close_abandoned(outputs.results_dir)
         raise
     finally:
-        if hosts is not None:
-            hosts.close()
+        claim.close()
     _apply_criteria(summary)
     if outputs.xunit_dir is not None:
         write_xunit_file(outputs.xunit_dir, summary.results_dir)
@@ -274,6 +290,16 @@ def _run(opts: dict[str, Any]) -> int:
     if matrix_problem:
         click.echo(f"vsperf: error: --matrix: {matrix_problem}", err=True)
     return EXIT_FAILED if summary.failed or matrix_problem else EXIT_OK
+
+
+def _no_check(_plan: Sequence[PlannedTest], _registries: Registries, _hosts: RunHosts | None) -> None:
+    """The claim's check of an --integration run: its tests are checked one by one after it."""
+
+
+def _stop_run(reason: str) -> None:
+    """The run's testbed lease was lost (vsperf.pool.lease): stop it as a signal would."""
+    if not abort(reason):
+        logging.getLogger("vsperf").error("%s", reason)
 
 
 def _progress(plan: Sequence[PlannedTest]) -> Progress:

@@ -84,6 +84,7 @@ _DUMMY_DUT = Struct({
     "noise_shape": Str(choices=("uniform", "gaussian")),
     "stall_per_s": Float(min=0, max=1000, unit="stalls/s"),
     "stall_s": SECONDS_OR_ZERO,
+    "wall_clock": Bool(),
 })
 
 SETTINGS: dict[str, Setting] = {
@@ -161,7 +162,8 @@ SETTINGS: dict[str, Setting] = {
         "loss_model (cliff or gradual), stall_per_s and stall_s (forwarding stalls: loss growing with "
         "the trial's length), "
         "base_latency_ns, recovery_s (frames dropped after an overload), reset_s (outage of a reset), "
-        "mac_table_size and learning_rate_fps (RFC 2889)."),
+        "mac_table_size and learning_rate_fps (RFC 2889), wall_clock (true: each trial lasts its duration, "
+        "as a real generator's does)."),
     "TRAFFIC": Setting(
         _TRAFFIC,
         "What to send (VSPERF's TRAFFIC): traffic_type, frame_rate (% of line rate), burst_size, bidir, "

@@ -10,7 +10,7 @@ connections the run then uses.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from vsperf.collectors.base import CollectorTarget
@@ -50,19 +50,21 @@ def _where(hosts: RunHosts | None) -> str:
 
 
 def open_hosts(plan: Sequence[PlannedTest], testbed_file: str, *, run_id: str, command_log: CommandLog,
-               registries: Registries | None = None, results_dir: Path | None = None) -> RunHosts | None:
+               registries: Registries | None = None, results_dir: Path | None = None,
+               claim: Callable[[RunHosts], None] | None = None) -> RunHosts | None:
     """The run's hosts: the testbed file's, connected, put back as killed runs left them and
     their ports checked (also for a plan that deploys nothing there: the run describes them), or
     the local lab (this machine: Linux and root; None when the plan deploys nothing). The caller
     closes them. With `registries`, a collector that cannot read a testbed's hosts is refused
-    first, before the file is read or a host contacted."""
+    first, before the file is read or a host contacted. `claim`: see RunHosts.open (a testbed's
+    lock, vsperf.pool)."""
     if testbed_file:
         if registries is not None:
-            _check_collectors_read_hosts(plan, registries)
+            check_collectors_read_hosts(plan, registries)
         testbed = load_testbed(Path(testbed_file))
         # --mode trafficgen: the DUT's ports are the user's DUT's, neither checked nor touched
         return RunHosts.open(testbed, run_id=run_id, command_log=command_log, results_dir=results_dir,
-                             check_dut_ports=not any(pt.traffic_only for pt in plan))
+                             check_dut_ports=not any(pt.traffic_only for pt in plan), claim=claim)
     if not any(pt.deploys for pt in plan):
         return None
     if why := lab_problem():
@@ -83,7 +85,7 @@ def check_plan(plan: Sequence[PlannedTest], registries: Registries, hosts: RunHo
         raise PrerequisiteError(f"{where}{exc}" if where and not str(exc).startswith(where) else str(exc)) from None
 
 
-def _check_collectors_read_hosts(plan: Sequence[PlannedTest], registries: Registries) -> None:
+def check_collectors_read_hosts(plan: Sequence[PlannedTest], registries: Registries) -> None:
     """UserError for a collector of a deploying test that reads only this machine (a testbed run)."""
     for pt in plan:
         for name in pt.collectors:
