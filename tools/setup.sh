@@ -20,12 +20,15 @@ extras=""
 # syslinux, mtools, dosfstools make the bootable qcow2 with a login of the GUEST_IMAGE test.
 # postgresql: the results store's tests start a private PostgreSQL server (initdb into a temporary
 # directory) to run the same tests as on SQLite; chromium + chromium-driver: the dashboard's tests
-# load its pages in headless Chromium (selenium) and take screenshots.
+# load its pages in headless Chromium (selenium) and take screenshots. tcpdump captures the generator
+# ports (TRAFFIC capture, frame modification checks); tshark dissects those captures in the tests.
+# libfaketime: the shared-testbed tests run a controller whose clock is days off the hosts' (leases
+# never compare the two).
 PACKAGES=(python3-venv python3-pip iproute2 ethtool kmod openvswitch-switch openvswitch-switch-dpdk
           dpdk-dev netsniff-ng sysstat stress-ng make gcc clang libbpf-dev libxdp-dev linux-libc-dev nftables
           tcpreplay iperf3 poppler-utils libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0
           fonts-dejavu-core openssh-server openssh-client qemu-system-x86 qemu-utils busybox-static cpio
-          syslinux mtools dosfstools postgresql chromium chromium-driver)
+          syslinux mtools dosfstools postgresql chromium chromium-driver tcpdump tshark libfaketime)
 missing=()
 for pkg in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -15,4 +15,4 @@ cd "$(dirname "$0")/.."
 tools/setup.sh --test
 echo "== ruff"; .venv/bin/ruff check vsperf tests bench
 echo "== mypy"; .venv/bin/mypy
-echo "== pytest"; exec .venv/bin/pytest -ra "$@"
+echo "== pytest"; exec .venv/bin/pytest -ra --durations=25 "$@"

@@ -1,3 +1,3 @@
-from vsperf.cli.main import main
+from vsperf.cli.entry import main
 
 main()

@@ -17,6 +17,7 @@ from vsperf.trafficgen.dummy.backend import DummyTrafficGenerator
 from vsperf.trafficgen.otg.backend import OtgTrafficGenerator
 from vsperf.trafficgen.pktgen.backend import PktgenTrafficGenerator
 from vsperf.trafficgen.trafgen.backend import TrafgenTrafficGenerator
+from vsperf.trafficgen.trex.backend import TrexTrafficGenerator
 from vsperf.trafficgen.vsgen.backend import VsgenTrafficGenerator
 from vsperf.vnf.base import Vnf
 from vsperf.vnf.netns import NetnsVnf
@@ -37,6 +38,7 @@ BUILTIN: tuple[tuple[str, type[Any]], ...] = (
     ("trafficgens", VsgenTrafficGenerator),
     ("trafficgens", OtgTrafficGenerator),
     ("trafficgens", PktgenTrafficGenerator),
+    ("trafficgens", TrexTrafficGenerator),
     ("vswitches", OvsVSwitch),
     ("vswitches", OvsDpdkVSwitch),
     ("vswitches", LinuxBridgeVSwitch),

@@ -1,12 +1,14 @@
 """The test-case catalog: VSPERF's test cases as YAML, validated, and selected by name.
 
 A test-case file holds a list of mappings with VSPERF's keys. Files ship in testcases/;
-users add theirs with the TEST_CASE_FILES setting (files or folders of *.yaml), or as VSPERF
-did, with PERFORMANCE_TESTS in a conf file (YAML or VSPERF's Python form): the same keys, validated
-the same way. VSPERF's test keywords vSwitch, VNF, Trafficgen and Collector become the test's
-VSWITCH, VNF, TRAFFICGEN and COLLECTOR settings. A test vsperf cannot run here (a VPP switch,
-tunnels, op2p, TestSteps, frame modifications other than vlan) is listed, left out of a run of
-every test, and refused with one line when named.
+users add theirs with the TEST_CASE_FILES setting (files or folders of *.yaml and *.conf), or as
+VSPERF did, with PERFORMANCE_TESTS and INTEGRATION_TESTS in a conf file (YAML or VSPERF's Python
+form): the same keys, validated the same way. VSPERF's test keywords vSwitch, VNF, Trafficgen and
+Collector become the test's VSWITCH, VNF, TRAFFICGEN and COLLECTOR settings. The tests of
+INTEGRATION_TESTS form the integration set (`vsperf --integration`), the others the performance
+set. A test's TestSteps are checked as a whole here (vsperf.steps.model); a test vsperf cannot
+run here (a VPP switch, a step it does not run) is listed, left out of a run of every test, and
+refused with one line when named.
 """
 
 from __future__ import annotations
@@ -19,28 +21,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vsperf.config.params import load_yaml
-from vsperf.config.pyconf import looks_like_pyconf, read_pyconf
+from vsperf.config.testfiles import read_test_files
 from vsperf.config.types import show
 from vsperf.config.vsperf_compat import backend_name, missing_backend
 from vsperf.deploy.topology import parse_deployment
 from vsperf.errors import ConfigError, PrerequisiteError, UnknownNameError
-from vsperf.inputs import expand_path, read_text_file
-from vsperf.inputs.limits import SETTINGS_FILE_MAX_BYTES
+from vsperf.inputs import expand_path
 from vsperf.paths import data_dir
+from vsperf.steps.model import Step, parse_steps
 
 log = logging.getLogger(__name__)
 
-DEPLOYMENT_RE = re.compile(r"p2p|pvp|pvvp\d{0,3}|pvpv\d{0,3}|clean")  # fullmatch
+DEPLOYMENT_RE = re.compile(r"p2p|pvp|pvvp\d{0,3}|pvpv\d{0,3}|clean|op2p|ptunp")  # fullmatch
 # VSPERF's deployments vsperf does not have yet: why.
-UNSUPPORTED_DEPLOYMENTS = {"op2p": "overlay (tunnel) deployment op2p is not supported by vsperf yet"}
+UNSUPPORTED_DEPLOYMENTS: dict[str, str] = {}
+TUNNEL_TYPES = ("vxlan", "gre", "geneve")
+TUNNEL_OPERATIONS = ("encapsulation", "decapsulation")
+TEST_MODIFIERS = ("framemod", "other")  # VSPERF documents the key, and never read it
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")  # fullmatch: a trailing newline is not part of a name
 # A name becomes part of file names (result_<idx>_<Name>_<Deployment>.csv, plots) and of every
 # table of the report; a description is printed in the report and `vsperf --list`.
 NAME_MAX_CHARS = 100
 DESCRIPTION_MAX_CHARS = 2000
-FRAME_MODIFICATIONS = ("vlan",)
-VSPERF_FRAME_MODIFICATIONS = ("mpls", "mac", "dscp", "ttl", "ip_addr", "ip_port")
+FRAME_MODIFICATIONS = ("vlan", "mpls", "mac", "dscp", "ttl", "ip_addr", "ip_port")
 LOAD_KEYS: dict[str, type | tuple[type, ...]] = {
     "tool": str, "load": (int, float), "reserved": int, "pattern": str, "load_memory": (int, float),
     "options": str,
@@ -52,14 +55,17 @@ KEYWORD_SETTINGS = {"vSwitch": "VSWITCH", "VNF": "VNF", "Trafficgen": "TRAFFICGE
 # Key in the YAML file -> (required, type, help)
 TEST_KEYS: dict[str, tuple[bool, type | tuple[type, ...], str]] = {
     "Name": (True, str, "the test's name, as typed on the command line"),
-    "Deployment": (True, str, "p2p, pvp, pvvp[N], pvpv[N] or clean"),
+    "Deployment": (True, str, "p2p, pvp, pvvp[N], pvpv[N], clean, op2p or ptunp"),
     "Description": (False, str, "the LTD identifier or a one-line description"),
     "Parameters": (False, dict, "settings the test overrides"),
-    "Frame Modification": (False, str, "vlan: the switch pushes a VLAN tag"),
+    "Frame Modification": (False, str, "what the switch changes in every frame: vlan, mpls, mac, dscp, ttl, "
+                                       "ip_addr or ip_port"),
     "Load": (False, dict, "CPU or memory load during traffic (tool, load, reserved, pattern, load_memory)"),
     **{keyword: (False, str, f"{setting} of this test") for keyword, setting in KEYWORD_SETTINGS.items()},
-    "Tunnel Type": (False, str, "VSPERF's overlay tests (vxlan, gre, geneve): not supported yet"),
-    "TestSteps": (False, list, "VSPERF's step-driven tests: not supported yet"),
+    "Tunnel Type": (False, str, "op2p and ptunp: vxlan, gre or geneve (default: the TUNNEL_TYPE setting)"),
+    "Tunnel Operation": (False, str, "op2p: encapsulation or decapsulation (the switch adds or strips the tunnel)"),
+    "TestSteps": (False, list, "VSPERF's step-driven test: the steps it runs after the deployment"),
+    "Test Modifier": (False, str, "VSPERF's FrameMod or Other: documentation only (VSPERF never read it)"),
 }
 
 
@@ -78,6 +84,10 @@ class TestCase:
     # prerequisite (PrerequisiteError) rather than an unsupported feature (ConfigError)
     unavailable: str = ""
     unavailable_prerequisite: bool = False
+    integration: bool = False  # from INTEGRATION_TESTS: run with --integration
+    steps: tuple[Step, ...] | None = None  # TestSteps, checked (None: none)
+    tunnel_type: str | None = None  # op2p/ptunp: the test's Tunnel Type (None: TUNNEL_TYPE)
+    tunnel_operation: str | None = None  # op2p: encapsulation or decapsulation
 
     def check_available(self) -> None:
         """Raise the one-line error saying why this test cannot run, if it cannot."""
@@ -116,19 +126,46 @@ def _keyword_parameters(entry: Mapping[str, Any], where: str) -> tuple[dict[str,
         if missing is not None:
             return parameters, f"needs {missing}", isinstance(missing, PrerequisiteError)
         parameters[setting] = backend_name(setting, parameters[setting], where)
-    if "Tunnel Type" in entry:
-        return parameters, f"Tunnel Type {entry['Tunnel Type']!r}: tunnel tests are not supported by vsperf yet", False
-    if "TestSteps" in entry:
-        return parameters, "step-driven tests (TestSteps) are not supported by vsperf yet", False
     if entry["Deployment"] in UNSUPPORTED_DEPLOYMENTS:
         return parameters, UNSUPPORTED_DEPLOYMENTS[entry["Deployment"]], False
-    mod = entry.get("Frame Modification")
-    if mod in VSPERF_FRAME_MODIFICATIONS:
-        return parameters, f"Frame Modification {mod!r} is not supported by vsperf yet (only vlan)", False
     return parameters, "", False
 
 
-def _validate(entry: Any, where: str) -> TestCase:
+def _choice(entry: Mapping[str, Any], key: str, choices: tuple[str, ...], where: str) -> str | None:
+    value = entry.get(key)
+    if value is None:
+        return None
+    if str(value).lower() not in choices:
+        raise ConfigError(f"{where}: unknown {key} {value!r}{_closest(str(value).lower(), choices)}; valid: "
+                          f"{', '.join(choices)}")
+    return str(value).lower()
+
+
+def _tunnel(entry: Mapping[str, Any], where: str) -> tuple[str | None, str | None]:
+    """The test's Tunnel Type and Tunnel Operation, checked against its Deployment."""
+    tunnel = _choice(entry, "Tunnel Type", TUNNEL_TYPES, where)
+    operation = _choice(entry, "Tunnel Operation", TUNNEL_OPERATIONS, where)
+    _choice(entry, "Test Modifier", TEST_MODIFIERS, where)
+    deployment = entry["Deployment"]
+    if deployment == "op2p" and operation is None:
+        raise ConfigError(f"{where}: Deployment op2p needs a Tunnel Operation ({', '.join(TUNNEL_OPERATIONS)})")
+    if deployment not in ("op2p", "ptunp") and (tunnel or operation):
+        key = "Tunnel Type" if tunnel else "Tunnel Operation"
+        raise ConfigError(f"{where}: {key} goes with Deployment op2p or ptunp, not {deployment}")
+    return tunnel, operation
+
+
+def _steps(entry: Mapping[str, Any], name: str) -> tuple[tuple[Step, ...] | None, str]:
+    """The test's checked TestSteps, or why they cannot run (the message without 'test NAME: ')."""
+    if "TestSteps" not in entry:
+        return None, ""
+    try:
+        return parse_steps(name, entry["TestSteps"]), ""
+    except ConfigError as exc:
+        return None, str(exc).removeprefix(f"test {name}: ")
+
+
+def _validate(entry: Any, where: str, integration: bool = False) -> TestCase:
     if not isinstance(entry, dict):
         raise ConfigError(f"{where}: a test case must be a mapping, got {type(entry).__name__}")
     for key, value in entry.items():
@@ -162,12 +199,16 @@ def _validate(entry: Any, where: str) -> TestCase:
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
     mod = entry.get("Frame Modification")
-    if mod is not None and mod not in FRAME_MODIFICATIONS + VSPERF_FRAME_MODIFICATIONS:
+    if mod is not None and str(mod).lower() not in FRAME_MODIFICATIONS:
         raise ConfigError(f"{where}: unknown Frame Modification {mod!r}; valid: {', '.join(FRAME_MODIFICATIONS)}")
     load = entry.get("Load")
     if load is not None:
         _validate_load(load, where)
+    tunnel, operation = _tunnel(entry, where)
     parameters, unavailable, prerequisite = _keyword_parameters(entry, where)
+    steps, steps_problem = _steps(entry, name)
+    if steps_problem and not unavailable:
+        unavailable = steps_problem
     return TestCase(
         name=name,
         deployment=deployment,
@@ -178,6 +219,10 @@ def _validate(entry: Any, where: str) -> TestCase:
         source=where.split(":")[0],
         unavailable=unavailable,
         unavailable_prerequisite=prerequisite,
+        integration=integration,
+        steps=steps,
+        tunnel_type=tunnel,
+        tunnel_operation=operation,
     )
 
 
@@ -196,31 +241,24 @@ def _validate_load(load: Mapping[str, Any], where: str) -> None:
                           f"remove it")
 
 
+def load_files(paths: Sequence[Path]) -> list[TestCase]:
+    """Read and validate test-case files, in order (they share their names, as VSPERF's files did:
+    see vsperf.config.testfiles): the tests of their PERFORMANCE_TESTS, then INTEGRATION_TESTS."""
+    tests: list[TestCase] = []
+    for found in read_test_files(paths):
+        tests += load_entries(found.performance, f"{found.path}")
+        tests += load_entries(found.integration, f"{found.path}", integration=True)
+    return tests
+
+
 def load_file(path: Path) -> list[TestCase]:
-    """Read and validate one test-case file: a YAML list of test cases, or a file holding
-    PERFORMANCE_TESTS (VSPERF's Python form, e.g. its 01_testcases.conf, or a YAML mapping)."""
-    where = f"test-case file {path}"
-    text = read_text_file(path, where, SETTINGS_FILE_MAX_BYTES)
-    if path.suffix in (".conf", ".py") or looks_like_pyconf(text):
-        data: Any = read_pyconf(text, where)
-    else:
-        # The same strict YAML as settings files: only true/false are booleans.
-        data = load_yaml(text, where)
-    if isinstance(data, dict) and "PERFORMANCE_TESTS" in data:
-        others = sorted(str(k) for k in data if k != "PERFORMANCE_TESTS")
-        if others:
-            log.warning("%s: ignoring %s: a test-case file is read for PERFORMANCE_TESTS only (settings go "
-                        "in --conf-file)", where, ", ".join(others))
-        data = data["PERFORMANCE_TESTS"]
-    if data is None:
-        return []
-    if not isinstance(data, list):
-        raise ConfigError(f"test-case file {path}: expected a list of test cases, got {type(data).__name__}")
-    return load_entries(data, f"{path}")
+    """Read and validate one test-case file (see `load_files`)."""
+    return load_files([path])
 
 
-def load_entries(entries: Sequence[Any], origin: str) -> list[TestCase]:
-    """Validate test-case mappings (a file's list, or PERFORMANCE_TESTS) coming from `origin`."""
+def load_entries(entries: Sequence[Any], origin: str, *, integration: bool = False) -> list[TestCase]:
+    """Validate test-case mappings (a file's list, PERFORMANCE_TESTS, or INTEGRATION_TESTS with
+    `integration`) coming from `origin`."""
     tests: list[TestCase] = []
     first: dict[str, int] = {}
     for i, entry in enumerate(entries, start=1):
@@ -228,7 +266,7 @@ def load_entries(entries: Sequence[Any], origin: str) -> list[TestCase]:
         if isinstance(label, str) and not (NAME_RE.fullmatch(label) and len(label) <= NAME_MAX_CHARS):
             label = show(label)  # a name with a newline must not break the message's one line
         where = f"{origin}: test #{i}" + (f" ({label})" if label else "")
-        test = _validate(entry, where)
+        test = _validate(entry, where, integration)
         if test.name in first:
             raise ConfigError(f"{where}: test #{first[test.name]} has the same Name; give each test its own")
         first[test.name] = i
@@ -250,34 +288,49 @@ def _files(paths: Iterable[Path]) -> list[Path]:
 
 @dataclass(frozen=True)
 class Catalog:
-    """Every known test case by name, in file order."""
+    """Every known test case by name, in file order (`view` keeps one set: performance or
+    integration)."""
 
     tests: tuple[TestCase, ...]
-    # the tests a run without test names runs (PERFORMANCE_TESTS when given); empty: every test
+    # the tests a run without test names runs (PERFORMANCE_TESTS, INTEGRATION_TESTS when given);
+    # empty: every test
     default_names: tuple[str, ...] = ()
+    other_set: tuple[str, ...] = ()  # a view: the names of the other set's tests (a hint when named)
+    integration: bool = False  # a view: of the integration set
 
     @classmethod
     def load(cls, extra: Sequence[str | Path] = (), performance_tests: Sequence[Any] = (),
-             performance_tests_origin: str = "PERFORMANCE_TESTS") -> Catalog:
-        """The shipped test cases, the user's files, then `performance_tests` (VSPERF's
-        PERFORMANCE_TESTS, from `performance_tests_origin`); a later one may redefine a test."""
-        by_name: dict[str, TestCase] = {test.name: test for path in _files([data_dir("testcases")])
-                                        for test in load_file(path)}
+             performance_tests_origin: str = "PERFORMANCE_TESTS", integration_tests: Sequence[Any] = (),
+             integration_tests_origin: str = "INTEGRATION_TESTS") -> Catalog:
+        """The shipped test cases, the user's files, then `performance_tests` and
+        `integration_tests` (VSPERF's PERFORMANCE_TESTS and INTEGRATION_TESTS, from a conf file);
+        a later one may redefine a test of its set."""
+        by_name: dict[tuple[bool, str], TestCase] = {
+            (test.integration, test.name): test for test in load_files(_files([data_dir("testcases")]))}
         shipped = dict(by_name)
-        for path in _files([expand_path(p, f'test-case file {p}') for p in extra]):
-            for test in load_file(path):
-                if test.name in by_name and test.name not in shipped:
-                    raise ConfigError(f"test-case file {path}: test {test.name} is also defined in "
-                                      f"{by_name[test.name].source}; give each test its own Name")
-                if test.name in shipped:
-                    log.info("%s: test %s replaces the shipped one", path, test.name)
-                shipped.pop(test.name, None)
-                by_name[test.name] = test
-        custom = load_entries(performance_tests, performance_tests_origin)
+        paths = _files([expand_path(p, f'test-case file {p}') for p in extra])
+        for test in load_files(paths):
+            key = (test.integration, test.name)
+            if key in by_name and key not in shipped:
+                raise ConfigError(f"test-case file {test.source}: test {test.name} is also defined in "
+                                  f"{by_name[key].source}; give each test its own Name")
+            if key in shipped:
+                log.info("%s: test %s replaces the shipped one", test.source, test.name)
+            shipped.pop(key, None)
+            by_name[key] = test
+        custom = [*load_entries(performance_tests, performance_tests_origin),
+                  *load_entries(integration_tests, integration_tests_origin, integration=True)]
         for test in custom:
-            by_name.pop(test.name, None)  # a redefined test moves to its new place
-            by_name[test.name] = test
+            by_name.pop((test.integration, test.name), None)  # a redefined test moves to its new place
+            by_name[(test.integration, test.name)] = test
         return cls(tuple(by_name.values()), tuple(t.name for t in custom))
+
+    def view(self, *, integration: bool) -> Catalog:
+        """The integration set (INTEGRATION_TESTS, `vsperf --integration`) or the performance set."""
+        mine = tuple(t for t in self.tests if t.integration == integration)
+        names = {t.name for t in mine}
+        return Catalog(mine, tuple(n for n in self.default_names if n in names),
+                       tuple(t.name for t in self.tests if t.integration != integration), integration)
 
     def names(self) -> list[str]:
         """Every test's name, in catalog order."""
@@ -288,7 +341,12 @@ class Catalog:
         for test in self.tests:
             if test.name == name:
                 return test
-        raise UnknownNameError(f"unknown test {name!r}{_closest(name, self.names())}; `vsperf --list` shows them")
+        if name in self.other_set:
+            hint = "run it without --integration" if self.integration else "add --integration"
+            kind = "a performance test" if self.integration else "an integration test (INTEGRATION_TESTS)"
+            raise UnknownNameError(f"test {name!r} is {kind}: {hint}")
+        listing = "`vsperf --integration --list`" if self.integration else "`vsperf --list`"
+        raise UnknownNameError(f"unknown test {name!r}{_closest(name, self.names())}; {listing} shows them")
 
     def select(self, names: Sequence[str] = (), filters: str | None = None) -> list[TestCase]:
         """Tests named on the command line, then VSPERF's `-t "substr,!exclude"` filter

@@ -31,6 +31,12 @@ class DeploymentError(VsperfError):
     """A vswitch, VNF or port could not be deployed, or died while in use."""
 
 
+class SearchError(VsperfError):
+    """A search ended without an answer it stands behind: no load met a goal (no passing rate),
+    or its trial guard stopped it. The test fails with one line saying why; the trials it ran
+    are in the results."""
+
+
 class TrafficGenError(VsperfError):
     """The traffic generator failed to run a trial."""
 

@@ -88,6 +88,8 @@ class LocalProcess(subprocess.Popen[bytes]):
 class TcpStream(Protocol):
     """A TCP connection to a port of a host: a socket, or an SSH channel (paramiko.Channel)."""
 
+    def fileno(self) -> int: ...
+
     def sendall(self, data: bytes) -> None: ...
 
     def recv(self, size: int) -> bytes: ...
@@ -251,14 +253,13 @@ class CommandLog:
             self.attach(path)
 
     def attach(self, path: Path) -> None:
-        """Write to `path` from now on, after the lines recorded so far."""
+        """Write to `path` from now on, after the lines recorded so far; the file exists from
+        now on even while empty (a run that ran no command says so with an empty log)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         with self._lock:
             self.path = path
             pending, self._pending = self._pending, []
-            if pending:
-                with path.open("a", encoding="utf-8") as fh:
-                    fh.write("".join(f"{line}\n" for line in pending))
+            self._append("".join(f"{line}\n" for line in pending))
 
     def record(self, argv: Sequence[str], env: Mapping[str, str] | None, note: str = "") -> None:
         envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in (env or {}).items())
@@ -269,15 +270,18 @@ class CommandLog:
                 if len(self._pending) < self._MAX_PENDING:
                     self._pending.append(line)
                 return
-            if self._failed:
-                return
-            try:
-                with self.path.open("a", encoding="utf-8") as fh:
-                    fh.write(line + "\n")
-            except OSError as exc:  # a full disk: the command still runs; results.json's writer stops the run
-                self._failed = True
-                log.warning("%s: cannot write (%s); commands are no longer logged there", self.path,
-                            exc.strerror or exc)
+            self._append(line + "\n")
+
+    def _append(self, text: str) -> None:
+        """Append `text` to the attached file (lock held); after a failure nothing more is tried."""
+        if self._failed or self.path is None:
+            return
+        try:
+            with self.path.open("a", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:  # a full disk: the command still runs; results.json's writer stops the run
+            self._failed = True
+            log.warning("%s: cannot write (%s); commands are no longer logged there", self.path, exc.strerror or exc)
 
 
 class LocalExecutor(Executor):

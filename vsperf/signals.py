@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import logging
 import signal
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,6 +40,11 @@ class StopRun(KeyboardInterrupt):
 
 class Terminated(StopRun):
     """The run received SIGTERM (or SIGHUP)."""
+
+
+class Aborted(StopRun):
+    """The run must stop for a reason found outside its main thread (`abort`): its testbed lease
+    could not be renewed."""
 
 
 def stop_reason(exc: BaseException) -> str:
@@ -69,6 +75,7 @@ class _State:
     interruptible: int = 0  # inside interruptible(): a signal raises even while stopping
     settled: bool = False  # the command's exit code is decided: stop signals are ignored
     previous: dict[int, Any] = field(default_factory=dict)
+    aborted: str = ""  # why `abort` stops the command (raised as Aborted by the next SIGTERM's handler)
 
 
 _state = _State()
@@ -84,6 +91,8 @@ def _handle(signum: int, _frame: FrameType | None) -> None:
     _state.stopping = True
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
+    if signum == signal.SIGTERM and _state.aborted:
+        raise Aborted(_state.aborted)
     raise Terminated(f"received {name}")
 
 
@@ -94,7 +103,7 @@ def stop_signals_raise() -> Iterator[None]:
     Must be entered from the main thread."""
     if _state.depth == 0:
         _state.previous = {sig: signal.signal(sig, _handle) for sig in STOP_SIGNALS}
-        _state.stopping = False
+        _state.stopping, _state.aborted = False, ""
     _state.depth += 1
     try:
         yield
@@ -123,6 +132,19 @@ def settle(*, for_good: bool) -> None:
     _state.settled = True
     if for_good:
         _state.previous = dict.fromkeys(STOP_SIGNALS, signal.SIG_IGN)
+
+
+def abort(reason: str) -> bool:
+    """From any thread: stop the command as a stop signal would, with `Aborted(reason)` raised in
+    the main thread (a SIGTERM to it carries the reason). False, and nothing done, outside
+    `stop_signals_raise` or once the exit code is decided."""
+    if _state.depth == 0 or _state.settled:
+        return False
+    _state.aborted = reason
+    main = threading.main_thread().ident
+    assert main is not None
+    signal.pthread_kill(main, signal.SIGTERM)
+    return True
 
 
 def resume() -> None:

@@ -185,7 +185,9 @@ def test_a_killed_runs_namespaces_and_links_are_swept_by_the_next_run(tmp_path: 
         vsperf_killed.net.add_veth(killed.gen_if(0), killed.switch_netns, killed.phy_if(0), None, mtu_bytes=1500)
         vsperf_killed.spawn("sleeper", ["sleep", "60"], netns=killed.switch_netns)
         assert len(_leftovers(killed.tag)) == 2  # the namespace and the veth's end in this namespace
-        with local_lab(new_run_id(), CommandLog(None), state_root=state):
+        with local_lab(new_run_id(), CommandLog(None), state_root=state) as lab:
+            assert len(_leftovers(killed.tag)) == 2  # the lab's sweep comes when its run starts
+            lab.sweep()
             assert _leftovers(killed.tag) == [] and not dead.path.exists()
     finally:
         _remove(killed.tag)

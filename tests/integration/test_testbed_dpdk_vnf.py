@@ -128,7 +128,7 @@ def test_pvp_netns_vnf_with_the_testpmd_loopback_on_the_dut_host(bed: Bed, tmp_p
         vnf = next(c for c in data["tests"][0]["components"] if c["role"] == "vnf")
         assert vnf["details"]["loopback"] == "testpmd" and vnf["version"].startswith("DPDK ")
         # its links were seen up through DPDK's telemetry, on host A
-        assert re.search(rf"\[{bed.dut}\] ssh .* dpdk-telemetry.py -f vsperf-{run_id}-v0", log)
+        assert re.search(rf"\[{bed.dut}\] ssh .* dpdk-telemetry.py -f vsp{run_id}v0", log)
         # inside the VNF's namespace on host A, on AF_PACKET ports of the VNF's ends of its veths
         assert re.search(rf"\[{bed.dut}\] \[background\] ssh .* ip netns exec vsp{run_id}v0 sh -c .* dpdk-testpmd "
                          rf".*--vdev net_af_packet0,iface=vsp{run_id}v0i0", log)

@@ -172,5 +172,5 @@ def test_rfc2889_learning_flushes_ovs_addresses_on_the_dut_host(bed: Bed, tmp_pa
     data = _run(bed, tmp_path, "phy2phy_learning", "ovs", ";TRAFFICGEN_RFC2889_LEARNING_ADDRESSES=256")
     metrics = data["tests"][0]["results"][0]["metrics"]
     assert metrics["address_learning_rate_fps"] > 0 and metrics["learning_addresses"] == 256
-    assert re.search(rf"\[{bed.dut}\] ssh .* ovs-appctl .* fdb/flush vsperf\w+'", data["commands"])
+    assert re.search(rf"\[{bed.dut}\] ssh .* ovs-appctl .* fdb/flush vsp{data['run_id']}b0'", data["commands"])
     assert_nothing_left(bed, data["run_id"], before, links_before)

@@ -83,10 +83,14 @@ def test_trafficgen_mode_sends_through_the_users_dut(bed: Bed, users_dut: str, t
     assert [p["details"]["interface"] for p in ports] == [b_end for _a_end, b_end in bed.cables]
     assert (results / "result.csv").is_file()  # VSPERF's traffic-only result file
     # On host A only reads (the report's host description, the collectors' /proc/stat and ps):
-    # nothing is created, changed or started there.
+    # nothing is created, changed or started there. The preflight's commands are in the log too:
+    # it looks up the collectors' programs there (a fixed `command -v` script, which only reads).
     on_a = [line.split(" -- ", 1)[1] for line in (results / "commands.log").read_text().splitlines()
             if f"[{bed.dut}] ssh" in line]
-    programs = {re.sub(r"^'timeout -k 2 \d+ ", "", command).split()[0] for command in on_a}
+    lookup = re.compile(r"""^'timeout -k 2 \d+ sh -c '"'"'command -v "\$1"'"'"' sh (\S+)'$""")
+    looked_up = {m.group(1) for command in on_a if (m := lookup.match(command))}
+    assert looked_up == {"getconf", "ps"}, on_a
+    programs = {re.sub(r"^'timeout -k 2 \d+ ", "", command).split()[0] for command in on_a if not lookup.match(command)}
     assert "cat" in programs and programs <= {"cat", "getconf", "ps"}, on_a
     # The user's bridge still joins host A's ends; host B's ports are back as they were.
     assert_nothing_left(bed, str(data["run_id"]), before, links_before)

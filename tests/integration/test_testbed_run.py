@@ -68,12 +68,12 @@ def test_phy2phy_tput_on_two_ssh_hosts(bed: Bed, tmp_path: Path, vswitch: str) -
     assert components[("trafficgen", "vsgen")]["details"]["host"] == bed.gen
     assert components[("port", "port 0")]["version"] == "veth"
     log = (results / "commands.log").read_text()
-    creates = "ip link add name vsperf\\w+ type bridge" if vswitch == "linux-bridge" else \
-        "env OVS_RUNDIR=/tmp/vsperf-\\w+-ovs .* ovs-vsctl .* add-br vsperf\\w+ "
+    creates = "ip link add name vsp\\w+b0 type bridge" if vswitch == "linux-bridge" else \
+        "env OVS_RUNDIR=/tmp/vsperf-\\w+-ovs .* ovs-vsctl .* add-br vsp\\w+b0 "
     assert re.search(rf"\[{bed.dut}\] ssh .* 'timeout -k 2 \d+ {creates}", log)
     gen_address = re.escape(bed.ctl["b"][1])
-    assert re.search(rf"\[{bed.gen}\] scp .* root@{gen_address}:/tmp/vsperf-\w+-vsgen/{ENGINE_NAME}", log)
-    assert re.search(rf"\[{bed.gen}\] \[background\] ssh .*vsperf-\w+-vsgen/{ENGINE_NAME}", log)
+    assert re.search(rf"\[{bed.gen}\] scp .* root@{gen_address}:/tmp/vsperf-\w+-files/{ENGINE_NAME}", log)
+    assert re.search(rf"\[{bed.gen}\] \[background\] ssh .*vsperf-\w+-files/{ENGINE_NAME}", log)
     _assert_statistics_read_on_the_hosts(bed, test, log, vswitch)
     assert_nothing_left(bed, data["run_id"], before, links_before)
 
@@ -158,7 +158,7 @@ def test_dut_host_lost_mid_trial_exit_1_results_kept_next_run_cleans(bed: Bed, t
     assert [r["metrics"]["packet_size"] for r in test["results"]] == [64]  # what was measured is kept
     assert test["results"][0]["metrics"]["throughput_rx_fps"] >= 0 and test["results"][0]["trials"]
     # host A could not be cleaned: its bridge (and OVS) still there, its ports still attached
-    assert any(name.startswith("vsperf") for name in links_in(bed.ns["a"]) - links_before["a"])
+    assert any(name.startswith(f"vsp{data['run_id']}b") for name in links_in(bed.ns["a"]) - links_before["a"])
     assert (daemons_of(str(data["run_id"])) != []) == (vswitch == "ovs")
     # host B was: the engine is gone, its ports restored (their carrier follows host A's ends, still up)
     assert engines_of(str(data["run_id"])) == []
@@ -189,8 +189,8 @@ def test_vsperf_killed_mid_trial_its_engine_ends_and_the_next_run_cleans_both_ho
         time.sleep(0.1)
     assert engines_of(run_id) == []
     assert not any(s.xdp_attached for s in bed.states().values())
-    assert Path(f"/tmp/vsperf-{run_id}-vsgen").exists()  # the copy stays until the next run
-    assert any(name.startswith("vsperf") for name in links_in(bed.ns["a"]) - links_before["a"])
+    assert Path(f"/tmp/vsperf-{run_id}-files/{ENGINE_NAME}").exists()  # the copy stays until the next run
+    assert any(name.startswith(f"vsp{run_id}b") for name in links_in(bed.ns["a"]) - links_before["a"])
     if test == "pvp_tput":  # the VNF's namespace and its veths into host A stay, in the journal
         assert vnf_namespaces(run_id) == [f"vsp{run_id}v0"]
         assert {f"vsp{run_id}v0s0", f"vsp{run_id}v0s1"} <= links_in(bed.ns["a"])

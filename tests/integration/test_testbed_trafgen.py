@@ -41,9 +41,9 @@ def trafgens_of(bed: Bed, run_id: str | None = None) -> dict[int, str]:
     found: dict[int, str] = {}
     for proc in psutil.process_iter(["cmdline"]):
         cmd = " ".join(proc.info["cmdline"] or [])
-        match = re.search(r"/tmp/vsperf-(\w+)-trafgen/(port\d\.cfg|agent\.py)", cmd)
+        match = re.search(r"/tmp/vsperf-(\w+)-(trafgen/port\d\.cfg|files/agent\.py)", cmd)
         if match and (run_id is None or match.group(1) == run_id) and (
-                match.group(2) == "agent.py" or any(f"--dev {b}" in cmd for _, b in bed.cables)):
+                match.group(2) == "files/agent.py" or any(f"--dev {b}" in cmd for _, b in bed.cables)):
             found[proc.pid] = match.group(1)
     return found
 
@@ -80,7 +80,7 @@ def test_trafgen_on_the_generator_host(bed: Bed, tmp_path: Path, name: str) -> N
     assert re.search(rf"\[{bed.gen}\] \[background\] ssh .* trafgen --dev {bed.cables[0][1]} "
                      rf"--conf /tmp/vsperf-{run_id}-trafgen/port0.cfg", log)
     assert re.search(rf"\[{bed.gen}\] scp .* root@{gen_address}:/tmp/vsperf-{run_id}-trafgen/port0.cfg", log)
-    assert re.search(rf"\[{bed.gen}\] \[background\] ssh .* python3 /tmp/vsperf-{run_id}-trafgen/agent.py", log)
+    assert re.search(rf"\[{bed.gen}\] \[background\] ssh .* python3 /tmp/vsperf-{run_id}-files/agent.py", log)
     if name != "back2back":  # rate trials are paced on host B (bursts go out as fast as trafgen sends)
         assert re.search(rf"\[{bed.gen}\] ssh .* tc qdisc replace dev {bed.cables[0][1]} root tbf", log)
     started = [line for line in log.splitlines() if " trafgen --dev " in line]

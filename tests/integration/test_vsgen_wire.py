@@ -181,7 +181,9 @@ def sane_latency(result: Any) -> None:
     lat = result.latency
     assert lat is not None and lat.samples == result.rx_frames
     p = lat.percentiles_ns
-    assert 0 < lat.min_ns <= p["p50"] <= p["p90"] <= p["p99"] <= p["p99.9"] <= lat.max_ns < 10e6
+    # Under 0.1 s: a wrong clock or unit is off by far more; a loaded 2-CPU machine has reached
+    # 10 ms through OVS's userspace datapath (p90 3.8 ms), which is no bug of the measurement.
+    assert 0 < lat.min_ns <= p["p50"] <= p["p90"] <= p["p99"] <= p["p99.9"] <= lat.max_ns < 100e6
     assert lat.min_ns <= lat.avg_ns <= lat.max_ns
 
 

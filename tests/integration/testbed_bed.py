@@ -105,7 +105,7 @@ class Bed:
             assert line, f"vsperf ended before holding: {seen}"
             seen += line
         assert re.search(rf"generator ports: {self.cables[0][1]}\b", seen), seen
-        bridges = [name for name in self.links()["a"] if name.startswith("vsperf")]
+        bridges = [name for name in self.links()["a"] if re.fullmatch(r"vsp[0-9a-f]+b\d+", name)]
         assert len(bridges) == 1  # host A's switch is up while vsperf holds
         return seen
 
@@ -222,7 +222,7 @@ def engines_of(run_id: str) -> list[int]:
     found = []
     for proc in psutil.process_iter(["cmdline"]):
         cmd = proc.info["cmdline"] or []
-        if cmd and cmd[0].endswith(f"/vsperf-{run_id}-vsgen/{ENGINE_NAME}"):
+        if cmd and cmd[0].endswith(f"/vsperf-{run_id}-files/{ENGINE_NAME}"):
             found.append(proc.pid)
     return found
 
@@ -246,7 +246,7 @@ def assert_nothing_left(bed: Bed, run_id: str, before: dict[str, PortState],
     journal of run `run_id` left."""
     assert bed.states() == before
     assert bed.links() == links_before
-    assert not Path(f"/tmp/vsperf-{run_id}-vsgen").exists() and not Path(f"/tmp/vsperf-{run_id}-ovs").exists()
+    assert list(Path("/tmp").glob(f"vsperf-{run_id}-*")) == []
     assert engines_of(run_id) == [] and daemons_of(run_id) == []
     assert vnf_namespaces(run_id) == []
     assert not (DEFAULT_STATE_ROOT / run_id / JOURNAL_FILE).exists()

@@ -13,7 +13,7 @@ def test_every_builtin_backend_is_registered_in_its_family() -> None:
 
 def test_the_names_users_type() -> None:
     regs = build_registries()
-    assert sorted(e.name for e in regs.trafficgens) == ["dummy", "otg", "pktgen", "trafgen", "vsgen"]
+    assert sorted(e.name for e in regs.trafficgens) == ["dummy", "otg", "pktgen", "trafgen", "trex", "vsgen"]
     assert sorted(e.name for e in regs.vswitches) == ["linux-bridge", "none", "ovs", "ovs-dpdk"]
     assert sorted(e.name for e in regs.collectors) == ["cpu", "ifstats", "pidstat"]
     assert regs.loadgens.resolve("stress-ng") == "stress-ng"

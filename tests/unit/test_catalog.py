@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,62 @@ def test_a_filter_naming_nothing_is_an_error(filters: str) -> None:
 def test_missing_user_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         Catalog.load([tmp_path / "nope.yaml"])
+
+
+# --- VSPERF's integration tests (INTEGRATION_TESTS, --integration) ---------------------------------
+
+INTEGRATION = """INTEGRATION_TESTS = [
+    {"Name": "steps_ok", "Deployment": "clean", "TestSteps": [['vswitch', 'add_switch', 'b'],
+                                                               ['vswitch', 'del_switch', 'b']]},
+    {"Name": "steps_bad", "Deployment": "clean", "TestSteps": [['vswitch', 'add_switch', 'b'],
+                                                                ['vswitch', 'del_port', 'b', '#STEP[3][0]']]},
+    {"Name": "tunnel", "Deployment": "op2p", "Tunnel Type": "GRE", "Tunnel Operation": "decapsulation",
+     "Test Modifier": "FrameMod", "Frame Modification": "TTL"},
+]
+PERFORMANCE_TESTS = [{"Name": "perf", "Deployment": "p2p"}]
+"""
+
+
+def test_the_two_sets(tmp_path: Path) -> None:
+    path = tmp_path / "t.conf"
+    path.write_text(INTEGRATION)
+    catalog = Catalog.load([path])
+    integration = catalog.view(integration=True)
+    assert [t.name for t in integration.tests] == ["steps_ok", "steps_bad", "tunnel"]
+    performance = catalog.view(integration=False)
+    assert "perf" in performance.names() and "steps_ok" not in performance.names()
+    with pytest.raises(UnknownNameError, match="test 'steps_ok' is an integration test \\(INTEGRATION_TESTS\\): add "
+                                               "--integration"):
+        performance.get("steps_ok")
+    with pytest.raises(UnknownNameError, match="test 'perf' is a performance test: run it without --integration"):
+        integration.get("perf")
+    ok, bad, tunnel = integration.tests
+    assert ok.integration and ok.steps is not None and len(ok.steps) == 2 and not ok.unavailable
+    assert bad.unavailable == ('step 1 ["vswitch", "del_port", "b", "#STEP[3][0]"]: #STEP[3] refers to step 3, '
+                               'which does not come before step 1')
+    assert (tunnel.tunnel_type, tunnel.tunnel_operation, tunnel.frame_modification) == ("gre", "decapsulation", "TTL")
+    with pytest.raises(ConfigError, match=r"^test steps_bad: step 1"):
+        integration.select(["steps_bad"])
+    assert [t.name for t in integration.select()] == ["steps_ok", "tunnel"]  # the bad one left out, with a warning
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ("{'Name': 'x', 'Deployment': 'op2p'}", "Deployment op2p needs a Tunnel Operation (encapsulation, "
+                                                "decapsulation)"),
+        ("{'Name': 'x', 'Deployment': 'op2p', 'Tunnel Operation': 'encapsulate'}",
+         "unknown Tunnel Operation 'encapsulate' (did you mean 'encapsulation'?)"),
+        ("{'Name': 'x', 'Deployment': 'op2p', 'Tunnel Operation': 'encapsulation', 'Tunnel Type': 'ipip'}",
+         "unknown Tunnel Type 'ipip'; valid: vxlan, gre, geneve"),
+        ("{'Name': 'x', 'Deployment': 'p2p', 'Tunnel Type': 'vxlan'}",
+         "Tunnel Type goes with Deployment op2p or ptunp, not p2p"),
+        ("{'Name': 'x', 'Deployment': 'p2p', 'Test Modifier': 'x'}", "unknown Test Modifier 'x'"),
+        ("{'Name': 'x', 'Deployment': 'p2p', 'Frame Modification': 'nat'}", "unknown Frame Modification 'nat'"),
+    ],
+)
+def test_integration_keys_are_checked(tmp_path: Path, entry: str, message: str) -> None:
+    path = tmp_path / "t.conf"
+    path.write_text(f"INTEGRATION_TESTS = [{entry}]\n")
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        Catalog.load([path])

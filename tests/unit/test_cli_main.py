@@ -178,3 +178,90 @@ def test_search_settings_are_refused_before_anything_is_deployed(
     proc = vsperf(test, "--vswitch", "ovs", "--test-params", params, "--results-dir", str(out))
     assert_one_line_error(proc, setting)
     assert not out.exists()
+
+
+# --- VSPERF's integration tests (--integration, INTEGRATION_TESTS) -----------------------------------
+
+STEP_TESTS = """INTEGRATION_TESTS = [
+    {"Name": "sim", "Deployment": "clean", "TestSteps": [
+        ['settings', 'setValue', 'TRAFFICGEN_PKT_SIZES', (64,)],
+        ['#sent', 'trafficgen', 'send_traffic', {'traffic_type': 'rfc2544_continuous', 'frame_rate': 1}],
+        ['tools', 'assert', '#STEP[sent][0]["frame_loss_percent"] == 0'],
+        ['tools', 'eval', 'round(#STEP[1][0]["throughput_rx_fps"])'],
+    ]},
+    {"Name": "bad_object", "Deployment": "clean", "TestSteps": [['vswich', 'add_switch', 'b']]},
+    {"Name": "bad_action", "Deployment": "clean", "TestSteps": [['vswitch', 'add_swich', 'b']]},
+    {"Name": "bad_ref", "Deployment": "clean", "TestSteps": [['vswitch', 'add_switch', 'b'],
+                                                             ['vswitch', 'del_port', 'b', '#STEP[7][0]']]},
+]
+"""
+
+
+def test_step_driven_test_on_the_simulated_dut(tmp_path: Path) -> None:
+    tests = tmp_path / "steps.conf"
+    tests.write_text(STEP_TESTS)
+    out = tmp_path / "run"
+    proc = vsperf("--integration", "-f", str(tests), "sim", "--trafficgen", "dummy", "--results-dir", str(out),
+                  "--report-format", "rst")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    test = json.loads((out / "results.json").read_text())["tests"][0]
+    assert [s["status"] for s in test["steps"]] == ["passed"] * 4
+    assert [r["packet_size"] for r in test["results"]] == [64]  # the step's setValue, then its traffic
+    assert float(test["steps"][3]["result"]) == round(test["results"][0]["metrics"]["throughput_rx_fps"])
+    assert "sim" in (out / "report.rst").read_text()
+    listing = vsperf("--integration", "-f", str(tests), "--list")
+    assert "bad_ref" in listing.stdout and "#STEP[7] refers to step 7" in listing.stdout
+    assert "sim" not in vsperf("-f", str(tests), "--list").stdout  # not a performance test
+
+
+@pytest.mark.parametrize(
+    ("test", "needles"),
+    [
+        ("bad_object", ("test bad_object: step 0", "unknown object 'vswich' (did you mean 'vswitch'?)")),
+        ("bad_action",
+         ("test bad_action: step 0", "unknown action 'add_swich' of vswitch (did you mean 'add_switch'?)")),
+        ("bad_ref", ("test bad_ref: step 1", "#STEP[7] refers to step 7, which does not come before step 1")),
+    ],
+)
+def test_bad_steps_are_one_line_exit_2_nothing_run(tmp_path: Path, test: str, needles: tuple[str, ...]) -> None:
+    tests = tmp_path / "steps.conf"
+    tests.write_text(STEP_TESTS)
+    out = tmp_path / "run"
+    assert_one_line_error(vsperf("--integration", "-f", str(tests), test, "--trafficgen", "dummy", "--results-dir",
+                                 str(out)), *needles)
+    assert not out.exists()
+
+
+def test_an_integration_test_named_without_integration(tmp_path: Path) -> None:
+    tests = tmp_path / "steps.conf"
+    tests.write_text(STEP_TESTS)
+    assert_one_line_error(vsperf("-f", str(tests), "sim", "--trafficgen", "dummy"),
+                          "test 'sim' is an integration test (INTEGRATION_TESTS): add --integration")
+
+
+def test_search_without_an_answer_exits_1_with_the_reason_not_passed_with_0(tmp_path: Path) -> None:
+    # Issue 22: a simulated DUT forwarding less than ndr_pdr's lowest load printed "passed ... 0".
+    out = tmp_path / "run"
+    proc = vsperf("phy2phy_tput", "--trafficgen", "dummy", "--results-dir", str(out), "--test-params",
+                  "TRAFFICGEN_SEARCH=ndr_pdr;TRAFFICGEN_PKT_SIZES=(64,);REPORT_FORMATS=[];"
+                  "TRAFFICGEN_DUMMY_DUT={'capacity_fps': 100}")
+    assert proc.returncode == 1, proc.stderr
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("phy2phy_tput"))
+    assert row.split()[1] == "failed"
+    assert "64 B: no load met ndr (loss at most 0 %): even the lowest load tried, 298 fps" in row
+    assert "(the DUT forwarded 100 fps)" in row and "passed" not in proc.stdout
+    assert "Traceback" not in proc.stderr
+    test = json.loads((out / "results.json").read_text())["tests"][0]
+    assert test["status"] == "failed" and test["results"][0]["trials"]
+
+
+def test_mlr_with_the_recommended_exceed_ratio_answers_on_a_plain_cliff(tmp_path: Path) -> None:
+    # docs/searches.rst's settings for bursty DUTs ran into the 300-trial guard and said "passed ... 0".
+    out = tmp_path / "run"
+    proc = vsperf("phy2phy_tput", "--trafficgen", "dummy", "--results-dir", str(out), "--test-params",
+                  "TRAFFICGEN_SEARCH=mlr;TRAFFICGEN_MLR_EXCEED_RATIO_PERCENT=50;TRAFFICGEN_DURATION=60;"
+                  "TRAFFICGEN_PKT_SIZES=(64,);REPORT_FORMATS=[];TRAFFICGEN_DUMMY_DUT={'capacity_fps': 5000000}")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads((out / "results.json").read_text())["tests"][0]["results"][0]
+    assert 5_000_000 * 0.995 <= result["metrics"]["ndr_tx_rate_fps"] <= 5_000_000
+    assert len(result["trials"]) < 30

@@ -131,8 +131,9 @@ def test_conf_file_errors(tmp_path: Path) -> None:
     assert config_error(conf_file=bad).startswith(f"conf file {bad}: malformed YAML at line 4, column 5: ")
     python_style = write(tmp_path / "old.conf", "TRAFFICGEN_DURATION = 10\n")  # VSPERF's form
     assert load_settings(python_style, env={})["TRAFFICGEN_DURATION"] == 10.0
-    executable = write(tmp_path / "exec.conf", "import os\nTRAFFICGEN_DURATION = 10\n")
-    assert config_error(conf_file=executable).startswith(f"conf file {executable}: line 1: an import")
+    executable = write(tmp_path / "exec.conf", "import os\nTRAFFICGEN_DURATION = os.getpid()\n")
+    assert config_error(conf_file=executable).startswith(f"conf file {executable}: line 2: TRAFFICGEN_DURATION: "
+                                                         f"it uses os, not computed (line 1: an import")
     scalar = write(tmp_path / "scalar.yaml", "just words\n")
     assert "expected a YAML mapping of settings" in config_error(conf_file=scalar)
     assert "is a directory" in config_error(conf_file=tmp_path)

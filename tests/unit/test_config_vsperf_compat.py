@@ -203,7 +203,8 @@ PERFORMANCE_TESTS = [
         "Name": "my_vxlan",
         "Deployment": "op2p",
         "Tunnel Type": "vxlan",
-        "Parameters" : {"TRAFFIC" : {"traffic_type" : "rfc2544_continuous"}},
+        "Tunnel Operation": "encapsulation",
+        "Parameters" : {"TRAFFIC" : {"traffic_type" : "rfc2544_continuous", "bidir": "False"}},
     },
 ]
 '''
@@ -218,7 +219,7 @@ def test_vsperf_spellings_through_conf_file(tmp_path: Path) -> None:
     assert traffic["stream_type"] == "L3" and traffic["l3"]["proto"] == "udp"
     assert traffic["pre_installed_flows"] is False
     assert traffic["l3"]["srcip"] == "1.1.1.1" and traffic["l3"]["dstip"] == "90.90.90.90"
-    assert "capture" not in traffic and "scapy" not in traffic
+    assert traffic["capture"]["enabled"] is False and "scapy" not in traffic  # capture is vsperf's too (disabled)
     assert settings["TRAFFICGEN_DURATION"] == 2.0
     assert settings.source("TRAFFICGEN_DURATION") == f"TEST_PARAMS of conf file {conf}"
     assert settings["TRAFFICGEN_PKT_SIZES"] == [64, 128]
@@ -229,19 +230,21 @@ def test_vsperf_spellings_through_conf_file(tmp_path: Path) -> None:
     proc = vsperf("--conf-file", str(conf), "--results-dir", str(out), "--report-format", "rst")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "ignored 2 VSPERF settings vsperf does not use: TRAFFICGEN_STC_* (1), TRAFFICGEN_TREX_* (1)" in proc.stderr
-    assert "left out 1 test(s) vsperf cannot run here: my_vxlan" in proc.stderr
     data = results(out)
-    assert [t["name"] for t in data["tests"]] == ["my_tput", "my_cont"]  # PERFORMANCE_TESTS only
-    my_tput, my_cont = data["tests"]
+    assert [t["name"] for t in data["tests"]] == ["my_tput", "my_cont", "my_vxlan"]  # PERFORMANCE_TESTS only
+    my_tput, my_cont, my_vxlan = data["tests"]
+    assert my_vxlan["deployment"] == "op2p" and my_vxlan["status"] == "passed"
     assert [r["packet_size"] for r in my_tput["results"]] == [512]
     assert my_tput["results"][0]["metrics"]["b2b_frames"] > 0
     assert [r["packet_size"] for r in my_cont["results"]] == [64, 128]
     assert data["settings"]["TRAFFIC"]["l3"]["srcip"] == "1.1.1.1"  # any IPv4 on a simulated DUT
 
     listing = vsperf("--conf-file", str(conf), "--list")
-    assert "my_vxlan" in listing.stdout and "tunnel tests are not supported" in listing.stdout
+    vxlan_line = next(line for line in listing.stdout.splitlines() if "my_vxlan" in line)
+    assert " op2p " in vxlan_line and "cannot run here" not in vxlan_line
+    conf.write_text(CUSTOM.replace('"Tunnel Operation": "encapsulation",', ""))
     line = one_line_error(vsperf("--conf-file", str(conf), "my_vxlan"))
-    assert line == "vsperf: error: test my_vxlan: Tunnel Type 'vxlan': tunnel tests are not supported by vsperf yet"
+    assert line.endswith("(my_vxlan): Deployment op2p needs a Tunnel Operation (encapsulation, decapsulation)")
 
 
 def test_param_macro_refers_to_another_setting(tmp_path: Path) -> None:
@@ -259,14 +262,15 @@ def test_param_macro_refers_to_another_setting(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "body, message",
     [
-        ("import os\nTRAFFICGEN = 'Dummy'\n", "line 1: an import"),
+        ("import os\nTRAFFICGEN = 'Dummy'\nLOG_DIR = os.path.join('x')\n",
+         "line 3: LOG_DIR: it uses os, not computed (line 1: an import (the file is never run))"),
         ("TRAFFICGEN = 'Dummy'\nLOG_DIR = os.path.join(ROOT_DIR, 'x')\n",
-         "line 2: a call \"os.path.join(ROOT_DIR, 'x')\" is not a literal"),
+         "line 2: LOG_DIR: the name 'ROOT_DIR' is not defined earlier (\"os.path.join(ROOT_DIR, 'x')\")"),
         ("PATHS['dpdk'] = {}\n", "line 1: an assignment to an item"),
         ("TRAFFICGEN = 'Dummy'\n\nTRAFFICGEN_DURATION = 10 +\n", "line 3: Python syntax error"),
         ("TRAFFICGEN_DURATON = 10\n", "unknown setting 'TRAFFICGEN_DURATON'"),
         ("TRAFFIC = {'bidirr': 'True'}\n", "did you mean 'TRAFFIC.bidir'?"),
-        ("TRAFFIC = {'capture': {'enabled': True}}\n", "TRAFFIC.capture"),
+        ("TRAFFIC = {'capture': {'enabled': True, 'count': 0}}\n", "TRAFFIC.capture.count: expected an integer"),
         ("TRAFFIC = {'imix': {'enabled': True, 'genome': 'aaaxg'}}\n", "TRAFFIC.imix.genome: IMIX genome 'aaaxg'"),
     ],
 )
@@ -331,7 +335,45 @@ def test_settings_in_a_test_case_file_are_ignored_with_a_warning(tmp_path: Path,
     path = tmp_path / "t.conf"
     path.write_text("TRAFFICGEN = 'Dummy'\nPERFORMANCE_TESTS = [{'Name': 'z', 'Deployment': 'p2p'}]\n")
     assert Catalog.load([path]).get("z").deployment == "p2p"
-    assert "ignoring TRAFFICGEN: a test-case file is read for PERFORMANCE_TESTS only" in caplog.text
+    assert ("ignoring TRAFFICGEN: a test-case file is read for PERFORMANCE_TESTS and INTEGRATION_TESTS only"
+            in caplog.text)
+
+
+@needs_upstream
+def test_upstream_trex_settings_are_trex_settings_or_the_searchs() -> None:
+    settings = load_settings(UPSTREAM / "10_custom.conf", env={})
+    assert settings["TRAFFICGEN_TREX_LATENCY_PPS"] == 1000 and settings["TRAFFICGEN_TREX_PROMISCUOUS"] is False
+    assert settings["TRAFFICGEN_TREX_LEARNING_MODE"] is True and settings["TRAFFICGEN_TREX_LEARNING_DURATION"] == 5
+    # VSPERF's TRex verification is vsperf's one search's: off and 60 s in that file, as vsperf's defaults
+    assert settings["TRAFFICGEN_RFC2544_VERIFY"] is False
+    assert settings.source("TRAFFICGEN_RFC2544_VERIFY") == f"conf file {UPSTREAM / '10_custom.conf'}"
+    assert settings["TRAFFICGEN_RFC2544_VERIFY_DURATION_S"] == 60
+
+
+def test_trex_search_settings_become_the_searchs(tmp_path: Path) -> None:
+    conf = tmp_path / "10_custom.conf"
+    conf.write_text("TRAFFICGEN_TREX_VERIFICATION_MODE = True\nTRAFFICGEN_TREX_VERIFICATION_DURATION = 120\n"
+                    "TRAFFICGEN_TREX_FORCE_PORT_SPEED = True\nTRAFFICGEN_TREX_PORT_SPEED = 40000 # 40G\n"
+                    "TRAFFICGEN_TREX_LIVE_RESULTS = True\n")
+    settings = load_settings(conf, env={})
+    assert settings["TRAFFICGEN_RFC2544_VERIFY"] is True
+    assert settings["TRAFFICGEN_RFC2544_VERIFY_DURATION_S"] == 120
+    assert settings["TRAFFICGEN_PORT_SPEED_GBPS"] == 40.0
+
+
+def test_a_port_speed_not_forced_is_ignored_and_vsperfs_own_name_wins(tmp_path: Path) -> None:
+    conf = tmp_path / "10_custom.conf"
+    conf.write_text("TRAFFICGEN_TREX_FORCE_PORT_SPEED = False\nTRAFFICGEN_TREX_PORT_SPEED = 40000\n"
+                    "TRAFFICGEN_TREX_VERIFICATION_MODE = True\nTRAFFICGEN_RFC2544_VERIFY = False\n")
+    settings = load_settings(conf, env={})
+    assert settings["TRAFFICGEN_PORT_SPEED_GBPS"] == 10.0 and settings["TRAFFICGEN_RFC2544_VERIFY"] is False
+
+
+def test_a_forced_port_speed_needs_its_speed(tmp_path: Path) -> None:
+    conf = tmp_path / "10_custom.conf"
+    conf.write_text("TRAFFICGEN_TREX_FORCE_PORT_SPEED = True\n")
+    with pytest.raises(ConfigError, match="TRAFFICGEN_TREX_FORCE_PORT_SPEED needs TRAFFICGEN_TREX_PORT_SPEED"):
+        load_settings(conf, env={})
 
 
 @needs_upstream

@@ -59,6 +59,19 @@ def test_veth_ports_make_the_generator_namespaces_and_veths_into_the_switchs(tmp
     assert ports.components() == [] and ports.dut_ports() == ((f"{TAG}s", f"{TAG}p0"), (f"{TAG}s", f"{TAG}p1"))
 
 
+def test_a_generator_owning_both_ports_gets_them_in_one_namespace(tmp_path: Path) -> None:
+    hosts, machine = lab_hosts(tmp_path)
+    ports = VethPorts(hosts, wire=False, one_netns=True)  # TRex: one server owns both ports
+    ports.create(Traffic(frame_size_bytes=64), 1500, None)
+    assert [(p.netns, p.ifname) for p in ports.ports] == [(f"{TAG}g0", f"{TAG}g0"), (f"{TAG}g0", f"{TAG}g1")]
+    assert not [c for c in machine.commands() if f"netns add {TAG}g1" in c]
+    wire_hosts, wire_machine = lab_hosts(tmp_path / "wire")
+    wire = VethPorts(wire_hosts, wire=True, one_netns=True)
+    wire.create(Traffic(frame_size_bytes=64), 1500, None)
+    assert {p.netns for p in wire.ports} == {f"{TAG}g0"}
+    assert len([c for c in wire_machine.commands() if "netns add" in c]) == 1
+
+
 def test_veth_ports_need_one_host_for_switch_and_generator(tmp_path: Path) -> None:
     hosts, _dut, _gen = cabled_hosts(tmp_path)
     with pytest.raises(DeploymentError, match=r"^veth ports need the switch and the generator on one host$"):

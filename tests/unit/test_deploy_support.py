@@ -71,10 +71,10 @@ def test_what_a_testbed_deploys(tmp_path: Path) -> None:
 
 def test_traffic_only_on_a_testbed_needs_a_generator_of_interfaces(tmp_path: Path) -> None:
     hosts, _dut, _gen = cabled_hosts(tmp_path)
-    for generator in ("vsgen", "trafgen"):
+    for generator in ("vsgen", "trafgen", "trex"):  # trex: its server on the generator host's interfaces
         assert _problem(hosts, _spec(traffic_only=True), generator) == ""
     assert _problem(hosts, _spec(traffic_only=True), "otg") == \
-        "--mode trafficgen with otg (on a testbed: --trafficgen vsgen, trafgen)"
+        "--mode trafficgen with otg (on a testbed: --trafficgen vsgen, trafgen, trex)"
 
 
 def test_location_cables_serve_otg_and_are_refused_for_interface_generators(tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ def test_deployment_names(name: str, layout: str, vnfs: int) -> None:
     assert (topology.layout, topology.vnfs) == (layout, vnfs)
 
 
-@pytest.mark.parametrize("name", ["p2v", "pvvp0", "pvvp10", "op2p", ""])
+@pytest.mark.parametrize("name", ["p2v", "pvvp0", "pvvp10", "op3p", ""])
 def test_unknown_deployments_list_the_valid_ones(name: str) -> None:
     with pytest.raises(UnknownNameError, match="p2p"):
         parse_deployment(name)
@@ -106,5 +106,22 @@ def test_clean_has_no_rules() -> None:
 def test_frame_modifications() -> None:
     assert check_frame_modification(None) is None
     assert check_frame_modification("VLAN") == "vlan"
-    with pytest.raises(ConfigError, match="not supported by the local lab"):
-        check_frame_modification("mpls")
+    assert check_frame_modification("MPLS") == "mpls"  # whether the switch applies it: its FRAME_MODIFICATIONS
+    with pytest.raises(ConfigError, match="unknown Frame Modification 'nat' \\(valid: vlan, mpls, mac, dscp, ttl, "
+                                          "ip_addr, ip_port\\)"):
+        check_frame_modification("nat")
+
+
+def test_frame_modifications_act_only_towards_generator_ports() -> None:
+    fwd, rev = directions(replace(Traffic(), bidir=True), PORTS)
+    rules = forwarding_rules(parse_deployment("pvp"), Traffic(), fwd, rev, vlan_id=None, modify="ttl")
+    to_phy = {r.out_port: r for r in rules if r.out_port.startswith("phy")}
+    assert to_phy["phy1"].modify == ("mod_nw_ttl:251",) and to_phy["phy0"].modify == ("mod_nw_ttl:241",)
+    assert to_phy["phy1"].match == (("dl_type", "0x0800"),)  # what the action needs
+    assert all(r.modify == () for r in rules if not r.out_port.startswith("phy"))
+    # a match that has dl_type already keeps one
+    multi = forwarding_rules(parse_deployment("p2p"), Traffic(multistream=2, stream_type="L3",
+                                                                pre_installed_flows=True),
+                             fwd, rev, vlan_id=None, modify="dscp")
+    assert [k for k, _ in multi[0].match].count("dl_type") == 1
+    assert forwarding_rules(parse_deployment("op2p"), Traffic(), fwd, rev, vlan_id=None) == ()

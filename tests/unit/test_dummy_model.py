@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,6 +33,7 @@ from vsperf.trafficgen.dummy.model import (
     rate_latency,
     simulate_burst,
     simulate_rate_trial,
+    stall_count,
     throughput_truth_fps,
 )
 
@@ -92,11 +94,39 @@ def test_port_speed_overrides_traffic_link() -> None:
 def test_noise_is_seeded_and_bounded() -> None:
     model = dut_model(noise=0.05, seed=7)
     factors = [noise_factor(model, i) for i in range(1, 200)]
-    assert factors == [noise_factor(dut_model(noise=0.05, seed=7), i) for i in range(1, 200)]
-    assert factors != [noise_factor(dut_model(noise=0.05, seed=8), i) for i in range(1, 200)]
+    same, other = dut_model(noise=0.05, seed=7), dut_model(noise=0.05, seed=8)  # built once: the loader is slow
+    assert factors == [noise_factor(same, i) for i in range(1, 200)]
+    assert factors != [noise_factor(other, i) for i in range(1, 200)]
     assert all(0.95 <= f <= 1.05 for f in factors)
     assert max(factors) - min(factors) > 0.08  # actually spread over the band
     assert noise_factor(dut_model(), 3) == 1.0
+
+
+def test_gaussian_noise_stays_in_the_band_and_gathers_in_its_middle() -> None:
+    model = dut_model(noise=0.03, noise_shape="gaussian", seed=3)
+    factors = [noise_factor(model, i) for i in range(1, 2001)]
+    assert all(0.97 <= f <= 1.03 for f in factors)
+    middle = sum(1 for f in factors if abs(f - 1) <= 0.01) / len(factors)  # within one sigma: 68 %
+    assert 0.64 <= middle <= 0.72
+    uniform_model = dut_model(noise=0.03, seed=3)
+    uniform = [noise_factor(uniform_model, i) for i in range(1, 2001)]
+    assert 0.30 <= sum(1 for f in uniform if abs(f - 1) <= 0.01) / len(uniform) <= 0.37
+
+
+def test_stalls_lose_more_in_longer_trials() -> None:
+    # 0.05 stalls per second of 2.5 ms each: above 8 Mfps a stall overflows a 20,000-frame queue.
+    model = dut_model(capacity_fps=10e6, buffer_frames=20_000, stall_per_s=0.05, stall_s=0.0025)
+    assert sum(stall_count(model, 60.0, i) for i in range(1, 1001)) == pytest.approx(3000, rel=0.1)
+
+    def failing(duration_s: float, rate_fps: float) -> float:
+        trials = [simulate_rate_trial(model, T64, rate_fps, duration_s, i) for i in range(1, 401)]
+        return sum(1 for t in trials if t.loss_frames) / len(trials)
+
+    assert failing(1.0, 9.8e6) == pytest.approx(1 - math.exp(-0.05), abs=0.03)
+    assert failing(60.0, 9.8e6) == pytest.approx(1 - math.exp(-3.0), abs=0.03)
+    assert failing(60.0, 7.5e6) == 0.0  # the 18,750 frames of a stall fit in the queue
+    lossy = [t.loss_frames for i in range(1, 100) if (t := simulate_rate_trial(model, T64, 9.8e6, 60.0, i)).loss_frames]
+    assert {lost % 4500 for lost in lossy} == {0} and max(lossy) > 4500  # whole stalls of 4,500 frames
 
 
 def test_burst_lossless_threshold() -> None:
@@ -232,3 +262,11 @@ def test_every_traffic_type_through_dispatch_with_simulated_latency() -> None:
             assert value is None or isinstance(value, int | float | str), key
         if traffic_type != "rfc2544_back2back":
             assert isinstance(out.metrics["avg_latency_ns"], float)
+
+
+def test_wall_clock_trials_last_their_duration_and_answer_the_same() -> None:
+    quick, timed = make_gen(), make_gen({"wall_clock": True})
+    started = time.monotonic()
+    answer = timed.trial(Traffic(frame_size_bytes=64), 1e6, 0.3)
+    assert time.monotonic() - started >= 0.3
+    assert answer == quick.trial(Traffic(frame_size_bytes=64), 1e6, 0.3)

@@ -158,3 +158,8 @@ def test_a_command_log_that_cannot_be_written_warns_once(tmp_path: Path, monkeyp
     warnings = [r.getMessage() for r in caplog.records if "commands.log" in r.getMessage()]
     assert warnings == [f"{tmp_path / 'commands.log'}: cannot write (No space left on device); commands are no "
                         f"longer logged there"]
+
+
+def test_an_attached_command_log_exists_while_no_command_ran(tmp_path: Path) -> None:
+    CommandLog(None).attach(tmp_path / "run" / "commands.log")
+    assert (tmp_path / "run" / "commands.log").read_text() == ""

@@ -103,7 +103,14 @@ def test_one_that_ignores_sigterm_gets_sigkill_with_what_it_forked() -> None:
 
 
 def test_interrupt_is_a_terminals_ctrl_c() -> None:
-    proc = _start(LocalExecutor(), ["sleep", "30"])
+    # The vsperf command handles SIGINT (vsperf.signals), so what it starts begins with SIGINT's
+    # default action; a test run started in the background inherits SIGINT ignored, and so would
+    # its children: start this one as vsperf would.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = _start(LocalExecutor(), ["sleep", "30"])
+    finally:
+        signal.signal(signal.SIGINT, previous)
     proc.interrupt()
     assert proc.wait(5) == -signal.SIGINT
 

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fake_host import FakeMachine, RemoteMachine
@@ -24,6 +25,7 @@ from vsperf.host.pci import bind, read_binding
 from vsperf.host.ports import PortState
 from vsperf.host.proc import local_stat
 from vsperf.host.release import PHASES, Released, reachable, release, safe_to_release, stop_recorded
+from vsperf.remote.connection import HostLostError
 
 HUGEPAGES = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
 PORT = PortState("ens1f0", admin_up=False, carrier=False, mtu_bytes=1500, addresses=(),
@@ -315,3 +317,48 @@ def test_a_reused_pid_on_this_machine_is_never_signalled() -> None:
         proc.wait()
     assert stop_recorded(LocalExecutor(), proc.pid, 1) is False  # gone: nothing to stop
     assert os.getpid() > 1
+
+
+def test_what_is_gone_for_good_is_dropped_with_one_warning_and_never_retried(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # A PCI device taken out of the host, a kernel setting the kernel no longer has, and the port
+    # of a qdisc deleted with its namespace: each undo fails, and each object is gone for good.
+    dut = RemoteMachine("dut", sysfs=KernelTree(tmp_path / "sys"))
+    journal = _journal(tmp_path)
+    journal.record(Entry("binding", "dut", "0000:5e:00.0", state={"pci": "0000:5e:00.0", "driver": "ixgbe",
+                                                                  "override": None}))
+    journal.record(Entry("knob", "dut", "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages",
+                         state={"value": "0"}))
+    journal.record(Entry("port", "dut", "ens1f0", state=PORT.as_dict()))
+    out = release(journal, {"dut": dut})
+    assert out == Released() and not journal.path.exists()
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == [
+        "host dut: binding 0000:5e:00.0 is gone: not restored, and forgotten (vsperf will not look for it again)",
+        "host dut: knob /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages is gone: not restored, and "
+        "forgotten (vsperf will not look for it again)",
+        "host dut: port ens1f0 is gone: not restored, and forgotten (vsperf will not look for it again)"]
+
+
+def test_a_failure_on_something_still_there_is_kept_with_one_error(tmp_path: Path,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    dut = RemoteMachine("dut")
+    dut.add_port("ens1f0", mtu=9000)
+    dut.failing[("ip", "link", "set", "dev", "ens1f0", "mtu")] = "RTNETLINK answers: Device or resource busy"
+    journal = _journal(tmp_path)
+    journal.record(Entry("port", "dut", "ens1f0", state=PORT.as_dict()))
+    out = release(journal, {"dut": dut})
+    assert len(out.errors) == 1 and [e.name for e in Journal.load(journal.path)] == ["ens1f0"]
+    assert [r.levelname for r in caplog.records if r.levelno >= logging.WARNING] == ["ERROR"]
+
+
+class _LostMachine(RemoteMachine):
+    def _complete(self, cmd: Any, timeout_s: float | None, input_text: str | None) -> Any:
+        raise HostLostError("lost the SSH connection to host dut")
+
+
+def test_gone_is_false_when_it_cannot_tell() -> None:
+    assert release_module.gone(Entry("port", "dut", "ens1f0"), _LostMachine("dut")) is False
+    failing = RemoteMachine("dut")
+    failing.failing[("ip",)] = "ip: cannot talk to the kernel"
+    assert release_module.gone(Entry("port", "dut", "ens1f0"), failing) is False
+    assert release_module.gone(Entry("netns", "dut", "vspabc123s"), FakeMachine("dut")) is False

@@ -16,13 +16,13 @@ from vsperf.config import load_settings
 from vsperf.config.schema_core import TRAFFIC_TYPES
 from vsperf.deploy.base import SimulatedDeployment
 from vsperf.run.kinds import TRAFFIC_KINDS
-from vsperf.run.measure import Measurement, _generator_details, _load
+from vsperf.run.measure import Measurement, _collector_hosts, _generator_details, _load
 from vsperf.run.plan import PlannedTest, plan_tests
 from vsperf.traffic.ports import GenPort
 
 
-def _planned(test: str, params: str = "") -> PlannedTest:
-    settings = load_settings(env={}, test_params=f"TRAFFICGEN=dummy{params}")
+def _planned(test: str, params: str = "", trafficgen: str = "dummy") -> PlannedTest:
+    settings = load_settings(env={}, test_params=f"TRAFFICGEN={trafficgen}{params}")
     (pt,) = plan_tests(Catalog.load().select([test]), settings, build_registries())
     return pt
 
@@ -74,6 +74,19 @@ def test_the_report_names_the_generators_host_only_on_a_testbed() -> None:
     # a hardware generator's port locations are not interfaces of a host
     located = tuple(GenPort(None, "", p.mac, p.ipv4, location=f"10.0.0.1;1;{i}") for i, p in enumerate(PORTS))
     assert _generator_details(_measurement(testbed), Cabled(located)) == {}
+
+
+def test_the_collectors_read_a_testbeds_hosts_only_for_a_test_that_deploys_there() -> None:
+    dut, gen = SimpleNamespace(executor="dut-executor"), SimpleNamespace(executor="gen-executor")
+    testbed = SimpleNamespace(is_lab=False, dut=dut, trafficgen=gen)
+    deploying = _planned("phy2phy_tput", trafficgen="vsgen")
+    assert deploying.deploys
+    assert _collector_hosts(deploying, _measurement(testbed)) == ("dut-executor", "gen-executor")
+    # the local lab: this machine; a simulated DUT on a testbed has no host: this machine too
+    assert _collector_hosts(deploying, _measurement(SimpleNamespace(is_lab=True, dut=dut, trafficgen=gen))) == \
+        (None, None)
+    assert _collector_hosts(_planned("phy2phy_tput"), _measurement(testbed)) == (None, None)
+    assert _collector_hosts(deploying, _measurement(None)) == (None, None)
 
 
 def test_a_load_on_a_simulated_dut_is_noted_not_applied(caplog: pytest.LogCaptureFixture) -> None:

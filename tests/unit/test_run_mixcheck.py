@@ -42,3 +42,10 @@ def test_a_generator_that_cannot_send_a_mix(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(DummyTrafficGenerator, "FRAME_MIX", False)
     with pytest.raises(ConfigError, match="traffic generator dummy cannot send the frame mix 64:7,570:4,1518:1; use"):
         plan("phy2phy_tput", "TRAFFICGEN=dummy;TRAFFICGEN_PKT_SIZES=(64,'IMIX')")
+
+
+def test_trex_cannot_send_a_mix() -> None:
+    """TRex (issue 25) sends one frame size per stream: a mix is refused when the run is planned."""
+    with pytest.raises(ConfigError, match="^test phy2phy_tput: traffic generator trex cannot send the frame mix "
+                                          "64:7,570:4,1518:1; use --trafficgen vsgen, trafgen, otg or dummy$"):
+        plan("phy2phy_tput", "TRAFFICGEN=trex;TRAFFICGEN_PKT_SIZES=(64,'IMIX')")

@@ -40,3 +40,12 @@ def test_simulated_and_traffic_only_deploy_nothing_on_the_lab() -> None:
     assert wire.deployment.deploys == "wire" and wire.deploys
     vlan = plan_tests([catalog.get("phy2phy_tput_mod_vlan")], real, regs)[0].deployment
     assert vlan.frame_modification == "vlan" and vlan.vlan_id == real["VSWITCH_VLAN_ID"]
+
+
+def test_a_generator_owning_both_ports_deploys_them_in_one_namespace() -> None:
+    catalog, regs = Catalog.load(), build_registries()
+    for trafficgen, one in (("trex", True), ("Trex", True), ("vsgen", False)):
+        settings = load_settings(env={}, test_params=f"TRAFFICGEN={trafficgen}")
+        spec = plan_tests([catalog.get("phy2phy_tput")], settings, regs)[0].deployment
+        assert spec.one_gen_netns is one, trafficgen
+        assert spec.locations is one  # trex also drives a testbed cable's location (a PCI address)

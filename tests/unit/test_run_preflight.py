@@ -45,6 +45,7 @@ def _changes(machine: FakeMachine) -> list[str]:
     """Commands that could change something on the host (the checks only ask)."""
     # `python3 -`: the generator host's kernel asked for a BPF map (trafgen's counters), closed at once
     asking = ("sh -c 'command -v", "uname", "id -u", "test ", "cat ", "getconf", "gzip -dc", "ip link show",
+              "grep '^Cpus_allowed_list:'",
               "ip -j", "ovs-vswitchd --version", "python3 -")
     return [c for c in machine.commands() if not c.startswith(asking)]
 
@@ -52,9 +53,20 @@ def _changes(machine: FakeMachine) -> list[str]:
 # --- opening the hosts ------------------------------------------------------------------------------
 
 
-def test_a_plan_that_deploys_nothing_opens_no_host() -> None:
+def test_a_plan_that_deploys_nothing_opens_no_lab_but_its_testbed(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[tuple[Any, dict[str, Any]]] = []
+    monkeypatch.setattr(RunHosts, "open", classmethod(lambda cls, testbed, **kw: opened.append((testbed, kw))))
     plan = _plan("phy2phy_tput", TRAFFICGEN="dummy")  # the simulated DUT
-    assert open_hosts(plan, "nowhere.yaml", run_id="ab12", command_log=CommandLog(None)) is None
+    assert open_hosts(plan, "", run_id="ab12", command_log=CommandLog(None)) is None
+    assert opened == []
+    # A testbed is still connected, put back and checked (the run describes its hosts)
+    bed = tmp_path / "bed.yaml"
+    bed.write_text("hosts: {local: {}}\ndut_host: local\ntrafficgen_host: local\n"
+                   "ports:\n  - {dut: {interface: a}, trafficgen: {interface: b}}\n"
+                   "  - {dut: {interface: c}, trafficgen: {interface: d}}\n")
+    open_hosts(plan, str(bed), run_id="ab12", command_log=CommandLog(None))
+    assert [(t.path, kw["check_dut_ports"]) for t, kw in opened] == [(str(bed), True)]
 
 
 def test_the_local_lab_needs_linux_and_root(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -200,7 +212,7 @@ def test_what_a_testbed_cannot_run_is_refused_after_its_hosts_were_checked(tmp_p
         "by header fields, which linux-bridge cannot do: use --vswitch ovs; run without --testbed, or with "
         "--trafficgen dummy")
     with pytest.raises(TestbedUnsupportedError, match=r"--mode trafficgen with otg \(on a testbed: --trafficgen "
-                                                      r"vsgen, trafgen\)"):
+                                                      r"vsgen, trafgen, trex\)"):
         check_plan(_plan("phy2phy_tput", traffic_only=True, TRAFFICGEN="otg"), REGS, hosts)
     with pytest.raises(PrerequisiteError, match=r"^testbed lab\.yaml: VNF QemuPciPassthrough needs a physical NIC to "
                                                 r"pass to the guest, which vsperf does not pass through on host dut"):

@@ -84,6 +84,23 @@ def run(tmp_path: Path, gen: str, tests: list[str], *, params: str = ";TRAFFICGE
     return summary, json.loads((out / "results.json").read_text())
 
 
+@pytest.mark.parametrize("search", ["binary", "ndr_pdr", "mlr"])
+def test_a_search_without_an_answer_fails_its_test_and_keeps_the_trials(tmp_path: Path, search: str) -> None:
+    # The simulated DUT forwards 1 fps at every size: less than the lowest load a search tries.
+    summary, data = run(tmp_path, "dummy", ["phy2phy_tput", "phy2phy_cont"],
+                        params=f";TRAFFICGEN_PKT_SIZES=(64,128,256);TRAFFICGEN_SEARCH={search};TRAFFICGEN_DURATION=1;"
+                        "TRAFFICGEN_DUMMY_DUT={'capacity_fps': 1};REPORT_FORMATS=[]")
+    assert [t.status for t in summary.tests] == ["failed", "passed"]
+    tput = data["tests"][0]
+    assert tput["status"] == "failed"
+    assert tput["error"].startswith("64 B: no ")
+    assert "the DUT forwarded" in tput["error"] and "\n" not in tput["error"]
+    assert [r["packet_size"] for r in tput["results"]] == [64], "the test stops at the size without an answer"
+    assert tput["results"][0]["trials"], "what was measured is written"
+    assert any(tput["error"][len("64 B: "):] in a for a in tput["results"][0]["anomalies"])
+    assert summary.failed
+
+
 def test_interrupt_keeps_what_was_measured(tmp_path: Path) -> None:
     summary, data = run(tmp_path, "interrupted-dummy", ["phy2phy_tput", "back2back"])
     assert summary.interrupted and summary.failed

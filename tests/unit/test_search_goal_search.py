@@ -66,6 +66,7 @@ def test_trial_guard_stops_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     out = run_goal_search(SimDut(CAP), T64, cfg(), "mlr", mlr_search_once)
     assert len(out.trials) == 4
     assert any("the search stopped after 4 trials" in a for a in out.anomalies)
+    assert out.failure == "mlr stopped at its guard of 4 trials before ndr and pdr reached their width"
 
 
 def test_goal_names_must_differ() -> None:

@@ -158,3 +158,42 @@ def test_every_trial_is_kept_with_its_goal_and_outcome() -> None:
         assert trial.purpose.startswith(note["goal"])
         assert ("ndr" in note["high_loss_for"]) == (trial.loss_frames > 0)
     assert out.trials[0].purpose == "all goals max load"
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"TRAFFICGEN_MLR_EXCEED_RATIO_PERCENT": 50},
+        {"TRAFFICGEN_MLR_EXCEED_RATIO_PERCENT": 5},
+        {"TRAFFICGEN_MLR_EXCEED_RATIO_PERCENT": 50, "TRAFFICGEN_MLR_DURATION_SUM_S": 120},
+        {"TRAFFICGEN_MLR_DURATION_SUM_S": 120},
+    ],
+    ids=["exceed-50", "exceed-5", "exceed-50-sum-120", "sum-120"],
+)
+def test_exceed_ratio_and_duration_sum_with_60s_finals_answer_on_a_plain_cliff(settings: dict[str, Any]) -> None:
+    # docs/searches.rst's settings for bursty DUTs: a short failure decides nothing there, the
+    # duration sum does. The first controller kept probing with short trials into the guard (0 fps).
+    out = mlr(SimDut(CAP), settings)
+    assert_within_width_below(number(out, "ndr_tx_rate_fps"), CAP)
+    assert_within_width_below(number(out, "pdr_tx_rate_fps"), CAP / (1 - 0.005))
+    for rep in out.details["repetitions"]:
+        assert rep["goals"]["ndr"]["status"] == rep["goals"]["pdr"]["status"] == "regular"
+    assert len(out.trials) < 40
+    # A lower bound rests on full-length seconds: with exceed 50 % half of the sum must be good.
+    goal = out.details["search"]["goals"][0]
+    ndr = number(out, "ndr_tx_rate_fps")
+    good = sum(t.duration_s for t in out.trials if t.requested_rate_fps == ndr and t.duration_s >= 60 and
+               t.loss_frames == 0)
+    assert good >= goal["duration_sum_s"] * (1 - goal["exceed_percent"] / 100)
+
+
+def test_csit_goals_keep_their_preceding_targets_with_smaller_sums() -> None:
+    # CSIT's goals (1 s trials, sum 21 s): the chain's smaller sums (1 s, 4.6 s) narrow first, so a
+    # load far above the answer is never measured 11 times to be an upper bound of the 21 s sum.
+    out = mlr(SimDut(CAP), {"TRAFFICGEN_DURATION": 1, "TRAFFICGEN_MLR_EXCEED_RATIO_PERCENT": 50,
+                            "TRAFFICGEN_MLR_DURATION_SUM_S": 21})
+    labels = {t.purpose.split(" ", 1)[1] for t in out.trials if t.purpose.startswith(("ndr ", "pdr "))}
+    assert {"1 s target 1/3", "1 s (sum 4.58 s) target 2/3", "final"} <= labels
+    above = [t for t in out.trials if t.requested_rate_fps > CAP * 1.05]
+    assert len(above) <= 3
+    assert out.details["trial_time_s"] <= 40  # 11 + 11 s at the two bounds, a few steering trials

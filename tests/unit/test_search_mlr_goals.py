@@ -74,10 +74,23 @@ def test_targets_grow_from_initial_to_final_duration() -> None:
     chain = RFC2544.targets(2)
     assert [round(t.trial_duration_s, 3) for t in chain] == [1.0, 7.746, 60.0]
     assert [round(t.duration_sum_s, 3) for t in chain] == [1.0, 7.746, 60.0]
-    assert all(t.width == RFC2544.width for t in chain)
+    assert [round(t.width, 6) for t in chain] == [round(1 - 0.995**4, 6), round(1 - 0.995**2, 6), 0.005]
     assert chain[-1].final and not chain[0].final
     assert chain[0].label == "1 s target 1/3" and chain[-1].label == "final"
-    assert len(CSIT.targets(2)) == 1  # nothing shorter than its 1 s final trials
+
+
+
+def test_csit_goal_shrinks_the_duration_sum_per_preceding_target() -> None:
+    # As the draft: 1 s trials throughout, sums 1, 4.58 and 21 s, and (with an exceed ratio)
+    # widths whose log doubles per preceding target, so halving one lands on the next width.
+    chain = CSIT.targets(2)
+    assert [t.trial_duration_s for t in chain] == [1.0, 1.0, 1.0]
+    assert [round(t.duration_sum_s, 2) for t in chain] == [1.0, 4.58, 21.0]
+    assert [round(t.width, 6) for t in chain] == [round(1 - 0.995**4, 6), round(1 - 0.995**2, 6), 0.005]
+    assert chain[1].label == "1 s (sum 4.58 s) target 2/3"
+    assert classify([trial(1, 0.0)] * 3, chain[1]) == "lower"  # 3 of 4.58 s: 1.58 s more bad would be <= 50 %
+    assert classify([trial(1, 0.01)] * 3, chain[1]) == "upper"
+    assert len(CSIT.targets(0)) == 1
 
 
 def test_relevant_bounds_ignore_lower_bounds_above_the_smallest_upper_bound() -> None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from dutsim import LossyGenerator, SimDut
 from search_shipped import shipped
 
+from vsperf.errors import SearchError
 from vsperf.search.config import ThroughputSearchConfig
 from vsperf.search.measurer import TrialResult
 from vsperf.search.throughput import LEARNING_RATE_PERCENT, rfc2544_throughput
@@ -155,11 +157,33 @@ def test_generator_ceiling_with_loss_bounds_search_from_above() -> None:
     assert any("generator was the limit" in a for a in out.anomalies)
 
 
-def test_no_rate_passes() -> None:
-    out = rfc2544_throughput(SimDut(LINE * 0.0001), TRAFFIC, cfg(resolution_percent=1))
+def test_no_rate_passes_and_the_search_has_no_answer() -> None:
+    # The DUT forwards 1 fps: below the lowest rate a search tries (0.001 % of line rate).
+    out = rfc2544_throughput(SimDut(1.0), TRAFFIC, cfg(resolution_percent=1))
     assert out.metrics["throughput_rx_fps"] == 0.0
     assert out.metrics["tx_rate_fps"] == 0.0
-    assert any("no rate passed" in a for a in out.anomalies)
+    assert out.failure is not None
+    assert re.fullmatch(r"no rate passed \(loss allowed 0 %\): the lowest rate tried, \d+ fps \(0\.00\d+ % of line "
+                        r"rate\), lost 99\.\d+ % \(the DUT forwarded 1 fps\)", out.failure), out.failure
+    assert any(a.startswith("no rate passed") for a in out.anomalies)
+    assert len(out.trials) <= 20
+    with pytest.raises(SearchError, match=r"^64 B: no rate passed"):
+        out.raise_if_failed("64 B")
+
+
+def test_resolution_coarser_than_the_generator_ceiling_does_not_end_at_zero() -> None:
+    # pvp_tput with a QEMU guest on the Linux bridge at 1 % resolution: the generator reaches
+    # 20 kfps (0.07 % of line rate, a fraction of one step), the guest forwards 19.5 kfps, so the
+    # first trial under-delivers and loses frames. The search used to end there with 0 fps.
+    dut = SimDut(19_500.0, generator_max_fps=20_000.0)
+    out = rfc2544_throughput(dut, TRAFFIC, cfg(resolution_percent=1))
+    found = out.metrics["throughput_rx_fps"]
+    assert isinstance(found, float)
+    assert 19_500.0 * (1 - 0.01) <= found <= 19_500.0
+    assert out.failure is None
+    assert len(out.trials) <= 12
+    # A DUT that keeps up with a generator reaching a resolution step still ends at once.
+    assert len(rfc2544_throughput(SimDut(LINE), TRAFFIC, cfg(resolution_percent=1)).trials) == 1
 
 
 def test_min_rate_is_tested_when_nothing_passes_above_it() -> None:

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
+import time
 
 import pytest
 
 from vsperf.signals import (
+    Aborted,
     CommandStopped,
     Terminated,
+    abort,
     interruptible,
     resume,
     settle,
@@ -103,3 +107,12 @@ def test_once_settled_a_late_signal_changes_nothing() -> None:
         _signal(signal.SIGINT)  # the exit code is decided: ignored, not raised, not logged
         _signal(signal.SIGTERM)
     assert signal.getsignal(signal.SIGINT) is before  # a caller's handlers come back (tests)
+
+
+def test_abort_from_another_thread_stops_the_main_thread_with_its_reason() -> None:
+    assert abort("lost the lease") is False  # outside a block: nothing is signalled
+    with stop_signals_raise(), pytest.raises(Aborted, match=r"^testbed lab\.yaml: lost its lock on host dut$"):
+        threading.Thread(target=abort, args=("testbed lab.yaml: lost its lock on host dut",)).start()
+        time.sleep(5)  # interrupted at once
+    with stop_signals_raise(), pytest.raises(Terminated, match="received SIGTERM"):
+        _signal(signal.SIGTERM)  # a real SIGTERM afterwards is itself again

@@ -57,6 +57,7 @@ def test_a_complete_file(tmp_path: Path) -> None:
     (("{location: ", "{interface: x, location: "), r"ports\[1\]\.trafficgen: give exactly one of"),
     (("local: {}", "local: {address: 1.2.3.4}"), r"hosts\.local: the host named 'local' is this machine"),
     (("tgen: {address: 198.18.0.6}", "tgen: {port: 22}"), r"hosts\.tgen\.address: missing"),
+    (("local: {}", "local: {lock_dir: locks}"), r"hosts\.local\.lock_dir: expected an absolute path on the host"),
     (('{pci: "3b:00.1", driver: vfio-pci}', "{interface: ens1f0}"), r"ports\[1\]: dut ens1f0 is cabled twice"),
 ])
 def test_each_mistake_is_one_line_naming_the_key(tmp_path: Path, change: tuple[str, str], message: str) -> None:
@@ -92,3 +93,9 @@ def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
         load_testbed(write(tmp_path, "hosts:\n  - [\n"))
     with pytest.raises(ConfigError, match=r"lab\.yaml: expected a mapping with keys hosts, dut_host"):
         load_testbed(write(tmp_path, "- just a list\n"))
+
+
+def test_lock_dir_is_the_hosts_own_and_defaults_to_run_vsperf_locks(tmp_path: Path) -> None:
+    tb = load_testbed(write(tmp_path, GOOD.replace("local: {}", "local: {lock_dir: /srv/locks}").replace(
+        "tgen: {address: 198.18.0.6}", "tgen: {address: 198.18.0.6, lock_dir: /run/tgen-locks}")))
+    assert [h.lock_dir for h in tb.hosts] == ["/run/vsperf/locks", "/run/tgen-locks", "/srv/locks"]

@@ -55,6 +55,9 @@ def test_dir_command_carries_the_frame_in_hex() -> None:
         dir_command(0, 0, 1, 0, "none", 0, 14, b"")
     with pytest.raises(ValueError):
         dir_command(0, 0, 1, 1, "none", 0, 16, b"")
+    # behind a tunnel's headers (op2p decapsulation: vsperf.trafficgen.vsgen.encap)
+    assert " l3=64 " in dir_command(0, 0, 1, 1, "none", 0, 64, b"") and " l3=56 " in dir_command(0, 0, 1, 1, "ip", 0,
+                                                                                                 56, b"")
 
 
 def test_run_commands() -> None:
@@ -64,7 +67,9 @@ def test_run_commands() -> None:
     burst = RunRequest("burst", (0,), frames=(7,), path="xdp", residual_s=0.5)
     assert burst.command() == "run mode=burst dirs=0 frames=7 path=xdp residual=0.5 detail=64 tick=1"
     cont = RunRequest("cont", (0,), rate_fps=10.0)
-    assert "frames=" not in cont.command() and "rate=10.000000" in cont.command()
+    assert "frames=" not in cont.command() and "rate=10.000000" in cont.command() and "pass=" not in cont.command()
+    # test frames handed to the kernel for a capture (vsperf.capture)
+    assert RunRequest("cont", (0,), rate_fps=10.0, pass_frames=8).command().endswith(" pass=8")
 
 
 @pytest.mark.parametrize(
@@ -78,6 +83,7 @@ def test_run_commands() -> None:
         dict(mode="burst", dirs=(0,), frames=(1,), path="dpdk"),
         dict(mode="burst", dirs=(0,), frames=(1,), residual_s=61.0),
         dict(mode="cont", dirs=(0,), rate_fps=1.0, tick_s=0.01),
+        dict(mode="cont", dirs=(0,), rate_fps=1.0, pass_frames=-1),
     ],
 )
 def test_bad_runs_are_refused_before_the_engine_sees_them(kwargs: dict[str, Any]) -> None:

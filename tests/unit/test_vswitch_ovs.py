@@ -52,6 +52,23 @@ def test_matches_vlan_push_and_priority() -> None:
     )
 
 
+def test_frame_modification_actions_come_before_the_output() -> None:
+    plan = ForwardingPlan(PHY, ())
+    rule = ForwardRule("phy0", "phy1", (("dl_type", "0x0800"),), modify=("mod_nw_ttl:251",))
+    assert rule_to_flow(rule, plan) == "idle_timeout=0,in_port=1,dl_type=0x0800,actions=mod_nw_ttl:251,output:2"
+
+
+def test_a_pmd_mask_naming_a_cpu_the_host_lacks_is_refused_before_anything_runs() -> None:
+    switch = _ovs(VSWITCH_PMD_CPU_MASK="10")
+    switch.host._cpus = [0, 1]  # what /proc/self/status says on a 2-CPU machine
+    with pytest.raises(PrerequisiteError, match="VSWITCH_PMD_CPU_MASK 10 names CPU 4, which this machine does not "
+                                                "have \\(CPUs 0, 1\\)"):
+        switch._check_pmd_mask()
+    fine = _ovs(VSWITCH_PMD_CPU_MASK="0x2")
+    fine.host._cpus = [0, 1]
+    fine._check_pmd_mask()  # CPU 1: there
+
+
 def test_interface_types_follow_the_settings() -> None:
     port = PHY[0]
     assert _ovs().interface_config(port, 0) == ("afxdp", {"xdp-mode": "native", "n_rxq": "1"})

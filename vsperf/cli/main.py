@@ -1,11 +1,13 @@
-"""The `vsperf` command: a thin layer over load config -> catalog -> plan -> run -> report.
+"""The `vsperf` run command: a thin layer over load config -> catalog -> plan -> run -> report.
 
-Only this module turns errors into exit codes: 0 every test ran, 1 a test failed or the run
-was interrupted, 2 a usage or configuration error (one line, no traceback, nothing created).
+Its exit codes: 0 every test ran, 1 a test failed or the run was interrupted, 2 a usage or
+configuration error (one line, no traceback, nothing created); vsperf.cli.entry turns errors into
+them and picks this command or a subcommand (`main` is that entry point).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -17,7 +19,7 @@ import click
 from vsperf import __version__
 from vsperf.backends import build_registries
 from vsperf.catalog import Catalog
-from vsperf.cli.history import dashboard_command, history_command, trend_command
+from vsperf.cli.entry import main as main
 from vsperf.cli.modes import (
     HOLDS,
     MODES,
@@ -26,7 +28,6 @@ from vsperf.cli.modes import (
     trafficgen_mode_test,
     write_trafficgen_csv,
 )
-from vsperf.cli.results_commands import compare_command, report_command
 from vsperf.cli.run_outputs import (
     MatrixMetricError,
     check_run_outputs,
@@ -36,33 +37,28 @@ from vsperf.cli.run_outputs import (
 )
 from vsperf.config import SETTINGS_SCHEMA, Settings, load_settings
 from vsperf.config.params import split_param_sets
-from vsperf.errors import ConfigError, UserError
+from vsperf.errors import ConfigError
 from vsperf.executor import CommandLog
 from vsperf.history.hook import RunRecorder
 from vsperf.history.tags import ci_tags, parse_tags
+from vsperf.host.hosts import RunHosts
 from vsperf.host.workdir import new_run_id
+from vsperf.pool.claim import ClaimRequest, claim_testbed, given_testbeds
 from vsperf.registry import Registries
 from vsperf.results.load import load_results
 from vsperf.results.sizes import size_label
 from vsperf.results.writer import close_abandoned
+from vsperf.run.leave_out import checked, leave_out
 from vsperf.run.plan import PlannedTest, plan_tests
-from vsperf.run.preflight import check_plan, open_hosts
+from vsperf.run.preflight import check_plan
 from vsperf.run.runner import ReportOptions, Runner, RunSummary
-from vsperf.signals import CommandStopped, settle, stop_reason, stop_signals_raise, stoppable
-from vsperf.trafficgen.otg.server_cli import otg_server_command
+from vsperf.signals import abort, stoppable
 from vsperf.ui.logsetup import setup_console
 from vsperf.ui.progress import Progress
 from vsperf.ui.progress_live import LiveProgress
 from vsperf.verdicts.criteria import check_criteria_names, evaluate_run
-from vsperf.vnf.qemu.image_cli import guest_image_command
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-SUBCOMMANDS = ("report", "compare", "otg-server", "guest-image", "history", "trend", "dashboard")
-
-
-def _error(message: str) -> int:
-    click.echo(f"vsperf: error: {message}", err=True)
-    return EXIT_USAGE
 
 
 def _print_registry(registries: Registries, family: str) -> None:
@@ -125,6 +121,9 @@ def _print_summary(summary: RunSummary) -> None:
               help="A test-case file to add (VSPERF's option; adds to TEST_CASE_FILES).")
 @click.option("-d", "--test-dir", "test_files", multiple=True, type=click.Path(path_type=Path), metavar="DIR",
               help="A folder of test-case files to add (VSPERF's option; adds to TEST_CASE_FILES).")
+@click.option("--integration", is_flag=True,
+              help="Run VSPERF's integration tests (INTEGRATION_TESTS: TestSteps, op2p, ...) instead of the "
+              "performance tests.")
 @click.option("--list", "--list-tests", "list_tests", is_flag=True, help="List the test cases and exit.")
 @click.option("--list-trafficgens", is_flag=True, help="List the traffic generators and exit.")
 @click.option("--list-vswitches", is_flag=True, help="List the virtual switches and exit.")
@@ -142,8 +141,12 @@ def _print_summary(summary: RunSummary) -> None:
               help="Override settings: YAML or VSPERF Python literals; a bare KEY is KEY=True. Given several "
               "times, or as a list of such strings, the tests run once per element (VSPERF's sweep).")
 @click.option("--load-env", is_flag=True, help="Read settings from environment variables named like them.")
-@click.option("--testbed", type=click.Path(path_type=Path), metavar="FILE",
-              help="Testbed file: hosts (SSH or local), DUT and generator ports (sets TESTBED).")
+@click.option("--testbed", type=click.Path(path_type=Path), metavar="FILE", multiple=True,
+              help="Testbed file: hosts (SSH or local), DUT and generator ports; or a pool file (testbeds: "
+              "[FILE, ...]). Given several times: the first free one that can run the tests (sets TESTBED).")
+@click.option("--testbed-wait", type=click.FloatRange(min=0), metavar="SECONDS",
+              help="Wait up to SECONDS for a busy testbed, in arrival order (sets TESTBED_WAIT_S; default: "
+              "exit 2 at once, naming its holder).")
 @click.option("-m", "--mode", type=click.Choice(MODES), default="normal",
               help="trafficgen: send the TRAFFIC setting once, nothing deployed; trafficgen-off: deploy, "
               "send nothing, hold until Enter or SIGTERM; trafficgen-pause: deploy, hold, then send.")
@@ -177,8 +180,11 @@ def _settings(opts: dict[str, Any], test_params: str | None) -> Settings:
                          ("verbosity", "VERBOSITY")):
         if opts[option] is not None:
             settings = settings.merged({name: opts[option]}, f"--{option}")
-    if opts["testbed"] is not None:
-        settings = settings.merged({"TESTBED": str(opts["testbed"])}, "--testbed")
+    if opts["testbed"]:
+        given = [str(p) for p in opts["testbed"]]
+        settings = settings.merged({"TESTBED": given[0] if len(given) == 1 else given}, "--testbed")
+    if opts["testbed_wait"] is not None:
+        settings = settings.merged({"TESTBED_WAIT_S": opts["testbed_wait"]}, "--testbed-wait")
     tags = {**ci_tags(os.environ), **parse_tags(opts["tags"])}
     if tags:
         settings = settings.merged({"HISTORY_TAGS": {**settings["HISTORY_TAGS"], **tags}}, "--tag and CI variables")
@@ -194,7 +200,10 @@ def _run(opts: dict[str, Any]) -> int:
     setup_console(settings["VERBOSITY"])
     registries = build_registries()
     catalog = Catalog.load(settings["TEST_CASE_FILES"], settings["PERFORMANCE_TESTS"],
-                           f"PERFORMANCE_TESTS (from {settings.source('PERFORMANCE_TESTS')})")
+                           f"PERFORMANCE_TESTS (from {settings.source('PERFORMANCE_TESTS')})",
+                           settings["INTEGRATION_TESTS"],
+                           f"INTEGRATION_TESTS (from {settings.source('INTEGRATION_TESTS')})",
+                           ).view(integration=opts["integration"])
 
     listings = {
         "list_trafficgens": "trafficgens", "list_vswitches": "vswitches", "list_vnfs": "vnfs",
@@ -216,18 +225,29 @@ def _run(opts: dict[str, Any]) -> int:
     if mode == "trafficgen" and (opts["tests"] or opts["filters"]):
         click.echo("vsperf: --mode trafficgen sends the TRAFFIC setting once: test names are ignored", err=True)
     plan: list[PlannedTest] = []
+    # --integration without test names: every integration test that can run here (vsperf.run.leave_out)
+    tolerant = bool(opts["integration"]) and not opts["tests"] and mode != "trafficgen"
     for i, params in enumerate(param_sets):
-        plan += plan_tests(selected, settings if i == 0 else _settings(opts, params), registries,
-                           traffic_only=mode == "trafficgen", hold=HOLDS.get(mode, ""),
-                           test_params=params if len(param_sets) > 1 else None)
+        layer = settings if i == 0 else _settings(opts, params)
+        plan += leave_out(selected, lambda tests, layer=layer, params=params: plan_tests(  # type: ignore[misc]
+            tests, layer, registries, traffic_only=mode == "trafficgen", hold=HOLDS.get(mode, ""),
+            test_params=params if len(param_sets) > 1 else None), lambda t: t.name, tolerant=tolerant,
+            what="its settings cannot run")
     check_criteria_names(settings["CRITERIA"], catalog.names(), f"CRITERIA (from {settings.source('CRITERIA')})")
     outputs = check_run_outputs(opts, settings)
     run_id = new_run_id()
     command_log = CommandLog(None)  # the run's commands.log once its directory exists
-    hosts = open_hosts(plan, str(settings["TESTBED"] or ""), run_id=run_id, command_log=command_log,
-                       results_dir=outputs.results_dir.resolve(), registries=registries)
+    claim = claim_testbed(ClaimRequest(
+        plan, registries, given_testbeds(settings["TESTBED"]), run_id, command_log,
+        results_dir=outputs.results_dir.resolve(), wait_s=settings["TESTBED_WAIT_S"],
+        lease_s=settings["TESTBED_LEASE_S"], on_lost=_stop_run, check=_no_check if tolerant else check_plan))
+    hosts = claim.hosts
+    if claim.testbed:  # results.json and the history name the testbed taken, not the pool
+        settings = settings.merged({"TESTBED": claim.testbed}, f"--testbed (taken of {len(claim.pool)})")
     try:
-        check_plan(plan, registries, hosts)
+        if tolerant:  # the claim checked nothing (a no-op check): leave out what cannot run here
+            plan = leave_out(plan, checked(lambda pts: check_plan(pts, registries, hosts)), lambda pt: pt.test.name,
+                             tolerant=True, what="this machine cannot run it")
         progress = _progress(plan)
         runner = Runner(
             plan,
@@ -242,6 +262,7 @@ def _run(opts: dict[str, Any]) -> int:
             hosts=hosts,
             command_log=command_log,
             hold=hold_until_enter_or_sigterm,
+            testbed=claim.record(),
         )
         if isinstance(progress, LiveProgress):
             with progress:
@@ -252,8 +273,7 @@ def _run(opts: dict[str, Any]) -> int:
         close_abandoned(outputs.results_dir)
         raise
     finally:
-        if hosts is not None:
-            hosts.close()
+        claim.close()
     _apply_criteria(summary)
     if outputs.xunit_dir is not None:
         write_xunit_file(outputs.xunit_dir, summary.results_dir)
@@ -271,6 +291,16 @@ def _run(opts: dict[str, Any]) -> int:
     if matrix_problem:
         click.echo(f"vsperf: error: --matrix: {matrix_problem}", err=True)
     return EXIT_FAILED if summary.failed or matrix_problem else EXIT_OK
+
+
+def _no_check(_plan: Sequence[PlannedTest], _registries: Registries, _hosts: RunHosts | None) -> None:
+    """The claim's check of an --integration run: its tests are checked one by one after it."""
+
+
+def _stop_run(reason: str) -> None:
+    """The run's testbed lease was lost (vsperf.pool.lease): stop it as a signal would."""
+    if not abort(reason):
+        logging.getLogger("vsperf").error("%s", reason)
 
 
 def _progress(plan: Sequence[PlannedTest]) -> Progress:
@@ -291,50 +321,3 @@ def _apply_criteria(summary: RunSummary) -> None:
     for outcome, verdict in zip(summary.tests, verdicts, strict=False):
         if verdict is not None and not verdict.passed and outcome.status == "passed":
             outcome.status, outcome.error = "failed", verdict.summary()
-
-
-def _dispatch(command: click.Command, args: list[str], prog_name: str) -> int:
-    """Run `command`; its exit code, having printed the one line a failure gets."""
-    try:
-        command.main(args=args, prog_name=prog_name, standalone_mode=False)
-    except SystemExit as exc:  # the commands end with sys.exit(code)
-        return exc.code if isinstance(exc.code, int) else EXIT_OK if exc.code is None else EXIT_FAILED
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except click.UsageError as exc:
-        return _error(f"{exc.format_message()} (see vsperf --help)")
-    except click.Abort:  # click's form of Ctrl-C before the run started
-        click.echo("vsperf: interrupted", err=True)
-        return EXIT_FAILED
-    except UserError as exc:
-        return _error(str(exc))
-    except CommandStopped as exc:  # a signal or a lost output outside the runner's own handling
-        click.echo(f"vsperf: interrupted: {exc}", err=True)
-        return EXIT_FAILED
-    except KeyboardInterrupt as exc:  # a subcommand that is not stoppable (otg-server, guest-image)
-        click.echo(f"vsperf: interrupted: {stop_reason(exc)}", err=True)
-        return EXIT_FAILED
-    return EXIT_OK
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """Console entry point (`argv` None: the process's own arguments). One signal path for the
-    whole command (vsperf.signals); once its exit code is decided, a late signal (a second
-    Ctrl-C) changes nothing: in the vsperf process, up to its exit; called with `argv` (tests),
-    the caller's handlers come back."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    command: click.Command = run_command
-    prog_name = "vsperf"
-    if args and args[0] in SUBCOMMANDS:
-        command = {"report": report_command, "compare": compare_command, "otg-server": otg_server_command,
-                   "guest-image": guest_image_command, "history": history_command, "trend": trend_command,
-                   "dashboard": dashboard_command}[args[0]]
-        prog_name, args = f"vsperf {args[0]}", args[1:]
-    with stop_signals_raise():
-        try:
-            code = _dispatch(command, args, prog_name)
-        except KeyboardInterrupt:  # a signal while a failure was being reported: that line is out
-            code = EXIT_FAILED
-        finally:
-            settle(for_good=argv is None)
-    sys.exit(code)

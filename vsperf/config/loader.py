@@ -14,10 +14,10 @@ from typing import Any
 
 from vsperf import paths
 from vsperf.config.params import load_yaml, parse_test_params, parse_value, render_value
-from vsperf.config.pyconf import expand_params, looks_like_pyconf, read_pyconf
+from vsperf.config.pyconf import expand_params, is_file_variable, looks_like_pyconf, read_pyconf
 from vsperf.config.schema import CONSTRAINTS, SETTINGS_SCHEMA
 from vsperf.config.types import Constraint, Setting, SpecError, UnknownKey, show, type_name
-from vsperf.config.vsperf_compat import split_test_params, translate_layer
+from vsperf.config.vsperf_compat import drop_building_blocks, split_test_params, translate_layer
 from vsperf.errors import ConfigError
 from vsperf.inputs import read_text_file
 from vsperf.inputs.limits import SETTINGS_FILE_MAX_BYTES
@@ -99,6 +99,9 @@ def validate_layer(raw: object, origin: str, schema: Mapping[str, Setting]) -> d
         raise ConfigError(f"{origin}: expected a mapping of SETTING: value, got {type_name(raw)} {show(raw)}")
     out: dict[str, Any] = {}
     for name, value in raw.items():
+        if isinstance(name, str) and is_file_variable(name) and name not in schema:
+            out[name] = value  # VSPERF's '_NAME' file variables: any value, read by TestSteps as $_NAME
+            continue
         try:
             if not isinstance(name, str) or name not in schema:
                 raise UnknownKey("", str(name), schema, noun="setting",
@@ -113,7 +116,7 @@ def apply_layer(values: dict[str, Any], sources: dict[str, str], raw: object, or
                 schema: Mapping[str, Setting]) -> None:
     """Validate `raw` and merge it into `values` (in place), recording `origin` as the source."""
     for name, value in validate_layer(raw, origin, schema).items():
-        values[name] = schema[name].spec.merge(values[name], value) if name in values else value
+        values[name] = schema[name].spec.merge(values[name], value) if name in values and name in schema else value
         sources[name] = origin
 
 
@@ -134,16 +137,17 @@ def check_layer(values: Mapping[str, Any], sources: Mapping[str, str], schema: M
                 raise ConfigError(f"{problem} ({where})")
 
 
-def read_conf_file(path: Path, origin: str) -> dict[Any, Any]:
+def read_conf_file(path: Path, origin: str, names: Mapping[str, Any] | None = None) -> dict[Any, Any]:
     """The raw mapping in a conf file, YAML or VSPERF's Python form (an empty file is an empty mapping).
 
     A file ending in .conf or .py, or whose first statement is `NAME = ...`, is read as VSPERF's
     form (vsperf.config.pyconf: parsed, never executed); any other as YAML. Read through
-    vsperf.inputs: a regular UTF-8 file of at most SETTINGS_FILE_MAX_BYTES, bounded YAML.
+    vsperf.inputs: a regular UTF-8 file of at most SETTINGS_FILE_MAX_BYTES, bounded YAML. A Python
+    file's expressions may use `names` (the settings loaded before it).
     """
     text = read_text_file(path, origin, SETTINGS_FILE_MAX_BYTES)
     if path.suffix in (".conf", ".py") or looks_like_pyconf(text):
-        return read_pyconf(text, origin)
+        return read_pyconf(text, origin, names)
     data = load_yaml(text, origin)
     if data is None:
         return {}
@@ -188,7 +192,8 @@ def load_settings(conf_file: Path | None = None, env: Mapping[str, str] | None =
     settings = Settings(values, sources, schema, constraints)
     if conf_file is not None:
         origin = f"conf file {conf_file}"
-        raw, file_params = split_test_params(read_conf_file(Path(conf_file), origin), origin)
+        raw = read_conf_file(Path(conf_file), origin, settings.as_dict())
+        raw, file_params = split_test_params(drop_building_blocks(raw, origin, schema), origin)
         settings = settings.merged(raw, origin)
         if file_params:
             settings = settings.merged(file_params, f"TEST_PARAMS of {origin}")

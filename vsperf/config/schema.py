@@ -17,7 +17,7 @@ from vsperf.config.types import Constraint, Setting
 # absent (the lab settings are written separately from the core ones).
 SECTIONS: tuple[str, ...] = ("schema_core", "schema_lab", "schema_report", "schema_search", "schema_vsgen",
                              "schema_otg", "schema_bench", "schema_pktgen", "schema_testbed", "schema_guest",
-                             "schema_history", "schema_trials")
+                             "schema_history", "schema_trials", "schema_trex", "schema_integration")
 OPTIONAL_SECTIONS = frozenset({"schema_lab"})
 
 

@@ -98,6 +98,9 @@ _TRAFFIC = Struct({
                     "genome": FrameMixText(spelling="genome"), "sizes": FrameMixText(spelling="sizes")}),
     # VSPERF's: when enabled, each latency measurement keeps its whole distribution (HDR histogram)
     "latency_histogram": Struct({"enabled": Bool(), "type": Str(choices=("Default",), ignore_case=True)}),
+    # VSPERF's: a pcap of what the rx ports receive, in the results directory (vsperf.capture)
+    "capture": Struct({"enabled": Bool(), "tx_ports": ListOf(Int(min=0, max=1)), "rx_ports": ListOf(Int(min=0, max=1)),
+                       "count": Int(min=1, max=100_000, unit="frames"), "filter": Str()}),
 })
 
 _DUMMY_DUT = Struct({
@@ -113,6 +116,10 @@ _DUMMY_DUT = Struct({
     "mac_table_size": Int(min=0, max=MAX_COUNT, unit="addresses"),
     "learning_rate_fps": Float(gt=0, max=MAX_RATE_FPS, unit="addresses/s"),
     "cold_start_s": SECONDS_OR_ZERO,
+    "noise_shape": Str(choices=("uniform", "gaussian")),
+    "stall_per_s": Float(min=0, max=1000, unit="stalls/s"),
+    "stall_s": SECONDS_OR_ZERO,
+    "wall_clock": Bool(),
 })
 
 SETTINGS: dict[str, Setting] = {
@@ -136,6 +143,10 @@ SETTINGS: dict[str, Setting] = {
         ListOf(MapOf(NAME, AnyValue())),
         "Test cases in VSPERF's form (Name, Deployment, Description, Parameters, ...), added to the "
         "catalog (a name already there is redefined); a run without test names runs these."),
+    "INTEGRATION_TESTS": Setting(
+        ListOf(MapOf(NAME, AnyValue())),
+        "VSPERF's integration tests (TestSteps, op2p, ...), in the form of PERFORMANCE_TESTS: run with "
+        "--integration; a run of --integration without test names runs these."),
     "TRAFFICGEN": Setting(
         NAME,
         "Traffic generator backend (vsperf --list-trafficgens)."),
@@ -183,10 +194,13 @@ SETTINGS: dict[str, Setting] = {
         _DUMMY_DUT,
         "Simulated DUT of the dummy generator: capacity_fps (aggregate frames/s, or a map frame size -> "
         "frames/s), buffer_frames, port_speed_gbps (null: TRAFFICGEN_PORT_SPEED_GBPS), noise (relative "
-        "per-trial variation of the capacity, 0 <= noise < 1), seed, loss_model (cliff or gradual), "
+        "per-trial variation of the capacity, 0 <= noise < 1), noise_shape (uniform or gaussian), seed, "
+        "loss_model (cliff or gradual), stall_per_s and stall_s (forwarding stalls: loss growing with "
+        "the trial's length), "
         "base_latency_ns, recovery_s (frames dropped after an overload), reset_s (outage of a reset), "
         "mac_table_size and learning_rate_fps (RFC 2889), cold_start_s (seconds of half capacity at the "
-        "start of each trial, which a warm start absorbs)."),
+        "start of each trial, which a warm start absorbs), wall_clock (true: each trial lasts its "
+        "duration, as a real generator's does)."),
     "TRAFFIC": Setting(
         _TRAFFIC,
         "What to send (VSPERF's TRAFFIC): traffic_type, frame_rate (% of line rate), burst_size, bidir, "

@@ -3,14 +3,24 @@ on a testbed's DUT host (VSPERF's names). Defaults: conf/11_testbed.yaml."""
 
 from __future__ import annotations
 
-from vsperf.config.types import MAX_MEMORY_MB, NAME, Bool, Int, ListOf, OneOf, Setting, Str
+from vsperf.config.types import MAX_MEMORY_MB, NAME, SECONDS_OR_ZERO, Bool, Float, Int, ListOf, OneOf, Setting, Str
 
 SETTINGS: dict[str, Setting] = {
     "TESTBED": Setting(
-        Str(),
+        OneOf(Str(), ListOf(NAME, min_len=1)),
         "A testbed file (YAML: hosts over SSH or 'local', the DUT host, the generator host, the "
-        "cabled ports; see docs/testbed.rst), as --testbed sets it. Empty: the local lab stands in "
-        "for the whole testbed."),
+        "cabled ports; see docs/testbed.rst), a pool file (testbeds: [FILE, ...]), or a list of "
+        "them: the run takes the first free testbed that can run its tests. --testbed sets it (given "
+        "several times: a list). Empty: the local lab stands in for the whole testbed."),
+    "TESTBED_WAIT_S": Setting(
+        SECONDS_OR_ZERO,
+        "How long a run waits for a busy testbed (or for the first free one of a pool), in arrival "
+        "order, as --testbed-wait sets it. 0: a busy testbed is one line naming its holder, exit 2."),
+    "TESTBED_LEASE_S": Setting(
+        Float(min=3, max=3600, unit="seconds"),
+        "The lease of a run's testbed lock: the run renews it every quarter of this; a lock not "
+        "renewed for this long (its run was killed, its controller lost) is taken over by the next "
+        "run, and a run that could not renew its own for three quarters of it stops."),
     "DPDK_SOCKET_MEM": Setting(
         ListOf(OneOf(Int(min=0, max=MAX_MEMORY_MB, unit="MiB"), NAME), min_len=1),
         "Hugepage memory of OVS-DPDK's EAL per NUMA node in MiB (other_config:dpdk-socket-mem), as "

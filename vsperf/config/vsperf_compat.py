@@ -13,9 +13,14 @@ Parameters) before it is validated:
   TRAFFICGEN_IXIA_HOST, _CARD, _PORT1, _PORT2 are settings of the otg generator, its ports;
   TRAFFICGEN_IXNET_MACHINE/_PORT name IxNetwork's Tcl server, not the REST API server
   snappi-ixnetwork talks to: dropped, with a hint naming TRAFFICGEN_OTG_LOCATION);
-- `TRAFFIC` keys of VSPERF features vsperf does not have (capture, flow_control) are dropped
-  while disabled and refused when enabled; `scapy` is dropped (`imix` and `latency_histogram`
-  are vsperf's settings too: see vsperf.config.schema_core).
+- `TRAFFIC` keys of VSPERF features vsperf does not have (flow_control) are dropped while
+  disabled and refused when enabled; `scapy` is dropped (`imix`, `latency_histogram` and
+  `capture` are vsperf's settings too: see vsperf.config.schema_core);
+- VSPERF's TRex settings of its own search are read as vsperf's search settings, which every
+  generator's trials serve (`TREX_SEARCH_SETTINGS`): TRAFFICGEN_TREX_VERIFICATION_MODE and
+  _DURATION as TRAFFICGEN_RFC2544_VERIFY and _VERIFY_DURATION_S, TRAFFICGEN_TREX_FORCE_PORT_SPEED
+  with _PORT_SPEED (Mbit/s) as TRAFFICGEN_PORT_SPEED_GBPS; a layer that sets vsperf's name too
+  keeps it.
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ IGNORED_PREFIXES = (
     "TRAFFICGEN_STC_", "TRAFFICGEN_IXIA_", "TRAFFICGEN_IXNET_", "TRAFFICGEN_XENA_",
     "TRAFFICGEN_MOONGEN_", "TRAFFICGEN_TREX_", "COLLECTD_", "CADVISOR_", "MC_", "NN_", "LOG_FILE_",
     "VSWITCH_VPP_", "OPNFV",
+    # the decapsulation test frames of VSPERF's Ixia driver: vsperf builds them from the deployment
+    "VXLAN_FRAME_", "GRE_FRAME_", "GENEVE_FRAME_",
 )
 IGNORED_NAMES = frozenset({
     "COLLECTOR_DIR", "CUMULATIVE_PARAMS", "DEFAULT_CMD_LOCALE", "DEFAULT_LOCALE",
@@ -73,10 +80,13 @@ IGNORED_NAMES = frozenset({
 })
 
 # TRAFFIC keys of VSPERF features vsperf does not have: accepted while off.
-_OFF_WHEN_DISABLED = ("capture",)
+_OFF_WHEN_DISABLED: tuple[str, ...] = ()
 _DROPPED_TRAFFIC_KEYS = ("scapy",)  # T-Rex frame templates: vsperf builds its frames itself
 
 TEST_PARAMS = "TEST_PARAMS"
+TREX_SEARCH_SETTINGS = {"TRAFFICGEN_TREX_VERIFICATION_MODE": "TRAFFICGEN_RFC2544_VERIFY",
+                        "TRAFFICGEN_TREX_VERIFICATION_DURATION": "TRAFFICGEN_RFC2544_VERIFY_DURATION_S"}
+TREX_FORCE_SPEED, TREX_SPEED = "TRAFFICGEN_TREX_FORCE_PORT_SPEED", "TRAFFICGEN_TREX_PORT_SPEED"
 IXNET_MACHINE = "TRAFFICGEN_IXNET_MACHINE"
 
 
@@ -157,7 +167,10 @@ def translate_layer(raw: Mapping[Any, Any], where: str, known: Mapping[str, Any]
     """
     out: dict[Any, Any] = {}
     dropped: list[str] = []
+    mapped, read = _trex_search_settings(raw, where)
     for name, value in raw.items():
+        if name in read:
+            continue  # read as vsperf's search settings (see `mapped`)
         if isinstance(name, str) and name not in known and is_ignored_vsperf_setting(name):
             dropped.append(name)
             continue
@@ -166,6 +179,8 @@ def translate_layer(raw: Mapping[Any, Any], where: str, known: Mapping[str, Any]
         elif name == "TRAFFIC":
             value = _traffic(value, where)
         out[name] = value
+    for name, value in mapped.items():
+        out.setdefault(name, value)
     if dropped:
         log.warning("%s: ignored %d VSPERF settings vsperf does not use: %s", where, len(dropped),
                     ", ".join(_grouped(dropped)))
@@ -176,6 +191,42 @@ def translate_layer(raw: Mapping[Any, Any], where: str, known: Mapping[str, Any]
                     "TRAFFICGEN_OTG_LOCATION=https://%s:REST_PORT (its API server) and TRAFFICGEN_OTG_EXT=ixnetwork",
                     where, IXNET_MACHINE, raw[IXNET_MACHINE], str(raw[IXNET_MACHINE]).strip())
     return out
+
+
+def _trex_search_settings(raw: Mapping[Any, Any], where: str) -> tuple[dict[str, Any], set[str]]:
+    """vsperf's search settings that VSPERF's TRex settings of `raw` give (see the module doc),
+    and the names of those TRex settings."""
+    mapped = {TREX_SEARCH_SETTINGS[name]: value for name, value in raw.items() if name in TREX_SEARCH_SETTINGS}
+    read = {name for name in raw if name in TREX_SEARCH_SETTINGS}
+    if TREX_FORCE_SPEED in raw:
+        read.add(TREX_FORCE_SPEED)
+    if TREX_FORCE_SPEED in raw and _truthy(raw[TREX_FORCE_SPEED]):
+        read.add(TREX_SPEED)
+        if TREX_SPEED not in raw:
+            raise ConfigError(f"{where}: {TREX_FORCE_SPEED} needs {TREX_SPEED} (Mbit/s) in the same file, "
+                              f"or set TRAFFICGEN_PORT_SPEED_GBPS")
+        try:
+            mapped["TRAFFICGEN_PORT_SPEED_GBPS"] = float(raw[TREX_SPEED]) / 1000.0
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{where}: {TREX_SPEED} must be Mbit/s, got {raw[TREX_SPEED]!r}") from exc
+    if mapped:
+        log.info("%s: read VSPERF's TRex search settings as %s", where,
+                 ", ".join(f"{k}={v}" for k, v in sorted(mapped.items())))
+    return mapped, read
+
+
+def drop_building_blocks(raw: Mapping[Any, Any], where: str, known: Mapping[str, Any]) -> dict[Any, Any]:
+    """A conf file holding test definitions (PERFORMANCE_TESTS or INTEGRATION_TESTS, such as
+    upstream's integration/01_testcases.conf) without the names it builds them from (STEP_* lists,
+    ...): those are not settings. Other files are returned as they are (an unknown name stays an
+    error there)."""
+    if not any(name in raw for name in ("PERFORMANCE_TESTS", "INTEGRATION_TESTS")):
+        return dict(raw)
+    blocks = sorted(str(n) for n in raw if n not in known and not is_ignored_vsperf_setting(str(n))
+                    and not str(n).startswith("_") and n != TEST_PARAMS)
+    if blocks:
+        log.info("%s: %s are building blocks of the file's tests, not settings", where, ", ".join(blocks))
+    return {k: v for k, v in raw.items() if str(k) not in blocks}
 
 
 def split_test_params(raw: Mapping[Any, Any], where: str) -> tuple[dict[Any, Any], dict[Any, Any]]:

@@ -11,12 +11,14 @@ from typing import Any
 from vsperf.deploy.base import Deployment, NoDeployment, SimulatedDeployment
 from vsperf.deploy.deployment import HostDeployment
 from vsperf.deploy.hugepages import HugepageConf, uses_hugepages
+from vsperf.deploy.overlay import OverlayDeployment, tunnel_builder
 from vsperf.deploy.ports import CabledPorts, GenPorts, VethPorts
 from vsperf.deploy.topology import check_frame_modification, check_streams, parse_deployment
 from vsperf.errors import ConfigError
 from vsperf.host.hosts import RunHosts
 from vsperf.registry import Registries
 from vsperf.traffic import Traffic
+from vsperf.traffic.tunnel import TunnelSpec
 from vsperf.vnf.base import Vnf
 from vsperf.vswitch.base import VSwitch
 
@@ -29,10 +31,15 @@ class DeploymentSpec:
     vswitch: str  # canonical registry name
     vnf: str  # canonical registry name, or "auto" (the switch's DEFAULT_VNF)
     settings: Mapping[str, Any]
-    frame_modification: str | None = None  # "vlan" or None (checked)
+    frame_modification: str | None = None  # vsperf.traffic.framemod's, or None (checked)
     simulated: bool = False  # the generator simulates the DUT: nothing is deployed
     traffic_only: bool = False  # --mode trafficgen: the generator ports only ("wire")
     locations: bool = False  # the generator drives hardware port locations (a testbed cable's `location`)
+    # One process of the generator owns both ports (TRex): the local lab puts both generator ends
+    # in one namespace (`TrafficGenerator.PORTS_IN_ONE_NAMESPACE`).
+    one_gen_netns: bool = False
+    steps: bool = False  # a step-driven test: the generator ports are made even for `clean`
+    tunnel: TunnelSpec | None = None  # op2p and ptunp: what the overlay builds
 
     @classmethod
     def from_settings(cls, name: str, settings: Mapping[str, Any], registries: Registries, *,
@@ -83,7 +90,7 @@ def gen_ports(spec: DeploymentSpec, hosts: RunHosts) -> GenPorts:
     """The generator ports of `spec` on `hosts`: veth pairs on the local lab, the cables of a testbed."""
     wire = spec.traffic_only or parse_deployment(spec.name).layout == "wire"
     if hosts.is_lab:
-        return VethPorts(hosts, wire=wire, queues=int(spec.settings["LAB_PORT_QUEUES"]))
+        return VethPorts(hosts, wire=wire, queues=int(spec.settings["LAB_PORT_QUEUES"]), one_netns=spec.one_gen_netns)
     return CabledPorts(hosts, wire=wire, locations=spec.locations)
 
 
@@ -99,6 +106,13 @@ def build_deployment(spec: DeploymentSpec, registries: Registries, hosts: RunHos
                               release=hosts.release, label_hosts=not hosts.is_lab)
     topology = parse_deployment(spec.name)
     vswitch_cls: type[VSwitch] = registries.vswitches.get(spec.vswitch).cls
+    if topology.layout == "overlay":
+        if spec.tunnel is None:
+            raise ConfigError(f"deployment {spec.name} needs its tunnel (Tunnel Type, Tunnel Operation)")
+        vswitch = vswitch_cls(spec.settings, dut)
+        return OverlayDeployment(spec.tunnel, tunnel_builder(vswitch, ports.switch_netns), topology=topology,
+                                 ports=ports, dut=dut, traffic=traffic, vswitch=vswitch, release=hosts.release,
+                                 label_hosts=not hosts.is_lab)
     if topology.layout == "parallel" and not vswitch_cls.SUPPORTS_MATCH:
         raise ConfigError(f"deployment {topology.name} needs a switch that matches on headers; "
                           f"{vswitch_cls.NAME} cannot (use --vswitch ovs)")
@@ -115,6 +129,6 @@ def build_deployment(spec: DeploymentSpec, registries: Registries, hosts: RunHos
         hugepages = HugepageConf.from_settings(spec.settings)
     return HostDeployment(topology, ports=ports, dut=dut, traffic=traffic, vswitch=vswitch, vnfs=vnfs,
                           vlan_id=spec.vlan_id, hugepages=hugepages, release=hosts.release,
-                          label_hosts=not hosts.is_lab)
+                          label_hosts=not hosts.is_lab, spare_ports=spec.steps, modification=spec.frame_modification)
 
 

@@ -53,7 +53,7 @@ class HostDeployment(Deployment):
     def __init__(self, topology: Topology, *, ports: GenPorts, dut: Host, traffic: Traffic,
                  vswitch: VSwitch | None, vnfs: Sequence[Vnf] = (), vlan_id: int | None = None,
                  hugepages: HugepageConf | None = None, release: Callable[[], object] = lambda: None,
-                 label_hosts: bool = False) -> None:
+                 label_hosts: bool = False, spare_ports: bool = False, modification: str | None = None) -> None:
         if len(vnfs) != topology.vnfs:
             raise DeploymentError(f"deployment {topology.name} needs {topology.vnfs} VNFs, got {len(vnfs)}")
         self.name = topology.name
@@ -64,10 +64,15 @@ class HostDeployment(Deployment):
         self.vswitch = vswitch
         self.vnfs = list(vnfs)
         self.vlan_id = vlan_id  # Frame Modification vlan: the switch tags frames towards the generator
+        self.modification = modification  # the test's Frame Modification (vsperf.traffic.framemod)
         self.hugepages = hugepages
         self._release = release
         self.label_hosts = label_hosts
         self._vswitch_started = False
+        # TestSteps: the generator ports are made even for `clean`, their switch ends left for the
+        # steps to attach (vsperf.steps); `phy_ports` are the switch ends, attached or not.
+        self.spare_ports = spare_ports
+        self.phy_ports: tuple[SwitchPort, ...] = ()
         self.deploy_time_s = 0.0
         self.teardown_time_s = 0.0
 
@@ -90,7 +95,9 @@ class HostDeployment(Deployment):
 
     def _deploy(self) -> None:
         mtu = mtu_for(self.traffic)
-        phy = self.ports.create(self.traffic, mtu, self.vlan_id, traffic_ports=self.topology.has_traffic_ports)
+        phy = self.ports.create(self.traffic, mtu, self.vlan_id,
+                                traffic_ports=self.topology.has_traffic_ports or self.spare_ports)
+        self.phy_ports = tuple(phy)
         vswitch = self.vswitch
         if vswitch is None:
             return
@@ -118,7 +125,8 @@ class HostDeployment(Deployment):
         if not self.topology.has_traffic_ports:
             return ()
         both = directions(replace(self.traffic, bidir=True), self.gen_ports)
-        return forwarding_rules(self.topology, self.traffic, both[0], both[1], vlan_id=self.vlan_id)
+        return forwarding_rules(self.topology, self.traffic, both[0], both[1], vlan_id=self.vlan_id,
+                                modify=self.modification)
 
     def teardown(self) -> None:
         """Stop the VNFs and the switch, then put every host back (a lost host's things are left

@@ -89,13 +89,16 @@ class GenPorts(ABC):
 class VethPorts(GenPorts):
     """The local lab: per generator port a namespace and a veth pair into the switch's namespace
     (addresses from 198.18.0.0/15, static neighbours, ARP and IPv6 off); for a wire, one veth
-    pair between the two generator namespaces. The switch runs in a namespace of its own."""
+    pair between the two generator namespaces. The switch runs in a namespace of its own. With
+    `one_netns` both generator ends are in the first generator namespace: for a generator whose
+    one process owns both ports (TRex opens them from there)."""
 
-    def __init__(self, hosts: RunHosts, *, wire: bool, queues: int = 1) -> None:
+    def __init__(self, hosts: RunHosts, *, wire: bool, queues: int = 1, one_netns: bool = False) -> None:
         super().__init__(hosts, wire=wire)
         if hosts.dut is not hosts.trafficgen:
             raise DeploymentError("veth ports need the switch and the generator on one host")
         self.queues = queues  # rx/tx queues of each veth (LAB_PORT_QUEUES)
+        self.one_netns = one_netns
 
     @property
     def switch_netns(self) -> str | None:
@@ -106,9 +109,9 @@ class VethPorts(GenPorts):
         host = self.hosts.dut
         names, net = host.names, host.net
         if self.wire:
-            for i in (0, 1):
-                net.add_netns(names.gen_netns(i))
-            pair = net.add_veth(names.gen_if(0), names.gen_netns(0), names.gen_if(1), names.gen_netns(1),
+            for ns in dict.fromkeys(map(self._gen_netns, (0, 1))):
+                net.add_netns(ns)
+            pair = net.add_veth(names.gen_if(0), self._gen_netns(0), names.gen_if(1), self._gen_netns(1),
                                 mtu_bytes=mtu_bytes, queues=self.queues)
             self._address(list(pair), traffic, vlan_id)
             return []
@@ -117,12 +120,17 @@ class VethPorts(GenPorts):
             return []
         ends: list[LinkEnd] = []
         for i in (0, 1):
-            net.add_netns(names.gen_netns(i))
-            gen_end, _ = net.add_veth(names.gen_if(i), names.gen_netns(i), names.phy_if(i), names.switch_netns,
+            if i == 0 or not self.one_netns:
+                net.add_netns(self._gen_netns(i))
+            gen_end, _ = net.add_veth(names.gen_if(i), self._gen_netns(i), names.phy_if(i), names.switch_netns,
                                       mtu_bytes=mtu_bytes, queues=self.queues)
             ends.append(gen_end)
         self._address(ends, traffic, vlan_id)
         return [SwitchPort(f"phy{i}", "veth", "phy", ifname=names.phy_if(i), tunable=True) for i in (0, 1)]
+
+    def _gen_netns(self, index: int) -> str:
+        """The namespace of generator port `index`."""
+        return self.hosts.dut.names.gen_netns(0 if self.one_netns else index)
 
     def _address(self, ends: list[LinkEnd], traffic: Traffic, vlan_id: int | None) -> None:
         ips = (traffic.l3.srcip, traffic.l3.dstip)

@@ -31,7 +31,7 @@ from vsperf.vswitch.linux_bridge import host_kernel_config_option
 TESTBED_LAYOUTS = ("p2p", "series", "parallel")
 TESTBED_DEPLOYMENTS = "p2p, pvp, pvvpN, pvpvN"
 # Generators of --mode trafficgen on a testbed (traffic only: the generator host's interfaces)
-TRAFFIC_ONLY_TRAFFICGENS = ("vsgen", "trafgen")
+TRAFFIC_ONLY_TRAFFICGENS = ("vsgen", "trafgen", "trex")
 # Kernel features the local lab's ports and generators need (the DUT host is this machine).
 LAB_KERNEL_OPTIONS = {
     "CONFIG_NET_NS": "network namespaces",

@@ -5,12 +5,15 @@
 - pvpvN (pvpv == pvpv2): N VNFs side by side; stream i of each direction goes through VNF
   i mod N (VSPERF splits streams between VMs the same way), so the test needs >= N streams.
 - clean: the switch is started and stopped, nothing else.
+- op2p, ptunp: VSPERF's overlay deployments (a tunnel between the generator ports; the switch's
+  bridges, tunnel ports and flows are vsperf.deploy.overlay's).
 - wire: no switch: the two generator ports are joined back to back (`--mode trafficgen`,
   traffic only), like a loopback cable on a hardware generator.
 
 Rules carry per-stream matches when TRAFFIC asks for pre-installed flows (one flow per stream,
-as VSPERF's scalability tests do), the source/destination addresses for flow_type IP, and a
-VLAN push on every egress to a generator port for Frame Modification "vlan".
+as VSPERF's scalability tests do), the source/destination addresses for flow_type IP, a VLAN
+push on every egress to a generator port for Frame Modification "vlan", and the actions of the
+other frame modifications there (vsperf.traffic.framemod).
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ from typing import Literal
 
 from vsperf.errors import ConfigError, UnknownNameError
 from vsperf.traffic import Traffic
+from vsperf.traffic.framemod import FRAME_MODIFICATIONS, modification
 from vsperf.traffic.streams import Direction
 from vsperf.vswitch.base import ForwardRule, Match
 
-Layout = Literal["p2p", "series", "parallel", "clean", "wire"]
-VALID_DEPLOYMENTS = "p2p, pvp, pvvp, pvvpN, pvpv, pvpvN (N >= 1), clean"
+Layout = Literal["p2p", "series", "parallel", "clean", "wire", "overlay"]
+VALID_DEPLOYMENTS = "p2p, pvp, pvvp, pvvpN, pvpv, pvpvN (N >= 1), clean, op2p, ptunp"
+OVERLAY_DEPLOYMENTS = ("op2p", "ptunp")
 MAX_VNFS = 9  # names of VNF links carry one digit (see vsperf.host.names)
-FRAME_MODIFICATIONS = ("vlan",)
 
 _PATTERN = re.compile(r"^(pvvp|pvpv)(\d*)$")
 
@@ -58,6 +62,8 @@ def parse_deployment(name: str) -> Topology:
         return Topology(key, "clean", 0)
     if key == "wire":
         return Topology(key, "wire", 0)
+    if key in OVERLAY_DEPLOYMENTS:
+        return Topology(key, "overlay", 0)
     if key == "pvp":
         return Topology(key, "series", 1)
     match = _PATTERN.match(key)
@@ -73,14 +79,14 @@ def parse_deployment(name: str) -> Topology:
 
 
 def check_frame_modification(frame_modification: str | None) -> str | None:
-    """The normalised frame modification, or ConfigError when the lab cannot apply it."""
+    """The normalised frame modification, or ConfigError naming the valid ones (whether the
+    test's switch can apply it is the switch's FRAME_MODIFICATIONS)."""
     if not frame_modification:
         return None
     key = frame_modification.strip().lower()
     if key not in FRAME_MODIFICATIONS:
         raise ConfigError(
-            f"Frame Modification {frame_modification!r} is not supported by the local lab "
-            f"(supported: {', '.join(FRAME_MODIFICATIONS)})"
+            f"unknown Frame Modification {frame_modification!r} (valid: {', '.join(FRAME_MODIFICATIONS)})"
         )
     return key
 
@@ -134,6 +140,7 @@ def forwarding_rules(
     reverse: Direction,
     *,
     vlan_id: int | None,
+    modify: str | None = None,
 ) -> tuple[ForwardRule, ...]:
     """Every rule of `topology` (both directions are always programmed; VSPERF does the same).
 
@@ -141,7 +148,7 @@ def forwarding_rules(
     reverse one is needed even for unidirectional traffic, to program the way back.
     """
     rules: list[ForwardRule] = []
-    if topology.layout == "clean":
+    if topology.layout in ("clean", "overlay"):
         return ()
     if topology.layout in ("p2p", "series"):
         for a, b in _hops(topology):
@@ -158,4 +165,13 @@ def forwarding_rules(
                 rules.append(ForwardRule(vnf_port(vnf, side_out), egress))
     if vlan_id is not None:
         rules = [replace(r, push_vlan_id=vlan_id) if r.out_port.startswith("phy") else r for r in rules]
+    if modify is not None and modify != "vlan":
+        rules = [_modified(r, modify) if r.out_port.startswith("phy") else r for r in rules]
     return tuple(rules)
+
+
+def _modified(rule: ForwardRule, name: str) -> ForwardRule:
+    """`rule` with frame modification `name` on its way out (and the match its actions need)."""
+    mod = modification(name, rule.out_port)
+    keys = {key for key, _ in rule.match}
+    return replace(rule, match=(*rule.match, *[(k, v) for k, v in mod.match if k not in keys]), modify=mod.actions)

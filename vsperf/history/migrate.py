@@ -8,6 +8,7 @@ upgrade of vsperf) is recognised without loading Alembic, whose import costs mos
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from vsperf.errors import UserError
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 HEAD_REVISION = "0003"  # the newest of migrations/versions (tests/unit/test_history_migrate.py checks)
 VERSION_TABLE = "alembic_version"
+logging.getLogger("alembic").setLevel(logging.WARNING)  # its INFO lines ("setup plugin ...") are not the user's
 # pg_advisory_xact_lock key of schema changes ("vsperf" in ASCII).
 _PG_MIGRATION_LOCK = 0x767370657266
 

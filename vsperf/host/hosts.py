@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,11 +52,13 @@ class RunHosts:
     @classmethod
     def open(cls, testbed: Testbed, *, run_id: str, command_log: CommandLog,
              state_root: Path = DEFAULT_STATE_ROOT, check_dut_ports: bool = True,
-             results_dir: Path | None = None) -> RunHosts:
+             results_dir: Path | None = None, claim: Callable[[RunHosts], None] | None = None) -> RunHosts:
         """Connect to every host, check every cabled port (with `check_dut_ports` False only the
         generator's: --mode trafficgen, the DUT is the user's). A testbed's hosts are first put
         back as killed runs left them (a port must be checked as it really is); the local lab's
-        when the run starts (`sweep`), after the checks: an error then still is its one line."""
+        when the run starts (`sweep`), after the checks: an error then still is its one line.
+        `claim(hosts)` runs once the hosts are connected, before anything on them is touched
+        (vsperf.pool locks the testbed there); its exception closes the connections."""
         names = RunNames(run_id)
         journal = Journal(run_id, root=state_root)
         executors: dict[str, Executor] = {}
@@ -73,6 +75,8 @@ class RunHosts:
             with ThreadPoolExecutor(max_workers=max(len(remote), 1)) as pool:
                 for connecting in [pool.submit(ssh.connect) for ssh in remote]:
                     connecting.result()
+            if claim is not None:
+                claim(run)
             if testbed.cables:
                 run.sweep()
             for cable in testbed.cables:

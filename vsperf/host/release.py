@@ -6,8 +6,10 @@ namespaces (a VNF's: its veths go with it), links (deleting a bridge releases it
 bindings, kernel settings, ports, directories. Each entry is handled through the executor of its
 host; the entry is forgotten once done. What cannot be done stays in the journal for the next
 run: a host that does not answer (one warning per host), a command that failed (one error line).
-What is gone for good (a namespace, an interface the user deleted since) is dropped, with one
-warning where the user should know. Only what a journal names is touched, and only when its name
+What is gone for good (a namespace, an interface or a PCI device the user removed since, a
+kernel setting the kernel no longer has) is dropped, with one warning where the user should know:
+an entry whose undo fails is kept only while its object is still there (`gone`), so that no later
+run retries it forever. Only what a journal names is touched, and only when its name
 is one this run makes (or, for a process, while its PID and start time still match).
 """
 
@@ -25,8 +27,8 @@ from vsperf.executor import Executor
 from vsperf.host.journal import Entry, Journal
 from vsperf.host.names import RunNames
 from vsperf.host.network import delete_link, delete_netns
-from vsperf.host.pci import ExecutorSysFs, PciBinding, restore_binding
-from vsperf.host.ports import PortError, PortState, restore_port
+from vsperf.host.pci import PCI_DEVICES, ExecutorSysFs, PciBinding, restore_binding
+from vsperf.host.ports import PortState, restore_port
 from vsperf.host.process import read_stat, send_signal
 from vsperf.host.qdisc import ADDED_QDISCS, remove_added_qdisc
 
@@ -93,13 +95,30 @@ def _remove_dir(executor: Executor, path: str) -> bool:
 
 
 def _restore_port(executor: Executor, entry: Entry) -> str | None:
-    try:
-        changed = restore_port(executor, PortState.from_dict(dict(entry.state)))
-    except PortError:
-        log.warning("%s is gone: not restored, and forgotten (vsperf will not look for it again)",
-                    entry.describe())
-        return None
+    changed = restore_port(executor, PortState.from_dict(dict(entry.state)))
     return f"{entry.describe()}: {', '.join(changed)}" if changed else None
+
+
+# What `ip` says of an interface, or of its namespace, that is not there.
+_NO_LINK = ("does not exist", "Cannot find device", "Cannot open network namespace")
+
+
+def gone(entry: Entry, executor: Executor) -> bool:
+    """True when the object `entry` changed is no longer on its host, so that nothing can ever be
+    put back: an interface (a port, or the port of a qdisc) or its namespace deleted, a PCI
+    device removed, a kernel setting's file absent. False when it is there, or when this cannot
+    be told (the question failed: the entry is kept)."""
+    try:
+        if entry.kind in ("port", "qdisc"):
+            where = ("-n", entry.netns) if entry.netns and entry.kind == "qdisc" else ()
+            proc = executor.run(["ip", *where, "-j", "link", "show", "dev", entry.name], check=False, timeout_s=10.0)
+            return proc.returncode != 0 and any(s in proc.stderr for s in _NO_LINK)
+        if entry.kind in ("binding", "knob"):
+            path = str(PCI_DEVICES / entry.name) if entry.kind == "binding" else entry.name
+            return executor.run(["test", "-e", path], check=False, timeout_s=10.0).returncode == 1
+    except VsperfError:
+        return False
+    return False  # a process, namespace, link or directory that is gone is no error: see _undo
 
 
 def _undo(entry: Entry, executor: Executor) -> str | None:
@@ -154,6 +173,11 @@ def release(journal: Journal, executors: Mapping[str, Executor], *,
             try:
                 what = _undo(entry, executors[entry.host])
             except VsperfError as exc:
+                if gone(entry, executors[entry.host]):
+                    log.warning("%s is gone: not restored, and forgotten (vsperf will not look for it again)",
+                                entry.describe())
+                    journal.forget(entry)
+                    continue
                 out.errors.append(f"{entry.describe()}: {exc}")
                 log.error("%s: not restored: %s (the next run tries again)", entry.describe(), exc)
                 continue

@@ -25,6 +25,7 @@ from vsperf.report.markup import Rst, finalize, format_value, grid_table, headin
 from vsperf.report.plots import Plot
 from vsperf.report.tables import overview_table, statistics_tables
 from vsperf.report.tables_traffic import TRAFFIC_DETAIL_KEYS, traffic_tables
+from vsperf.report.testbed_env import chosen_testbed
 from vsperf.results.model import (
     ROW_ATTRIBUTE_KEYS,
     ComponentInfo,
@@ -195,6 +196,8 @@ def environment_items(run: RunResults, test: TestResult, simulated: bool) -> lis
             f"GIT tag: {env.get('vsperf_git_commit') or 'none (not run from a git checkout)'}",
         ),
     ]
+    if isinstance(env.get("testbed"), dict):
+        items.append(EnvItem("Testbed", *chosen_testbed(env["testbed"])))
     items += [testbed_host_item(host) for host in env.get("testbed_hosts") or ()]
     roles = [c.role for c in test.components]
     if "trafficgen" not in roles and run.settings.get("TRAFFICGEN"):

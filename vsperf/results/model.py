@@ -21,6 +21,7 @@ from pathlib import PurePath
 from typing import Any, ClassVar
 
 from vsperf.results.sizes import PacketSize, packet_size_from
+from vsperf.results.steps import StepRecord
 from vsperf.search.measurer import TrialResult
 from vsperf.search.outcome import MetricValue, SearchOutcome
 
@@ -221,6 +222,7 @@ class TestResult:
     results: tuple[FrameSizeResult, ...] = ()
     headline_metric: str = ""  # the metric that sums the test up per frame size ("" before this field)
     duration_s: float | None = None  # wall time from its start to its end (None while running)
+    steps: tuple[StepRecord, ...] = ()  # a step-driven test's steps that ran, in order (TestSteps)
 
     def __post_init__(self) -> None:
         _check_status(self.status, TEST_STATUSES, "test")
@@ -242,6 +244,7 @@ class TestResult:
             components=[component_to_dict(c) for c in self.components],
             parameters=jsonable(self.parameters),
             results=[r.to_dict() for r in self.results],
+            steps=[s.to_dict() for s in self.steps],
         )
 
     @classmethod
@@ -266,6 +269,7 @@ class TestResult:
             results=tuple(FrameSizeResult.from_dict(r) for r in data.get("results") or ()),
             headline_metric=str(data.get("headline_metric") or ""),
             duration_s=None if data.get("duration_s") is None else float(data["duration_s"]),
+            steps=tuple(StepRecord.from_dict(s) for s in data.get("steps") or ()),
         )
 
 

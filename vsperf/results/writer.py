@@ -37,6 +37,7 @@ from vsperf.results.model import (
 )
 from vsperf.results.reserve import SpaceReserve
 from vsperf.results.sizes import PacketSize
+from vsperf.results.steps import StepRecord
 from vsperf.search.outcome import SearchOutcome
 
 log = logging.getLogger(__name__)
@@ -162,6 +163,13 @@ class ResultsWriter:
             self._put(test)
             self._write()
             self._write_csv(test)
+
+    def add_step(self, index: int, record: StepRecord) -> None:
+        """Record one step of step-driven test `index` (TestSteps); rewrites results.json."""
+        with self._lock:
+            test = self._test(index)
+            self._put(replace(test, steps=(*test.steps, record)))
+            self._write()
 
     def finish_test(self, index: int, status: str, error: str | None = None) -> None:
         """Close test `index` with status passed, failed or interrupted (and why, if not passed)."""

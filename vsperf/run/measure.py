@@ -15,9 +15,13 @@ from typing import Any
 
 from vsperf.benchmarks import BenchEnv
 from vsperf.benchmarks.csvfiles import benchmark_csv_paths
+from vsperf.capture.frame_check import run_frame_check
+from vsperf.capture.run import CaptureConfig, capture_paths, capturing, with_captures
 from vsperf.collectors.base import CollectorTarget, build_collectors, collecting
 from vsperf.deploy.base import Deployment
 from vsperf.deploy.build import build_deployment
+from vsperf.deploy.deployment import mtu_for
+from vsperf.executor import Executor
 from vsperf.host.facts import port_details
 from vsperf.host.host import Host
 from vsperf.host.hosts import RunHosts
@@ -27,9 +31,10 @@ from vsperf.results.model import ComponentInfo
 from vsperf.results.sizes import PacketSize
 from vsperf.results.vsperf_keys import with_trial_notes, with_vsperf_keys
 from vsperf.results.writer import ResultsWriter
-from vsperf.run.kinds import run_traffic
-from vsperf.run.plan import PlannedTest
+from vsperf.run.kinds import TrafficPlan, run_traffic
+from vsperf.run.plan import PlannedTest, deployment_modification, plan_frames
 from vsperf.search.measurer import DutControl
+from vsperf.steps.build import StepTest, run_test_steps
 from vsperf.trafficgen.base import TrafficGenerator
 from vsperf.ui.progress import Progress
 
@@ -78,6 +83,15 @@ def _port_components(m: Measurement, deployment: Deployment) -> list[ComponentIn
     return components
 
 
+def _collector_hosts(pt: PlannedTest, m: Measurement) -> tuple[Executor | None, Executor | None]:
+    """What the collectors read the DUT and the generator's ports through: on a testbed the
+    hosts (the DUT's processes and CPU on its host, the ports on the generator's host); None
+    (this machine) on the local lab, or for a simulated DUT (it has no host)."""
+    if m.hosts is None or m.hosts.is_lab or not pt.deploys:
+        return None, None
+    return m.hosts.dut.executor, m.hosts.trafficgen.executor
+
+
 @contextmanager
 def _load(pt: PlannedTest, m: Measurement) -> Iterator[tuple[list[ComponentInfo], dict[str, int]]]:
     """The test's Load (CPU / memory stress) on the DUT host around the traffic phase, when it
@@ -120,17 +134,17 @@ def measure_test(pt: PlannedTest, m: Measurement, index: int, headline: list[Hea
             components += _port_components(m, deployment)
         load_components, load_pids = stack.enter_context(_load(pt, m))
         components += load_components
-        # On a testbed the collectors read the hosts: the DUT's processes and CPU on its host, the
-        # generator's ports on the generator's host. current_pids: a reset test restarts the
-        # switch; the collectors follow its new PIDs.
-        on_testbed = m.hosts is not None and not m.hosts.is_lab
+        # current_pids: a reset test restarts the switch; the collectors follow its new PIDs.
+        dut_host, gen_host = _collector_hosts(pt, m)
         target = CollectorTarget(
             {**deployment.dut_pids(), **load_pids}, ports=tuple(deployment.gen_ports),
-            dut_host=m.hosts.dut.executor if on_testbed and m.hosts else None,
-            gen_host=m.hosts.trafficgen.executor if on_testbed and m.hosts else None,
-            current_pids=lambda: {**deployment.dut_pids(), **load_pids})
+            dut_host=dut_host, gen_host=gen_host, current_pids=lambda: {**deployment.dut_pids(), **load_pids})
         collectors = build_collectors(pt.collectors, pt.settings, m.registries.collectors, m.ctx, target)
         components += [c.component() for c in collectors]
+        modification = deployment_modification(pt)
+        if modification and m.hosts is not None and kind.tool is None:  # frames arrive modified? (vsperf.capture)
+            components.append(run_frame_check(generator, m.hosts.trafficgen, deployment.gen_ports, pt.traffic,
+                                              modification, pt.deployment.vlan_id, m.ctx.results_dir, index))
         m.writer.set_components(index, components)
         if pt.hold:
             if m.hold is not None:
@@ -147,24 +161,46 @@ def measure_test(pt: PlannedTest, m: Measurement, index: int, headline: list[Hea
             m.progress.trial(trial)
             deployment.check_alive()
 
-        for frame in pt.frames:
+        capture = CaptureConfig.from_traffic(pt.settings["TRAFFIC"], f"test {test.name}")
+
+        def measure(frame: TrafficPlan) -> dict[str, Any]:
+            """One frame size of `frame`: measured, written, its metrics (VSPERF's keys)."""
             size = frame.traffic.packet_size
             m.progress.frame_size_started(size)
             known: ThroughputKey = (test.deployment, pt.vswitch, pt.vnf, size)
-            with collecting(collectors) as phase:
+            with ExitStack() as phase_stack:
+                captures = capture_paths(capture, m.ctx.results_dir, index, size)
+                if captures and m.hosts is not None and capture is not None:  # TRAFFIC capture
+                    phase_stack.enter_context(capturing(generator, m.hosts.trafficgen, deployment.gen_ports,
+                                                        captures, capture.count, capture.filter))
+                phase = phase_stack.enter_context(collecting(collectors))
                 result = run_traffic(generator, frame, on_trial=on_trial, throughput_fps=m.throughputs.get(known),
                                      dut=dut_control, bench=bench)
-            if not kind.benchmark:  # VSPERF's result keys beside vsperf's (vsperf.results.vsperf_keys)
+            if captures:
+                result = with_captures(result, captures)
+            if not frame.kind.benchmark:  # VSPERF's result keys beside vsperf's (vsperf.results.vsperf_keys)
                 result = with_vsperf_keys(result, frame.traffic, pt.guest_loopback)
             result = with_trial_notes(result)
             m.writer.add_frame_size(index, size, result, statistics=phase.statistics)
-            if kind.benchmark:  # its tables (sweep points, udp_msg_loss rows, iperf3 per second) as CSV too
+            result.raise_if_failed(f"{size} B")  # a search without an answer fails the test, trials kept
+            if frame.kind.benchmark:  # its tables (sweep points, udp_msg_loss rows, iperf3 per second) as CSV too
                 benchmark_csv_paths(m.ctx.results_dir, next(t for t in m.writer.results.tests if t.index == index))
             found = result.metrics.get("throughput_rx_fps")
             if frame.traffic.traffic_type == "rfc2544_throughput" and isinstance(found, int | float) and found > 0:
                 m.throughputs[known] = float(found)
-            value = result.metrics.get(kind.headline)
-            headline.append((size, kind.headline, value if isinstance(value, int | float) else None))
-            m.progress.frame_size_done(size, kind.headline, value)
+            value = result.metrics.get(frame.kind.headline)
+            headline.append((size, frame.kind.headline, value if isinstance(value, int | float) else None))
+            m.progress.frame_size_done(size, frame.kind.headline, value)
             deployment.check_alive()
+            return {**result.metrics, "packet_size": size}
+
+        if test.steps is not None:  # a step-driven test: its steps, then its traffic if they sent none
+            step_test = StepTest(test.name, test.steps, pt.settings, pt.vswitch, pt.vnf, mtu_for(pt.largest))
+            stepped = run_test_steps(step_test, m.registries, m.ctx.results_dir, deployment,
+                                     lambda s: [measure(f) for f in plan_frames(s)],
+                                     lambda record: m.writer.add_step(index, record), m.hosts)
+            if stepped or test.deployment == "clean":
+                return
+        for frame in pt.frames:
+            measure(frame)
     log.info("test %s finished", test.name)

@@ -10,16 +10,19 @@ settings read their own settings' section).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from vsperf.catalog import TestCase
 from vsperf.collectors.base import collector_names
 from vsperf.config import Settings, traffic_from_settings
 from vsperf.config.schema_core import frame_sizes
 from vsperf.deploy.build import DeploymentSpec
+from vsperf.deploy.overlay import tunnel_of
 from vsperf.deploy.topology import check_frame_modification, parse_deployment
 from vsperf.registry import Registries
+from vsperf.run.integration import check_integration, integration_settings
 from vsperf.run.kinds import TrafficKind, TrafficPlan, configure_traffic
 from vsperf.run.mixcheck import check_frame_mixes
 from vsperf.traffic import Traffic
@@ -41,6 +44,7 @@ class PlannedTest:
     collectors: tuple[str, ...] = ()  # canonical names of the COLLECTOR setting's collectors, each once
     guest_loopback: str | None = None  # VSPERF's result key: each VNF's GUEST_LOOPBACK (None: no VNF)
     port_locations: bool = False  # the generator drives hardware port locations (a testbed cable's)
+    ports_in_one_netns: bool = False  # one process of the generator owns both ports (TRex): one namespace
     loadgen: str | None = None  # load generator of a test with a Load
     hold: str = ""  # --mode trafficgen-off ("off": deploy, hold, no traffic) / -pause ("pause": hold, then traffic)
     test_params: str | None = None  # this run's element of a --test-params sweep (None: no sweep)
@@ -51,7 +55,9 @@ class PlannedTest:
         return DeploymentSpec(
             name=self.test.deployment, vswitch=self.vswitch, vnf=self.vnf, settings=self.settings,
             frame_modification=check_frame_modification(self.test.frame_modification), simulated=self.simulated,
-            traffic_only=self.traffic_only, locations=self.port_locations)
+            traffic_only=self.traffic_only, locations=self.port_locations,
+            one_gen_netns=self.ports_in_one_netns, steps=self.test.steps is not None,
+            tunnel=tunnel_of(self.test.deployment, self.test.tunnel_type, self.test.tunnel_operation, self.settings))
 
     @property
     def sizes(self) -> tuple[PacketSize, ...]:
@@ -93,11 +99,11 @@ def plan_tests(
         simulated = bool(getattr(gen.cls, "SIMULATED", False))
         if not simulated and not traffic_only:  # the lab's plan's needs (a testbed's switch gets it too)
             test_settings = _lab_parallel_streams(test, test_settings)
-        test_settings = _flow_mode(test, test_settings)
-        frames = tuple(configure_traffic(traffic_from_settings(test_settings, size), test_settings)
-                       for size in frame_sizes(test_settings))
+        test_settings = integration_settings(test, _flow_mode(test, test_settings), simulated=simulated)
+        frames = plan_frames(test_settings)
         check_frame_mixes(test.name, frames, gen.cls)
         vswitch = registries.vswitches.resolve(test_settings["VSWITCH"])
+        check_integration(test, test_settings, registries.vswitches.get(vswitch).cls, simulated=simulated)
         vnf = str(test_settings["VNF"])
         if vnf != "auto":
             vnf = registries.vnfs.resolve(vnf)
@@ -115,9 +121,23 @@ def plan_tests(
                 trafficgen=gen.name, vswitch=vswitch, vnf=vnf, loadgen=loadgen,
                 simulated=simulated, traffic_only=traffic_only, hold=hold,
                 port_locations=bool(getattr(gen.cls, "PORT_LOCATIONS", False)),
+                ports_in_one_netns=bool(getattr(gen.cls, "PORTS_IN_ONE_NAMESPACE", False)),
             )
         )
     return planned
+
+
+def deployment_modification(pt: PlannedTest) -> str | None:
+    """The Frame Modification the test's switch applies (None: none, or nothing is deployed)."""
+    spec = pt.deployment
+    return spec.frame_modification if spec.deploys not in (None, "wire") else None
+
+
+def plan_frames(settings: Mapping[str, Any]) -> tuple[TrafficPlan, ...]:
+    """A TrafficPlan per frame size or frame mix of TRAFFICGEN_PKT_SIZES (or TRAFFIC imix), for
+    TRAFFIC (a ConfigError names the first bad setting). A step's send_traffic plans its traffic the
+    same way."""
+    return tuple(configure_traffic(traffic_from_settings(settings, size), settings) for size in frame_sizes(settings))
 
 
 def _collectors(settings: Settings, registries: Registries) -> tuple[str, ...]:

@@ -10,11 +10,12 @@ connections the run then uses.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from vsperf.collectors.base import CollectorTarget
 from vsperf.deploy.build import resolve_vnf
+from vsperf.deploy.overlay import overlay_problem
 from vsperf.deploy.support import DUT_TOOLS, deployment_problem, lab_problem, state_root_problem
 from vsperf.deploy.topology import parse_deployment
 from vsperf.errors import ConfigError, PrerequisiteError, UserError
@@ -49,20 +50,23 @@ def _where(hosts: RunHosts | None) -> str:
 
 
 def open_hosts(plan: Sequence[PlannedTest], testbed_file: str, *, run_id: str, command_log: CommandLog,
-               registries: Registries | None = None, results_dir: Path | None = None) -> RunHosts | None:
-    """The run's hosts (None when the plan deploys nothing): the testbed file's, connected and
-    its ports checked, or the local lab (this machine: Linux and root). The caller closes them.
-    With `registries`, a collector that cannot read a testbed's hosts is refused first, before
-    the file is read or a host contacted."""
-    if not any(pt.deploys for pt in plan):
-        return None
+               registries: Registries | None = None, results_dir: Path | None = None,
+               claim: Callable[[RunHosts], None] | None = None) -> RunHosts | None:
+    """The run's hosts: the testbed file's, connected, put back as killed runs left them and
+    their ports checked (also for a plan that deploys nothing there: the run describes them), or
+    the local lab (this machine: Linux and root; None when the plan deploys nothing). The caller
+    closes them. With `registries`, a collector that cannot read a testbed's hosts is refused
+    first, before the file is read or a host contacted. `claim`: see RunHosts.open (a testbed's
+    lock, vsperf.pool)."""
     if testbed_file:
         if registries is not None:
-            _check_collectors_read_hosts(plan, registries)
+            check_collectors_read_hosts(plan, registries)
         testbed = load_testbed(Path(testbed_file))
         # --mode trafficgen: the DUT's ports are the user's DUT's, neither checked nor touched
         return RunHosts.open(testbed, run_id=run_id, command_log=command_log, results_dir=results_dir,
-                             check_dut_ports=not any(pt.traffic_only for pt in plan))
+                             check_dut_ports=not any(pt.traffic_only for pt in plan), claim=claim)
+    if not any(pt.deploys for pt in plan):
+        return None
     if why := lab_problem():
         raise PrerequisiteError(why)
     return RunHosts.open(Testbed.local(), run_id=run_id, command_log=command_log, results_dir=results_dir)
@@ -81,7 +85,7 @@ def check_plan(plan: Sequence[PlannedTest], registries: Registries, hosts: RunHo
         raise PrerequisiteError(f"{where}{exc}" if where and not str(exc).startswith(where) else str(exc)) from None
 
 
-def _check_collectors_read_hosts(plan: Sequence[PlannedTest], registries: Registries) -> None:
+def check_collectors_read_hosts(plan: Sequence[PlannedTest], registries: Registries) -> None:
     """UserError for a collector of a deploying test that reads only this machine (a testbed run)."""
     for pt in plan:
         for name in pt.collectors:
@@ -128,6 +132,9 @@ def _check_deployment(pt: PlannedTest, generator: type[TrafficGenerator], regist
     vswitch_cls = registries.vswitches.get(spec.vswitch).cls
     why = deployment_problem(spec, pt.largest, generator, hosts, supports_match=vswitch_cls.SUPPORTS_MATCH,
                              max_frame_bytes=vswitch_cls.LAB_MAX_FRAME_BYTES)
+    if not why and spec.tunnel is not None:  # op2p, ptunp (vsperf.deploy.overlay)
+        why = overlay_problem(spec.tunnel, pt.largest, generator, vswitch_cls, _probe(hosts.dut), lab=hosts.is_lab)
+        why = f"test {pt.test.name}: {why}" if why else ""
     if why and not hosts.is_lab:
         raise TestbedUnsupportedError(f"testbed {hosts.testbed.path}: hosts and ports checked, but test "
                                       f"{pt.test.name}: {why}; run without --testbed, or with --trafficgen dummy")

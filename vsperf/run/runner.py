@@ -95,6 +95,7 @@ class Runner:
         command_log: CommandLog | None = None,
         hold: Callable[[str], None] | None = None,
         history: RunRecorder | None = None,
+        testbed: dict[str, Any] | None = None,
     ) -> None:
         """`settings` are recorded in results.json as they are (the plan's tests carry what they
         run with); `report`: the report written after the run. `hosts`: where the plan deploys
@@ -102,7 +103,8 @@ class Runner:
         logging to `command_log` (written to the run's commands.log from the start of the run).
         `history` records the run into the results store after each test and at the end.
         `hold(message)` waits for the user in --mode trafficgen-off/-pause (the CLI's, never
-        input() here); without it those modes do not wait."""
+        input() here); without it those modes do not wait. `testbed`: which testbed the run took
+        (of its pool), what it skipped and why (vsperf.pool.claim), kept in results.json."""
         self.plan = list(plan)
         self.hold = hold
         self.registries = registries
@@ -115,12 +117,15 @@ class Runner:
         self.command_log = command_log or CommandLog(None)
         self.report = report
         self.history = history
+        self.testbed = testbed
 
     def _environment(self, executor: LocalExecutor) -> dict[str, Any]:
         """This machine's facts, and each testbed host's when the run has a testbed."""
         environment = collect_environment(executor)
         if self.hosts is not None and not self.hosts.is_lab:
             environment["testbed_hosts"] = self.hosts.describe()
+        if self.testbed is not None:
+            environment["testbed"] = self.testbed
         return environment
 
     def run(self) -> RunSummary:

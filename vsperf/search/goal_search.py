@@ -22,13 +22,23 @@ under-delivered that lost frames, whose loss may be the generator's own).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, NamedTuple
 
 from vsperf.search.goal_config import GoalSearchConfig
 from vsperf.search.measurer import Measurer, TrialResult
-from vsperf.search.mlr_goals import GoalResult, TrialDatabase, goal_result, high_loss
+from vsperf.search.mlr_goals import (
+    GoalResult,
+    RelevantBounds,
+    SearchGoal,
+    Target,
+    TrialDatabase,
+    goal_result,
+    high_loss,
+)
+from vsperf.search.no_answer import goal_search_failure
 from vsperf.search.outcome import MetricValue, SearchOutcome
 from vsperf.search.throughput import learning_trial
 from vsperf.search.trials import (
@@ -47,6 +57,7 @@ from vsperf.traffic import Traffic
 from vsperf.units import l2_mbps
 
 MAX_TRIALS_PER_SEARCH = 300  # a guard: every controller ends long before on any DUT
+FINAL_ROUNDS = 8  # passes over the goals' final targets until none is open (see GoalSearchState.open_goals)
 ALL_GOALS = "all goals"  # the goal label of a trial run for every goal (mlr's initial trials)
 
 
@@ -73,12 +84,39 @@ class GoalSearchState:
         self.first_trial = len(log.trials)
         self.notes: list[dict[str, Any]] = []
         self.exhausted = False
+        self.guess_fps: float | None = None  # load of mlr's forwarding-rate guess, if it ran
+
+    def on_grid(self, load_fps: float, lower_fps: float | None = None, upper_fps: float | None = None) -> float:
+        """`load_fps` moved to the nearest load of the search's grid, the configured maximum load
+        times whole powers of (1 - the narrowest goal width), if that load still lies strictly
+        between `lower_fps` and `upper_fps` (else `load_fps` as it is). Loads chosen for
+        different goals then coincide and share their trials (on a tail-drop DUT PDR's loads lie
+        a width above NDR's when PDR's loss ratio is the width, as with the defaults)."""
+        top = self.ceiling.configured_max_fps
+        step = math.log1p(-min(g.width for g in self.cfg.goals))
+        snapped = float(top * math.exp(step * round(math.log(load_fps / top) / step)))
+        if lower_fps is not None and snapped <= lower_fps * (1 + 1e-9):
+            return load_fps
+        if upper_fps is not None and snapped >= upper_fps * (1 - 1e-9):
+            return load_fps
+        return snapped
 
     def budget_left(self) -> bool:
         """False once the search has run MAX_TRIALS_PER_SEARCH trials (it must stop then)."""
         if len(self.log.trials) - self.first_trial >= MAX_TRIALS_PER_SEARCH:
             self.exhausted = True
         return not self.exhausted
+
+    def target_decided(self, bounds: RelevantBounds, target: Target) -> bool:
+        """True when `target` needs no more trials: the maximum load is a lower bound, the minimum
+        load an upper bound, or the bounds are within the target's width."""
+        lower, upper, eps = bounds.lower_fps, bounds.upper_fps, 1e-9
+        if upper is None and lower is not None and lower >= self.ceiling.max_load_fps * (1 - eps):
+            return True
+        if lower is None and upper is not None and upper <= self.min_load_fps * (1 + eps):
+            return True
+        width = bounds.width()
+        return width is not None and width <= target.width + eps
 
     def measure(self, load_fps: float, duration_s: float, goal: str, label: str) -> Measured:
         """One trial at `load_fps` (kept within the load limits), filed under the load it measured.
@@ -112,6 +150,13 @@ class GoalSearchState:
         """The goal names a trial labelled `goal` serves ("all goals", "ndr+pdr" or one name)."""
         names = [g.name for g in self.cfg.goals]
         return frozenset(names if goal == ALL_GOALS else [n for n in goal.split("+") if n in names])
+
+    def open_goals(self, goals: Sequence[SearchGoal]) -> list[SearchGoal]:
+        """The `goals` (in that order) whose final target the trials so far leave without an answer
+        narrowed to its width (a later goal's trials may reopen an earlier goal's: a short trial
+        that lost too much is an upper bound for every goal without an exceed ratio)."""
+        return [g for g in goals
+                if goal_result(self.db, g, self.min_load_fps, self.ceiling.max_load_fps).status == "not narrowed"]
 
     def answer(self, repetition: int) -> GoalSearchAnswer:
         return GoalSearchAnswer(
@@ -287,4 +332,8 @@ def run_goal_search(
         "trial_outcomes": notes,
         "verification": verification,
     }
-    return log.outcome(metrics, details, anomalies.as_tuple())
+    failure = goal_search_failure(algorithm, [a.results for a in answers], [a.exhausted for a in answers],
+                                  MAX_TRIALS_PER_SEARCH, [t for a in answers for t in a.trials], traffic)
+    if failure is not None:
+        anomalies.add(failure)
+    return replace(log.outcome(metrics, details, anomalies.as_tuple()), failure=failure)

@@ -8,30 +8,33 @@ The controller (this module's choice of trials; the draft leaves it free):
    deliver lowers that maximum, see `vsperf.search.upper_bound`), then, if it lost frames, one at
    its forwarding rate corrected for the smallest goal loss ratio (a tail-drop DUT forwards its
    capacity when overloaded, so that is a good first guess).
-2. Each goal has a chain of targets: `preceding_targets` ones with shorter trials (durations
-   geometric from the goal's initial to its final trial duration) and the goal itself. Targets are
-   narrowed in order, every goal at one stage before the next stage, so that all goals profit from
-   every trial. Unlike CSIT's coarser preceding targets, all have the goal's width: with final
-   trials 60 times longer than the first ones (RFC 2544), narrowing is cheapest on the shortest
-   trials, and each longer stage then only confirms the lower bound found (searching lower, with
-   its own trial length, only when the DUT loses more over longer trials).
-3. Narrowing a target: while its relevant bounds are too far apart, measure in this order
+2. Each goal has the draft's chain of targets (`SearchGoal.targets`): `preceding_targets` ones
+   whose duration sums shrink geometrically to the initial trial duration (a target's trials last
+   its sum, at most the final duration) and whose widths double per step back, then the goal
+   itself. Targets are narrowed in order, every goal at one stage before the next stage, so that
+   all goals profit from every trial; then the final targets get passes until none is open (a
+   later goal's trials may reopen an earlier goal's answer).
+3. Narrowing the first target: while its relevant bounds are too far apart, measure in this order
    - an undecided load between the bounds again, at the target's trial duration (the highest
-     first: after a stage, the previous lower bound is such a load);
+     first);
    - if the upper bound is missing, a load above the lower bound, each step twice the last;
    - if the lower bound is missing, a load below the upper bound, each step twice the last, or
-     lower still if the upper bound's forwarding rate says so;
+     lower still if the trials above say so (their forwarding rate; with an exceed ratio, the loss
+     exponent they fit, `vsperf.search.noise_band.capacity_guess_fps`);
    - otherwise a split of the interval in log space whose upper part is the target's width times
-     a power of two, so that every step ends on the width exactly.
+     a power of two, so that every step ends on the width exactly; above the forwarding-rate
+     guess, first steps up from it of 1, 2, 4 ... widths (CSIT's second guess).
    A load never measured before is first tried with the goal's initial (short) trial duration
    when a high-loss trial that short would already make it an upper bound: half of the probes of
    a bisection fail, and those then cost a short trial instead of a full-length one.
-   This is how the first (shortest) target is narrowed. A longer target, once it has an upper
-   bound, is narrowed by `vsperf.search.confirm`: its trials go one width below the relevant upper
-   bound, after short "band probes" moved that bound to the bottom of the DUT's noise band (read
-   from the size of the losses) and short "scout" trials at the candidate passed, so that on a
-   noisy DUT a long trial is rarely spent where it fails. Longer stages serve the goals with
-   larger loss ratios first (one long trial may then answer two goals).
+4. A later target that one short failure decides (exceed ratio 0), once it has an upper bound, is
+   narrowed by `vsperf.search.confirm`: its trials go one width below the relevant upper bound,
+   after short "band probes" moved that bound to the bottom of the DUT's noise band (read from the
+   size of the losses) and a short "scout" trial at the candidate passed, so that on a noisy DUT a
+   long trial is rarely spent where it fails. Longer stages serve the goals with larger loss
+   ratios first (one long trial may then answer two goals). A later target that a short failure
+   does not decide (an exceed ratio above 0: its duration sum decides) is refined from its
+   preceding target's bounds by trials of its own duration (`vsperf.search.refine`).
 """
 
 from __future__ import annotations
@@ -41,30 +44,17 @@ from collections.abc import Sequence
 
 from vsperf.search.confirm import confirm_order, confirm_target
 from vsperf.search.goal_config import GoalSearchConfig
-from vsperf.search.goal_search import ALL_GOALS, GoalSearchState, run_goal_search
+from vsperf.search.goal_search import ALL_GOALS, FINAL_ROUNDS, GoalSearchState, run_goal_search
+from vsperf.search.load_space import log_width, split_load
 from vsperf.search.measurer import Measurer, TrialResult
 from vsperf.search.mlr_goals import SearchGoal, Target, classify, relevant_bounds
+from vsperf.search.noise_band import capacity_guess_fps
 from vsperf.search.outcome import SearchOutcome
+from vsperf.search.refine import refine_target
 from vsperf.search.trials import OnTrial
 from vsperf.traffic import Traffic
 
 _EPS = 1e-9
-
-
-def log_width(width: float) -> float:
-    """A relative width as a distance in log space: ln(upper / lower) at that width."""
-    return -math.log1p(-width)
-
-
-def split_load(lower_fps: float, upper_fps: float, width: float, log_scale: bool = True) -> float:
-    """The next load between two bounds: in log space the upper part is width * 2**k (so the
-    search ends exactly on the width), or the plain middle when not `log_scale`."""
-    if not log_scale:
-        return (lower_fps + upper_fps) / 2.0
-    span, step = math.log(upper_fps / lower_fps), log_width(width)
-    halvings = max(1, math.ceil(math.log2(span / step) - _EPS))
-    load = upper_fps * math.exp(-step * 2 ** (halvings - 1))
-    return min(max(load, lower_fps * (1 + _EPS)), upper_fps * (1 - _EPS))
 
 
 def _short_probe_decides(goal: SearchGoal, target: Target) -> bool:
@@ -100,9 +90,11 @@ def narrow_target(
     log_scale: bool = True,
     short_probe: bool = True,
     stop_at_upper: bool = False,
+    label: str | None = None,
 ) -> None:
     """Measure until `target`'s relevant bounds are within its width (or a load limit answers);
-    with `stop_at_upper`, only until the target has an upper bound."""
+    with `stop_at_upper`, only until the target has an upper bound. Trials are tagged with
+    `label` (the target's own label by default)."""
     steps_up = steps_down = 0
     step = log_width(target.width)
     probe_short = short_probe and _short_probe_decides(goal, target)
@@ -112,16 +104,11 @@ def narrow_target(
         max_load, min_load = state.ceiling.max_load_fps, state.min_load_fps
         if stop_at_upper and upper is not None:
             return
-        if upper is None and lower is not None and lower >= max_load * (1 - _EPS):
-            return  # the maximum load is a lower bound
-        if lower is None and upper is not None and upper <= min_load * (1 + _EPS):
-            return  # the minimum load is an upper bound
-        width = bounds.width()
-        if width is not None and width <= target.width + _EPS:
+        if state.target_decided(bounds, target):
             return
         undecided = [load for load in bounds.undecided_fps if load <= max_load * (1 + _EPS)]
         if undecided:
-            state.measure(undecided[-1], target.trial_duration_s, goal.name, target.label)
+            state.measure(undecided[-1], target.trial_duration_s, goal.name, label or target.label)
             continue
         if upper is None and lower is None:
             load = max_load
@@ -132,14 +119,25 @@ def narrow_target(
         elif lower is None:
             steps_down += 1
             load = upper * math.exp(-step * 2 ** (steps_down - 1))
-            guess = _forwarding_guess(state.db.trials_at(upper), target.loss_ratio)
+            if target.exceed_ratio > 0:
+                guess = capacity_guess_fps(((x, t) for x in state.db.loads() if x >= upper * (1 - _EPS)
+                                            for t in state.db.trials_at(x)), target.loss_ratio)
+            else:
+                guess = _forwarding_guess(state.db.trials_at(upper), target.loss_ratio)
             load = max(min_load, load if guess is None else min(load, guess))
         else:
             load = split_load(lower, upper, target.width, log_scale)
+            if lower == state.guess_fps:
+                # The lower bound is the forwarding-rate guess, usually just below the answer:
+                # step up from it (1, 2, 4 ... widths) while that is below the split (CSIT's mrr2).
+                steps_up += 1
+                load = min(load, lower * math.exp(step * 2 ** (steps_up - 1)))
+        if target.exceed_ratio > 0:
+            load = state.on_grid(load, lower, upper)
         duration = target.trial_duration_s
         if probe_short and not state.db.has(load):
             duration = goal.initial_duration_s
-        state.measure(load, duration, goal.name, target.label)
+        state.measure(load, duration, goal.name, label or target.label)
 
 
 def initial_trials(state: GoalSearchState) -> None:
@@ -153,8 +151,10 @@ def initial_trials(state: GoalSearchState) -> None:
         return
     guess = first.rx_rate_fps / (1.0 - smallest_loss)
     guess = min(guess, state.ceiling.max_load_fps * (1 - narrowest))
+    if all(g.exceed_ratio > 0 for g in goals):
+        guess = state.on_grid(guess, None, state.ceiling.max_load_fps)
     if guess > state.min_load_fps:
-        state.measure(guess, duration, ALL_GOALS, "forwarding-rate guess")
+        state.guess_fps = state.measure(guess, duration, ALL_GOALS, "forwarding-rate guess").load_fps
 
 
 def mlr_search_once(state: GoalSearchState) -> None:
@@ -169,17 +169,27 @@ def mlr_search_once(state: GoalSearchState) -> None:
             chain = by_goal[goal]
             index = stage - (stages - len(chain))  # every chain ends at the last stage
             if index >= 0:
-                _narrow(state, goal, chain[index])
-    for goal in confirm_order(state.cfg.goals):
-        _narrow(state, goal, by_goal[goal][-1])  # a later goal's trials may have moved an earlier goal's bounds
+                _narrow(state, goal, chain[index], chain[index - 1] if index > 0 else None)
+    for _ in range(FINAL_ROUNDS):  # a later goal's trials may have moved an earlier goal's bounds
+        reopened = state.open_goals(confirm_order(state.cfg.goals))
+        if not reopened or not state.budget_left():
+            return
+        for goal in reopened:
+            chain = by_goal[goal]
+            _narrow(state, goal, chain[-1], chain[-2] if len(chain) > 1 else None)
 
 
-def _narrow(state: GoalSearchState, goal: SearchGoal, target: Target) -> None:
-    """Short targets bisect; longer ones confirm from their upper bound down (`confirm_target`),
-    halving far gaps with short trials first when no shorter target narrowed them (the first of
-    its chain: TRAFFICGEN_MLR_PRECEDING_TARGETS 0)."""
-    if target.trial_duration_s <= goal.initial_duration_s:
-        narrow_target(state, goal, target)
+def _narrow(state: GoalSearchState, goal: SearchGoal, target: Target, preceding: Target | None) -> None:
+    """The first target bisects; a later one that a short failure does not decide (exceed ratio
+    above 0) is refined from its preceding target's bounds (`refine_target`); a longer one that
+    it does is confirmed from its upper bound down (`confirm_target`), halving far gaps with
+    short trials first when no shorter target narrowed it (the first of its chain:
+    TRAFFICGEN_MLR_PRECEDING_TARGETS 0)."""
+    if not _short_probe_decides(goal, target):
+        if preceding is None:
+            narrow_target(state, goal, target)
+        else:
+            refine_target(state, goal, target, relevant_bounds(state.db, preceding))
         return
     while not confirm_target(state, goal, target, far_splits=target.index == 0):
         narrow_target(state, goal, target, stop_at_upper=True)

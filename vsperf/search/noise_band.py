@@ -125,3 +125,24 @@ def capacity_band(trials: Iterable[tuple[float, TrialResult]]) -> CapacityBand |
         if best is None or spread < best_spread * PREFER_STEEPER:
             best, best_spread = CapacityBand(exponent, tuple(caps), tuple(lossless)), spread
     return best
+
+
+def capacity_guess_fps(trials: Iterable[tuple[float, TrialResult]], loss_ratio: float) -> float | None:
+    """Where a goal with `loss_ratio` is likely met, from the lossy trials above it: the lowest
+    goal capacity they imply under the loss exponent on which they agree best (any two lossy
+    trials 2 % of load apart tell a tail-drop DUT, whose forwarding rate is its capacity, from a
+    gradual one, whose forwarding rate overestimates it); None without a lossy trial. With one
+    load only, the tail-drop guess (forwarding rate over 1 - loss ratio)."""
+    lossy = [(load, t.loss_ratio) for load, t in trials if t.tx_frames > 0 and 0 < t.loss_frames < t.tx_frames]
+    if not lossy:
+        return None
+    loads = [load for load, _ in lossy]
+    exponents = LOSS_EXPONENTS if max(loads) / min(loads) - 1.0 >= MIN_LOAD_SPAN else (1.0,)
+    best, best_spread = 1.0, math.inf
+    for exponent in exponents:
+        caps = [trial_capacity_fps(load, loss, exponent) for load, loss in lossy]
+        spread = math.log(max(caps) / min(caps)) if min(caps) > 0 else math.inf
+        if spread < best_spread * PREFER_STEEPER:
+            best, best_spread = exponent, spread
+    lowest = min(trial_capacity_fps(load, loss, best) for load, loss in lossy)
+    return lowest / (1.0 - float(loss_ratio ** (1.0 / best)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from vsperf.errors import SearchError
 from vsperf.search.measurer import TrialResult
 
 MetricValue = float | int | str | None
@@ -24,3 +25,12 @@ class SearchOutcome:
     trials: tuple[TrialResult, ...]
     details: dict[str, Any] = field(default_factory=dict)
     anomalies: tuple[str, ...] = ()  # plain-language findings, e.g. generator under-delivery
+    # Why the search has no answer it stands behind (no load met a goal, its trial guard): the
+    # test fails with this line, its metrics and trials are still written. None: it answered.
+    failure: str | None = None
+
+    def raise_if_failed(self, where: str) -> None:
+        """SearchError("`where`: the failure") when the search failed (see `failure`); call it
+        after the outcome is written, so that what was measured is kept."""
+        if self.failure is not None:
+            raise SearchError(f"{where}: {self.failure}")

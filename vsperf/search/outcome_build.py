@@ -69,6 +69,7 @@ def after_throughput(
         trials=all_trials,
         details={**details, "throughput": throughput.as_dict(), **trial_totals(all_trials)},
         anomalies=tuple(anomalies),
+        failure=throughput.failure,  # no throughput to run at: the test fails with its search
     )
 
 

@@ -94,6 +94,14 @@ class KnownThroughput:
         return tuple(_tagged(t) for t in self.outcome.trials)
 
     @property
+    def failure(self) -> str | None:
+        """Why the measured throughput is no answer (see `SearchOutcome.failure`): a test run at
+        it fails too. None when it was given, configured, or measured with an answer."""
+        if self.outcome is None or self.outcome.failure is None:
+            return None
+        return f"throughput search: {self.outcome.failure}"
+
+    @property
     def anomalies(self) -> tuple[str, ...]:
         if self.outcome is None:
             return ()

@@ -27,11 +27,12 @@ Optional trials around the search:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from vsperf.search.config import ThroughputSearchConfig
 from vsperf.search.measurer import Measurer, TrialResult
+from vsperf.search.no_answer import binary_failure
 from vsperf.search.outcome import MetricValue, SearchOutcome
 from vsperf.search.trials import (
     TRAFFIC_TYPE_UDP,
@@ -45,6 +46,7 @@ from vsperf.search.trials import (
     trial_rate_metrics,
     trial_totals,
 )
+from vsperf.search.upper_bound import MIN_LOAD_PERCENT
 from vsperf.traffic import Traffic
 
 LEARNING_RATE_PERCENT = 1.0  # low enough to lose nothing on any DUT, as VSPERF's T-Rex learning did
@@ -68,6 +70,7 @@ class ThroughputAnswer:
     upper_bound_percent: float
     generator_ceiling_percent: float | None  # lowest rate an under-delivering generator reached
     trials: tuple[TrialResult, ...]  # the trials of this repetition
+    exhausted: bool = False  # stopped by MAX_SEARCH_TRIALS before the bounds were a resolution apart
 
     @property
     def limited_by_generator(self) -> bool:
@@ -99,11 +102,15 @@ def search_throughput_once(
     line = traffic.line_rate_fps
     first = len(log.trials)
     lo, hi = cfg.min_rate_percent, cfg.max_rate_percent
+    floor = max(cfg.min_rate_percent, MIN_LOAD_PERCENT)  # lowest rate worth a trial
     best: TrialResult | None = None
     lowest_failure: TrialResult | None = None
     ceiling: float | None = None
     tested: set[float] = set()
     rate = hi
+    resolution = cfg.resolution_percent
+    rescaled = False
+    exhausted = True
     for _ in range(MAX_SEARCH_TRIALS):
         trial = log.rate(traffic, rate * line / 100.0, cfg.duration_s, purpose)
         tested.add(rate)
@@ -122,8 +129,16 @@ def search_throughput_once(
             if lowest_failure is None or trial.actual_tx_rate_fps < lowest_failure.actual_tx_rate_fps:
                 lowest_failure = trial
             hi = max(lo, min(hi, effective))
-        if hi - lo <= cfg.resolution_percent + _EPSILON_PERCENT:
-            break
+        if hi - lo <= resolution + _EPSILON_PERCENT:
+            # Nothing passed yet and less than a resolution step is left (e.g. a generator whose
+            # ceiling is a fraction of the step): ending here would answer 0. The rest is searched
+            # once more with the same resolution relative to what is left, as if its top were the
+            # line rate.
+            relative = cfg.resolution_percent * hi / 100.0
+            if best is not None or rescaled or hi <= floor + _EPSILON_PERCENT or relative >= resolution:
+                exhausted = False
+                break
+            resolution, rescaled = relative, True
         rate = (lo + hi) / 2.0
     if best is None and cfg.min_rate_percent > 0 and cfg.min_rate_percent not in tested:
         # The bisection assumed the lower bound passes; nothing did, so check it.
@@ -140,6 +155,7 @@ def search_throughput_once(
         upper_bound_percent=hi,
         generator_ceiling_percent=ceiling,
         trials=tuple(log.trials[first:]),
+        exhausted=exhausted,
     )
 
 
@@ -228,16 +244,11 @@ def rfc2544_throughput(
     else:
         failures = [a.lowest_failure for a in answers if a.lowest_failure is not None]
         loss_percent = min(t.loss_percent for t in failures) if failures else 0.0
-        lowest = min(failures, key=lambda t: t.actual_tx_rate_fps) if failures else None
-        where = (
-            f"; the lowest rate tried, {percent_of(lowest.actual_tx_rate_fps, line):.3f} % of line rate, "
-            f"lost {lowest.loss_percent:.4f} %"
-            if lowest
-            else ""
-        )
-        anomalies.add(f"no rate passed (loss allowed {cfg.loss_rate_percent} %){where}; throughput is 0")
-    if len(passing) < len(answers) and passing:
-        anomalies.add(f"{len(answers) - len(passing)} of {len(answers)} repetitions found no passing rate")
+    guard = next((len(a.trials) for a in answers if a.exhausted), None)
+    failure = binary_failure(cfg.loss_rate_percent, [t for a in answers for t in a.trials],
+                             len(answers) - len(passing), len(answers), guard, traffic)
+    if failure is not None:
+        anomalies.add(f"{failure}; throughput is 0" if not passing else failure)
     tx_rate_fps = mean_or_zero(tx_values)  # the throughput
     latency = merge_latency(t.latency for t in passing)
     metrics: dict[str, MetricValue] = rate_metrics(tx_rate_fps, mean_or_zero(rx_values), loss_percent, latency, traffic)
@@ -270,4 +281,4 @@ def rfc2544_throughput(
         "repetitions": [a.as_dict() for a in answers],
         "verification": verification,
     }
-    return log.outcome(metrics, details, anomalies.as_tuple())
+    return replace(log.outcome(metrics, details, anomalies.as_tuple()), failure=failure)

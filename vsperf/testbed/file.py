@@ -28,6 +28,7 @@ from vsperf.inputs import expand_path, load_yaml, read_text_file
 from vsperf.inputs.limits import SETTINGS_FILE_MAX_BYTES
 from vsperf.remote.connection import SshHost
 from vsperf.testbed.model import (
+    DEFAULT_LOCK_DIR,
     DRIVERS,
     LOCAL_HOST,
     PCI_ADDRESS,
@@ -48,6 +49,7 @@ HOST = Struct({
     "key_file": Str(min_len=1),
     "known_hosts_file": Str(min_len=1),
     "connect_timeout_s": Float(gt=0, unit="s"),
+    "lock_dir": Str(min_len=1),
 })
 DUT_PORT = Struct({"interface": _NAME, "pci": _NAME, "driver": Str(choices=DRIVERS)})
 GEN_PORT = Struct({"interface": _NAME, "location": _NAME})
@@ -65,11 +67,19 @@ def _fail(path: Path, key: str, problem: str) -> ConfigError:
     return ConfigError(f"testbed {path}: {key}: {problem}")
 
 
+def _lock_dir(path: Path, name: str, raw: Mapping[str, Any]) -> str:
+    lock_dir = str(raw.get("lock_dir", DEFAULT_LOCK_DIR))
+    if not lock_dir.startswith("/") or "\n" in lock_dir:
+        raise _fail(path, f"hosts.{name}.lock_dir", f"expected an absolute path on the host, got {lock_dir!r}")
+    return lock_dir
+
+
 def _host(path: Path, name: str, raw: Mapping[str, Any]) -> TestbedHost:
     if name == LOCAL_HOST:
-        if raw:
-            raise _fail(path, f"hosts.{name}", "the host named 'local' is this machine: give it no keys ({})")
-        return TestbedHost(name)
+        if set(raw) - {"lock_dir"}:
+            raise _fail(path, f"hosts.{name}", "the host named 'local' is this machine: give it no keys but "
+                                               "lock_dir ({})")
+        return TestbedHost(name, lock_dir=_lock_dir(path, name, raw))
     if "address" not in raw:
         raise _fail(path, f"hosts.{name}.address", f"missing: the address of host {name} (or call it 'local')")
     key_file = raw.get("key_file")
@@ -82,7 +92,7 @@ def _host(path: Path, name: str, raw: Mapping[str, Any]) -> TestbedHost:
         known_hosts_file=Path(raw.get("known_hosts_file", DEFAULT_KNOWN_HOSTS)).expanduser(),
         connect_timeout_s=raw.get("connect_timeout_s", 5.0),
     )
-    return TestbedHost(name, ssh)
+    return TestbedHost(name, ssh, _lock_dir(path, name, raw))
 
 
 def _dut_port(path: Path, key: str, raw: Mapping[str, Any]) -> DutPort:

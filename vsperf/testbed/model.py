@@ -13,6 +13,7 @@ from typing import Literal
 from vsperf.remote.connection import SshHost
 
 LOCAL_HOST = "local"  # the host name that means "this machine, no SSH"
+DEFAULT_LOCK_DIR = "/run/vsperf/locks"  # where a host keeps the locks of the runs using it (a tmpfs)
 Driver = Literal["kernel", "vfio-pci", "uio_pci_generic"]
 DRIVERS: tuple[str, ...] = ("kernel", "vfio-pci", "uio_pci_generic")
 PCI_ADDRESS = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
@@ -33,6 +34,9 @@ class TestbedHost:
 
     name: str
     ssh: SshHost | None = None
+    # The directory on the host where runs lock it (vsperf.pool; one state file per network
+    # namespace there): every testbed file naming this host must give the same one.
+    lock_dir: str = DEFAULT_LOCK_DIR
 
     @property
     def is_local(self) -> bool:

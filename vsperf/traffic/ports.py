@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vsperf.traffic.tunnel import Encapsulation
+
 
 @dataclass(frozen=True)
 class GenPort:
@@ -20,3 +22,5 @@ class GenPort:
     # A hardware generator's port location (a testbed cable's `location`, e.g. OTG's "chassis;card;port"):
     # the port has no interface here (`ifname` is ""), only a generator that takes locations drives it.
     location: str | None = None
+    # op2p decapsulation: the tunnel headers the frames this port sends carry (None: plain frames)
+    encap: Encapsulation | None = None

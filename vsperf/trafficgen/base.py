@@ -34,6 +34,9 @@ class TrafficGenerator(ABC):
     PORT_LOCATIONS: ClassVar[bool] = False
     # True when it sends a frame mix (Traffic.mix: several sizes, interleaved in proportion).
     FRAME_MIX: ClassVar[bool] = False
+    # True when one process of the generator owns both ports (TRex): the local lab then puts the
+    # generator ends of its ports in one network namespace instead of one each.
+    PORTS_IN_ONE_NAMESPACE: ClassVar[bool] = False
 
     def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
         self.settings = settings

@@ -55,5 +55,11 @@ class Vnf(Component):
         """Processes of the VNF by name (e.g. {"testpmd vnf0": 1234})."""
         return {}
 
+    @property
+    def shell_netns(self) -> str | None:
+        """The namespace a command runs in "inside" the VNF (TestSteps' execute_and_wait), None
+        when the VNF has no shell vsperf can reach (a guest)."""
+        return None
+
     def check_alive(self) -> None:
         """Raise DeploymentError("<process> (pid N) died") when a process of the VNF exited."""

@@ -97,6 +97,10 @@ class NetnsVnf(Vnf):
     def ports(self) -> tuple[SwitchPort, ...]:
         return self._ports
 
+    @property
+    def shell_netns(self) -> str | None:
+        return self._names.netns if self._names else None
+
     def create(self, index: int, mtu_bytes: int, switch_netns: str | None) -> tuple[SwitchPort, SwitchPort]:
         self._index, self._mtu, self._switch_netns = index, mtu_bytes, switch_netns
         self._loopback = loopback_for(self.settings, index)

@@ -101,7 +101,8 @@ class ForwardRule:
 
     `match` uses ovs-ofctl field names (("dl_type", "0x0800"), ("nw_dst", "198.18.1.0/25"));
     empty matches every frame. `push_vlan_id` tags frames on the way out (Frame Modification
-    "vlan"). `priority` orders overlapping rules (higher wins).
+    "vlan"); `modify` are OpenFlow actions applied before the output (the other frame
+    modifications, vsperf.traffic.framemod). `priority` orders overlapping rules (higher wins).
     """
 
     in_port: str
@@ -109,6 +110,7 @@ class ForwardRule:
     match: Match = ()
     push_vlan_id: int | None = None
     priority: int = 0
+    modify: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.push_vlan_id is not None and not 0 <= self.push_vlan_id <= 4095:
@@ -157,6 +159,10 @@ class VSwitch(Component):
     # The largest frame (bytes, FCS included) its veth ports carry on the local lab (None: any):
     # a larger frame size or frame mix is refused before anything is deployed.
     LAB_MAX_FRAME_BYTES: ClassVar[int | None] = None
+    # The Frame Modifications it applies (vsperf.traffic.framemod), and the tunnels it terminates
+    # for the overlay deployments op2p and ptunp.
+    FRAME_MODIFICATIONS: ClassVar[frozenset[str]] = frozenset({"vlan"})
+    TUNNEL_TYPES: ClassVar[tuple[str, ...]] = ()
 
 
     @abstractmethod

@@ -82,6 +82,7 @@ class LinuxBridgeVSwitch(VSwitch):
     """Linux kernel bridge(s) connecting the ports as the deployment's flows would."""
 
     NAME: ClassVar[str] = "linux-bridge"
+    TUNNEL_TYPES: ClassVar[tuple[str, ...]] = ("vxlan", "gre", "geneve")  # where the kernel has the device
     ALIASES: ClassVar[tuple[str, ...]] = ("LinuxBridge",)
     PORT_KINDS: ClassVar[frozenset[PortKind]] = frozenset({"veth"})
     SUPPORTS_MATCH: ClassVar[bool] = False

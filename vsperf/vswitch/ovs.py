@@ -26,6 +26,8 @@ from typing import Any, ClassVar
 from vsperf.errors import CommandError, DeploymentError, PrerequisiteError
 from vsperf.host.host import Host
 from vsperf.host.process import HostProcess
+from vsperf.traffic.framemod import FRAME_MODIFICATIONS
+from vsperf.traffic.tunnel import TUNNEL_KINDS
 from vsperf.vswitch.base import ForwardingPlan, ForwardRule, PortKind, SwitchPort, VSwitch
 
 log = logging.getLogger(__name__)
@@ -48,6 +50,7 @@ def rule_to_flow(rule: ForwardRule, plan: ForwardingPlan) -> str:
     parts.append(f"in_port={plan.port_number(rule.in_port)}")
     parts += [f"{key}={value}" for key, value in rule.match]
     actions = [f"mod_vlan_vid:{rule.push_vlan_id}"] if rule.push_vlan_id is not None else []
+    actions += rule.modify
     actions.append(f"output:{plan.port_number(rule.out_port)}")
     return "idle_timeout=0," + ",".join(parts) + ",actions=" + ",".join(actions)
 
@@ -70,6 +73,8 @@ class OvsVSwitch(VSwitch):
     NAME: ClassVar[str] = "ovs"
     ALIASES: ClassVar[tuple[str, ...]] = ("OvsVanilla",)
     PORT_KINDS: ClassVar[frozenset[PortKind]] = frozenset({"veth"})
+    FRAME_MODIFICATIONS: ClassVar[frozenset[str]] = frozenset(FRAME_MODIFICATIONS)
+    TUNNEL_TYPES: ClassVar[tuple[str, ...]] = TUNNEL_KINDS  # native tunnelling of the userspace datapath
     vswitchd_start_timeout_s: ClassVar[float] = 20.0
 
     def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
@@ -173,6 +178,20 @@ class OvsVSwitch(VSwitch):
                 f"{where}Open vSwitch is missing ({', '.join(missing) or OVS_SCHEMA}): "
                 "apt-get install openvswitch-switch" + ("" if self.host.local else " there")
             )
+        self._check_pmd_mask()
+
+    def _check_pmd_mask(self) -> None:
+        """VSWITCH_PMD_CPU_MASK names CPUs the host has (an unknown CPU leaves ports unpolled)."""
+        mask = str(self.settings["VSWITCH_PMD_CPU_MASK"] or "").strip()
+        try:
+            bits = int(mask, 16) if mask else 0
+        except ValueError:
+            raise PrerequisiteError(f"VSWITCH_PMD_CPU_MASK {mask!r} is not a hex CPU mask (e.g. '0x2')") from None
+        missing = [cpu for cpu in range(bits.bit_length()) if bits >> cpu & 1 and cpu not in self.host.cpus()]
+        if missing:
+            where = "this machine" if self.host.local else f"host {self.host.name}"
+            raise PrerequisiteError(f"VSWITCH_PMD_CPU_MASK {mask} names CPU {missing[0]}, which {where} does not have "
+                                    f"(CPUs {', '.join(map(str, self.host.cpus()))}): run on a DUT host with it")
 
     def version(self) -> str:
         if self._version is None:
@@ -278,14 +297,13 @@ class OvsVSwitch(VSwitch):
         """Called when a restarted ovs-vswitchd runs, before its ports are checked (OVS-DPDK
         waits for DPDK here)."""
 
-    def restart(self) -> None:
-        """Restart ovs-vswitchd (`ovs-appctl exit`, then the same command as at start) and
-        re-program the flows, which live only in the daemon; bridges and ports come back from
-        the database. Returns once every port is attached again and the flows are in place."""
+    def restart_daemon(self) -> None:
+        """Restart ovs-vswitchd (`ovs-appctl exit`, then the same command as at start): bridges and
+        ports come back from the database, flows do not (they live only in the daemon)."""
         self._require_started()
-        plan, old = self._configured, self._vswitchd
-        if plan is None or old is None:
-            raise DeploymentError(f"{self.NAME}: nothing to restart (configure() not called)")
+        old = self._vswitchd
+        if old is None:
+            raise DeploymentError(f"{self.NAME}: ovs-vswitchd is not running")
         try:
             self.appctl("ovs-vswitchd", "exit")
         except DeploymentError as exc:
@@ -296,6 +314,15 @@ class OvsVSwitch(VSwitch):
         self._vswitchd = None
         self._start_vswitchd()
         self.vswitchd_started()
+
+    def restart(self) -> None:
+        """Restart ovs-vswitchd (`restart_daemon`) and re-program the flows. Returns once every
+        port is attached again and the flows are in place."""
+        self._require_started()
+        plan = self._configured
+        if plan is None or self._vswitchd is None:
+            raise DeploymentError(f"{self.NAME}: nothing to restart (configure() not called)")
+        self.restart_daemon()
         deadline = time.monotonic() + _RESTART_PORTS_TIMEOUT_S
         while True:
             try:

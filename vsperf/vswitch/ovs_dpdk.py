@@ -219,7 +219,7 @@ class OvsDpdkVSwitch(OvsVSwitch):
         its mempool and re-assigned the PMD queues, up to a second after testpmd forwards;
         frames sent before are dropped at the port.
         """
-        if self._plan is None:
+        if self._plan is None or not self._plan.ports:  # `clean`: no datapath to show yet
             return
         wanted = {
             self.iface_name(port, index): set(range(self.queues if port.kind == "veth" else 1))

@@ -11,6 +11,7 @@ It also answers the optional capabilities (recovery, reset and RFC 2889 address 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, ParamSpec, TypeVar
 
@@ -59,6 +60,9 @@ class DummyTrafficGenerator(TrafficGenerator):
     def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
         super().__init__(settings, host)
         self.model: DutModel = model_from_settings(settings["TRAFFICGEN_DUMMY_DUT"])
+        # Trials that last their duration: a run that holds its testbed (and its lease) as long as
+        # a real one, e.g. to exercise the testbed locks (vsperf.pool) without traffic.
+        self.wall_clock = bool(settings["TRAFFICGEN_DUMMY_DUT"].get("wall_clock", False))
         # Counts trials so each draws its own capacity noise: the same seed and the same
         # sequence of trials give the same answers.
         self._trial_index = 0
@@ -79,6 +83,8 @@ class DummyTrafficGenerator(TrafficGenerator):
         return self._trial_index
 
     def trial(self, traffic: Traffic, rate_fps: float, duration_s: float) -> TrialResult:
+        if self.wall_clock:
+            time.sleep(duration_s)
         return _simulated(simulate_rate_trial, self.model, traffic, rate_fps, duration_s, self._next_index())
 
     def burst(self, traffic: Traffic, frames: int) -> TrialResult:

@@ -19,8 +19,16 @@ the searches can be exercised (and the report rendered) on any machine, with kno
 * Bursts at line rate fill the aggregate queue of `buffer_frames` at (line - capacity) frames/s:
   a burst of L frames is lossless while L <= buffer_frames / (1 - capacity / line); a longer
   burst loses the frames that find the queue full, L * (1 - capacity / line) - buffer_frames.
-* `noise` varies the capacity of each trial uniformly within +-noise (relative), drawn from a
-  generator seeded with (seed, trial index): the same seed gives the same sequence of trials.
+* `noise` varies the capacity of each trial within +-noise (relative), drawn from a generator
+  seeded with (seed, trial index): the same seed gives the same sequence of trials.
+  `noise_shape` "uniform" draws it uniformly; "gaussian" from a normal distribution of standard
+  deviation noise / 3, drawn again outside +-noise (most trials near the nominal capacity, a few
+  at the band's edges).
+* Stalls (a DUT whose loss grows with the trial's length, as a switch that stops forwarding now
+  and then): `stall_per_s` stalls per second on average (Poisson), each `stall_s` long, in which
+  nothing is forwarded. A stall loses what the queue cannot hold: offered x stall_s - buffer_frames
+  below capacity, what the DUT would have forwarded above it. Rate trials only; the same seed
+  gives the same stalls.
 * Latency is SIMULATED, not measured: a fixed base latency plus queueing. Below capacity the
   queue behaves like M/M/1 with utilisation rho = offered / capacity: mean queue rho / (1 - rho)
   frames, the largest queue over n frames ln(n) / ln(1 / rho) frames, both capped at the buffer;
@@ -49,6 +57,7 @@ from vsperf.trafficgen.dummy.extras import cold_start_lost, sizes_received, warm
 from vsperf.units import line_rate_fps
 
 LossModel = Literal["cliff", "gradual"]
+NoiseShape = Literal["uniform", "gaussian"]
 CapacityPoints = tuple[tuple[int, float], ...]
 
 MODEL_VERSION = 1
@@ -72,6 +81,9 @@ class DutModel:
     reset_s: float  # seconds a reset stops forwarding
     mac_table_size: int  # MAC addresses the switch can hold
     learning_rate_fps: float  # new source addresses learned per second
+    noise_shape: NoiseShape  # distribution of the per-trial capacity noise
+    stall_per_s: float  # forwarding stalls per second of a rate trial (Poisson mean)
+    stall_s: float  # length of one stall, seconds
     cold_start_s: float = 0.0  # seconds of traffic it forwards at half capacity first (0: none)
 
     def __post_init__(self) -> None:
@@ -103,6 +115,10 @@ class DutModel:
             raise ValueError(f"cold_start_s cannot be negative, got {self.cold_start_s}")
         if not self.learning_rate_fps > 0:
             raise ValueError(f"learning_rate_fps must be positive, got {self.learning_rate_fps}")
+        if self.noise_shape not in ("uniform", "gaussian"):
+            raise ValueError(f"noise_shape must be 'uniform' or 'gaussian', got {self.noise_shape!r}")
+        if self.stall_per_s < 0 or self.stall_s < 0:
+            raise ValueError(f"stall_per_s and stall_s cannot be negative, got {self.stall_per_s}, {self.stall_s}")
 
 
 def capacity_at_fps(model: DutModel, frame_size_bytes: float) -> float:
@@ -129,7 +145,24 @@ def noise_factor(model: DutModel, trial_index: int) -> float:
     if model.noise == 0:
         return 1.0
     # A string seed hashes with SHA-512: the same on every run and Python process.
-    return 1.0 + model.noise * random.Random(f"{model.seed}/{trial_index}").uniform(-1.0, 1.0)
+    draw = random.Random(f"{model.seed}/{trial_index}")
+    if model.noise_shape == "uniform":
+        return 1.0 + model.noise * draw.uniform(-1.0, 1.0)
+    while abs(deviation := draw.gauss(0.0, 1.0 / 3.0)) > 1.0:
+        pass  # beyond 3 sigma (0.27 % of draws): drawn again, the band stays +-noise
+    return 1.0 + model.noise * deviation
+
+
+def stall_count(model: DutModel, duration_s: float, trial_index: int) -> int:
+    """Stalls in a rate trial of `duration_s` (Poisson with mean stall_per_s x duration_s)."""
+    mean = model.stall_per_s * duration_s
+    if mean <= 0 or model.stall_s <= 0:
+        return 0
+    draw = random.Random(f"{model.seed}/{trial_index}/stall")
+    count, arrival = 0, draw.expovariate(1.0)
+    while arrival < mean:
+        count, arrival = count + 1, arrival + draw.expovariate(1.0)
+    return count
 
 
 def loss_ratio(model: DutModel, offered_fps: float, capacity_fps: float) -> float:
@@ -206,10 +239,18 @@ class Load:
     offered_fps: float  # the rate asked for, at most the line rate
     capacity_fps: float  # what the DUT forwards in this trial (its noise included)
 
-    def lost_frames(self, model: DutModel, frames: int) -> int:
-        """Frames of `frames` sent at this load that the DUT drops in steady state."""
+    def lost_frames(self, model: DutModel, frames: int, stalls: int = 0) -> int:
+        """Frames of `frames` sent at this load that the DUT drops in steady state, and in
+        `stalls` stalls (see the module docstring)."""
         ratio = loss_ratio(model, self.offered_fps, self.capacity_fps)
-        return min(frames, math.ceil(frames * ratio)) if ratio > 0 else 0
+        lost = math.ceil(frames * ratio) if ratio > 0 else 0
+        if stalls:
+            if self.offered_fps <= self.capacity_fps:
+                per_stall = max(0.0, self.offered_fps * model.stall_s - model.buffer_frames)
+            else:
+                per_stall = self.capacity_fps * model.stall_s
+            lost += math.ceil(stalls * per_stall)
+        return min(frames, lost)
 
 
 def offered_load(model: DutModel, traffic: Traffic, rate_fps: float, trial_index: int) -> Load:
@@ -227,7 +268,7 @@ def simulate_rate_trial(
         raise ValueError(f"a trial needs a positive rate and duration, got {rate_fps} fps, {duration_s} s")
     load = offered_load(model, traffic, rate_fps, trial_index)
     tx = round(load.offered_fps * duration_s)
-    lost = load.lost_frames(model, tx)
+    lost = load.lost_frames(model, tx, stall_count(model, duration_s, trial_index))
     lost += cold_start_lost(model.cold_start_s, warm_seconds(traffic), load.offered_fps, load.capacity_fps,
                             model.buffer_frames, tx - lost)
     rx = tx - lost
@@ -291,6 +332,9 @@ def model_from_settings(data: Mapping[str, Any]) -> DutModel:
             reset_s=float(data["reset_s"]),
             mac_table_size=int(data["mac_table_size"]),
             learning_rate_fps=float(data["learning_rate_fps"]),
+            noise_shape=data["noise_shape"],
+            stall_per_s=float(data["stall_per_s"]),
+            stall_s=float(data["stall_s"]),
             cold_start_s=float(data.get("cold_start_s", 0.0)),
         )
     except ValueError as exc:

@@ -43,6 +43,7 @@ from vsperf.traffic.streams import directions
 from vsperf.trafficgen.base import TrafficGenerator
 from vsperf.trafficgen.vsgen.addresses import FLOOD_DIR, LEARN_DIR, TEST_DIR, address_phases, range_base
 from vsperf.trafficgen.vsgen.build import ENGINE_NAME, EngineBinary, locate_engine
+from vsperf.trafficgen.vsgen.encap import into_tunnel
 from vsperf.trafficgen.vsgen.engine import Engine
 from vsperf.trafficgen.vsgen.events import last_loss_after_drop_s, phase_trial, phases, reset_gap
 from vsperf.trafficgen.vsgen.frames import build_frame, frame_spec, mix_lengths, vary_of
@@ -57,6 +58,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
 
     NAME: ClassVar[str] = "vsgen"
     FRAME_MIX: ClassVar[bool] = True
+    TUNNEL_FRAMES: ClassVar[bool] = True  # builds frames inside VXLAN, GENEVE and GRE (op2p decapsulation)
 
     def __init__(self, settings: Mapping[str, Any], host: Host) -> None:
         super().__init__(settings, host)
@@ -72,10 +74,9 @@ class VsgenTrafficGenerator(TrafficGenerator):
         self.last_run: RunResult | None = None  # the engine's full answer to the last trial
         # Called with each per-second row while traffic runs (a live display can set it).
         self.on_second: Callable[[dict[str, float]], None] | None = None
-        # Tests: latencies each port keeps one by one (the raw data behind a histogram), 0: none.
-        self.raw_latencies = 0
-        # The bench: False measures the sending rate without the receivers' latency histogram.
-        self.keep_histogram = True
+        self.raw_latencies = 0  # tests: latencies each port keeps one by one (behind a histogram)
+        self.keep_histogram = True  # the bench: False sends without the receivers' latency histogram
+        self.pass_count = 0  # test frames each receive queue hands to the kernel (vsperf.capture)
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -322,8 +323,12 @@ class VsgenTrafficGenerator(TrafficGenerator):
             for index, direction in enumerate(dirs):
                 vary, base = vary_of(direction)
                 spec = frame_spec(traffic, direction, run_tag)
+                frame, l3, sizes = build_frame(spec), spec.l3_offset, mix_lengths(traffic)
+                encap = self._ports[direction.tx_port].encap
+                if encap is not None:  # op2p decapsulation: the frames go into the switch's tunnel
+                    frame, l3, sizes = into_tunnel(frame, l3, sizes, encap, vary)
                 commands.append(dir_command(index, direction.tx_port, direction.rx_port, direction.streams,
-                                            vary, base, spec.l3_offset, build_frame(spec), mix_lengths(traffic)))
+                                            vary, base, l3, frame, sizes))
         except (ConfigError, ValueError) as exc:
             raise TrafficGenError(f"vsgen: {exc}") from exc
         for index, command in enumerate(commands):
@@ -355,6 +360,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
                 histogram=self.keep_histogram,
                 count_sizes=traffic is not None and traffic.mix is not None,
                 raw=self.raw_latencies > 0,
+                pass_frames=self.pass_count,
             )
         except ValueError as exc:
             raise TrafficGenError(f"vsgen: {exc}") from exc

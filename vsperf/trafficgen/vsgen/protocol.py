@@ -2,9 +2,10 @@
 
 Commands (one line each; see csrc/main.c and run.c):
     port I netns=NAME|- ifname=IF [raw=N]
-    dir D tx=I rx=J streams=N vary=none|mac|ip|udp|smac base=V l3=14|18 frame=HEX [sizes=L,L,...]
+    dir D tx=I rx=J streams=N vary=none|mac|ip|udp|smac base=V l3=14|18|52|56|60|64|68 frame=HEX
+        [sizes=L,L,...]
     run mode=rate|burst|cont dirs=D[,D] [rate=FPS] [frames=N[,N]] [path=auto|xdp|afxdp|packet]
-        [residual=S] [detail=K] [cpus=C[,C]] [tick=S] [rate2=FPS frames2=N] [threads=N]
+        [residual=S] [detail=K] [cpus=C[,C]] [tick=S] [rate2=FPS frames2=N] [threads=N] [pass=N]
         [warm=N[,N] warm_rate=FPS [warm_rate2=FPS]] [hist=0|1] [sizes=0|1] [raw=0|1]
     stop | ping | quit
 Events: hello, ok, tick, result, error, bye (a JSON object per line, "ev" names it).
@@ -61,8 +62,8 @@ def dir_command(direction: int, tx_port: int, rx_port: int, streams: int, vary: 
         raise ValueError(f"direction {direction} outside 0..{MAX_DIRECTIONS - 1}")
     if not 1 <= streams <= MAX_STREAMS:
         raise ValueError(f"streams {streams} outside 1..{MAX_STREAMS}")
-    if l3 not in (14, 18):
-        raise ValueError(f"l3 offset {l3} is neither 14 nor 18")
+    if l3 not in (14, 18, 52, 56, 60, 64, 68):
+        raise ValueError(f"l3 offset {l3} is not 14, 18 or a tunnel's 52, 56, 60, 64, 68")
     if len(sizes) > MAX_MIX_FRAMES or any(not 0 < n <= len(frame) for n in sizes):
         raise ValueError(f"a frame mix's pattern needs 1..{MAX_MIX_FRAMES} lengths of at most {len(frame)} bytes")
     mix = f" sizes={','.join(str(n) for n in sizes)}" if sizes else ""
@@ -99,6 +100,9 @@ class RunRequest:
     histogram: bool = True  # False: no latency histogram (what it costs, for the bench)
     count_sizes: bool = False  # count received frames per length (a frame mix)
     raw: bool = False  # keep every latency (ports opened with raw=N)
+    # Test frames each receive queue of a port passes to the kernel per trial (counted as usual),
+    # so that a packet capture on the port sees them (TRAFFIC capture, frame modification checks).
+    pass_frames: int = 0
 
     def __post_init__(self) -> None:
         if (self.rate2_fps > 0) != (self.frames2 > 0) or self.rate2_fps < 0 or self.frames2 < 0:
@@ -119,6 +123,8 @@ class RunRequest:
             raise ValueError(f"tick {self.tick_s} s below 0.05 s")
         if not 1 <= self.threads <= MAX_TX_THREADS:
             raise ValueError(f"transmit threads {self.threads} outside 1..{MAX_TX_THREADS}")
+        if not 0 <= self.pass_frames <= 1_000_000:
+            raise ValueError(f"frames passed to a capture {self.pass_frames} outside 0..1000000")
         if self.frames2 and self.threads > 1:
             raise ValueError("a two-rate run (rate2, frames2) transmits from one thread per direction")
         if self.warm_frames < 0 or (self.warm_frames and self.warm_rate_fps <= 0) or self.warm_rate2_fps < 0:
@@ -150,6 +156,8 @@ class RunRequest:
             words.append("sizes=1")
         if self.raw:
             words.append("raw=1")
+        if self.pass_frames:
+            words.append(f"pass={self.pass_frames}")
         return " ".join(words)
 
 

@@ -140,6 +140,7 @@ struct run_args {
 	int hist_off;     /* 1: no latency histogram (its cost measured) */
 	int count_sizes;  /* 1: count received frames per length */
 	int raw;          /* 1: keep each latency raw (ports opened with raw=N) */
+	uint64_t pass; /* test frames each receive queue passes to the kernel (a capture), per trial */
 	/* the jobs of direction dirs[i]: jobs[job0[i]] .. jobs[job0[i] + njobs[i] - 1] */
 	int job0[VSG_MAX_DIRS];
 	int njobs[VSG_MAX_DIRS];

@@ -254,8 +254,10 @@ static int cmd_dir(struct vsg_engine *eng, char **w, int n)
 		vsg_error("dir: base must be a number such that base + streams - 1 fits the varied field");
 		return -1;
 	}
-	if (!l3 || vsg_parse_u64(l3, &l) || (l != 14 && l != 18)) {
-		vsg_error("dir: l3 must be 14 (untagged) or 18 (802.1Q)");
+	if (!l3 || vsg_parse_u64(l3, &l) ||
+	    (l != VSG_L3_PLAIN && l != VSG_L3_TAGGED && l != VSG_L3_GRE && l != VSG_L3_GRE_KEY &&
+	     l != VSG_L3_GRE_KEY_TAGGED && l != VSG_L3_UDP_TUNNEL && l != VSG_L3_UDP_TUNNEL_TAGGED)) {
+		vsg_error("dir: l3 must be 14 (untagged), 18 (802.1Q), or 52, 56, 60, 64, 68 (behind a tunnel)");
 		return -1;
 	}
 	if (!frame || vsg_hex_decode(frame, d.frame, sizeof(d.frame), &d.len)) {
@@ -270,11 +272,14 @@ static int cmd_dir(struct vsg_engine *eng, char **w, int n)
 		return -1;
 	}
 	if ((d.l3 == 14 && (d.frame[12] != 0x08 || d.frame[13] != 0x00)) ||
-	    (d.l3 == 18 && (d.frame[12] != 0x81 || d.frame[13] != 0x00 || d.frame[16] != 0x08 || d.frame[17] != 0))) {
-		vsg_error("dir: frame is not IPv4%s", d.l3 == 18 ? " behind an 802.1Q tag" : "");
+	    (d.l3 == 18 && (d.frame[12] != 0x81 || d.frame[13] != 0x00 || d.frame[16] != 0x08 || d.frame[17] != 0)) ||
+	    (d.l3 > 18 && (d.frame[12] != 0x08 || d.frame[13] != 0x00 || d.frame[d.l3 - 2] != 0x08 ||
+			   d.frame[d.l3 - 1] != 0x00))) {
+		vsg_error("dir: frame is not IPv4%s", d.l3 == 18 ? " behind an 802.1Q tag" :
+			  d.l3 > 18 ? " inside IPv4" : "");
 		return -1;
 	}
-	if (eng->ports[d.tx_port].mtu > 0 && d.len - (size_t)d.l3 > (size_t)eng->ports[d.tx_port].mtu) {
+	if (eng->ports[d.tx_port].mtu > 0 && d.len - VSG_L3_PLAIN > (size_t)eng->ports[d.tx_port].mtu) {
 		vsg_error("dir: a frame of %zu bytes does not fit the MTU %d of %s", d.len + 4,
 			  eng->ports[d.tx_port].mtu, eng->ports[d.tx_port].ifname);
 		return -1;

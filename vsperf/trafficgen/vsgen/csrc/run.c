@@ -1,7 +1,7 @@
 /* vsgen engine: one trial (rate, burst or continuous) from arming the counters to the result.
  *
  *   run mode=rate|burst|cont dirs=0,1 [rate=FPS] [frames=N[,N...]] [path=auto|xdp|afxdp|packet]
- *       [residual=S] [detail=K] [cpus=C[,C...]] [tick=S] [rate2=FPS frames2=N] [threads=N]
+ *       [residual=S] [detail=K] [cpus=C[,C...]] [tick=S] [rate2=FPS frames2=N] [threads=N] [pass=N]
  *       [warm=N[,N...] warm_rate=FPS [warm_rate2=FPS]] [hist=0|1] [sizes=0|1] [raw=0|1]
  *
  * warm: a warm start, per direction: N frames sent first, paced from warm_rate (to warm_rate2:
@@ -11,6 +11,8 @@
  * it costs). sizes=1: count received frames per length (a frame mix). raw=1: keep every latency
  * (ports opened with raw=N keep the first N).
  *
+ * pass=N: each receive queue of a port passes its first N test frames of the trial to the kernel
+ * (counted as usual) instead of dropping them, for a packet capture on the port.
  * rate and frames are per direction. threads=N: each direction transmits from N threads (at most
  * one per stream; see tx.c for how streams, frames and rate are shared), transmit thread j (all
  * directions' threads in order, direction by direction) on cpus[j % count]. rate2/frames2 (rate mode): after its `frames` frames, each
@@ -160,6 +162,11 @@ static int parse_args(char **kv, int nkv, struct run_args *a)
 				return -1;
 			}
 			*flag = !strcmp(k, "hist") ? !strcmp(v, "0") : !strcmp(v, "1");
+		} else if (!strcmp(k, "pass")) {
+			if (vsg_parse_u64(v, &a->pass) || a->pass > 1000000) {
+				vsg_error("run: pass must be 0..1000000 frames, got '%s'", v);
+				return -1;
+			}
 		} else if (!strcmp(k, "threads")) {
 			if (vsg_parse_u64(v, &threads) || !threads || threads > VSG_MAX_THREADS) {
 				vsg_error("run: threads must be 1..%d, got '%s'", VSG_MAX_THREADS, v);
@@ -277,6 +284,7 @@ static int arm(struct vsg_engine *eng, struct run_args *a)
 		port->cfg->tx_mix_len = 0; /* a transmitting port gets its direction's below */
 		if (a->count_sizes)
 			memset(port->sizes, 0, VSG_SIZE_SLOTS * sizeof(uint64_t));
+		port->cfg->rx_pass = (uint32_t)a->pass;
 		memset(port->rx, 0, VSG_MAX_RXQ * sizeof(*port->rx));
 		for (int q = 0; q < VSG_MAX_RXQ; q++)
 			port->rx[q].lat_min_ns = ~0ull;

@@ -127,7 +127,8 @@ static __always_inline int tx_frame(struct xdp_md *ctx, const int l3)
 		return XDP_ABORTED;
 	p = (__u8 *)(long)ctx->data;
 	end = (__u8 *)(long)ctx->data_end;
-	if (p + VSG_MIN_FRAME > end)
+	/* the frame holds the signature (a tunnel's frame is longer than the shortest one) */
+	if (p + VSG_MIN_FRAME > end || p + l3 + VSG_IP_LEN + VSG_L4_LEN + VSG_SIG_LEN > end)
 		return XDP_ABORTED;
 	if (cfg->tx_mix_len)
 		vsg_set_len(p, l3, (__u32)(end - p));
@@ -147,10 +148,22 @@ static __always_inline int tx_frame(struct xdp_md *ctx, const int l3)
 
 static __always_inline int vsg_tx(struct xdp_md *ctx, struct vsg_cfg *cfg)
 {
-	/* Two copies with constant offsets: the verifier checks packet bounds on constants. */
-	if (cfg->tx_l3_off == 18)
-		return tx_frame(ctx, 18);
-	return tx_frame(ctx, 14);
+	/* One copy per offset, each a constant: the verifier checks packet bounds on constants. */
+	switch (cfg->tx_l3_off) {
+	case VSG_L3_TAGGED:
+		return tx_frame(ctx, VSG_L3_TAGGED);
+	case VSG_L3_GRE:
+		return tx_frame(ctx, VSG_L3_GRE);
+	case VSG_L3_GRE_KEY:
+		return tx_frame(ctx, VSG_L3_GRE_KEY);
+	case VSG_L3_GRE_KEY_TAGGED:
+		return tx_frame(ctx, VSG_L3_GRE_KEY_TAGGED);
+	case VSG_L3_UDP_TUNNEL:
+		return tx_frame(ctx, VSG_L3_UDP_TUNNEL);
+	case VSG_L3_UDP_TUNNEL_TAGGED:
+		return tx_frame(ctx, VSG_L3_UDP_TUNNEL_TAGGED);
+	}
+	return tx_frame(ctx, VSG_L3_PLAIN);
 }
 
 static __always_inline __u32 be32_at(const __u8 *b)
@@ -232,7 +245,8 @@ static __always_inline int rx_frame(struct xdp_md *ctx, struct vsg_cfg *cfg, str
 		return XDP_DROP;
 	}
 	st->frames++;
-	if (l3 == 18)
+	/* an 802.1Q tag before the IPv4 header (at 18 the header may follow an MPLS label instead) */
+	if ((l3 == VSG_L3_TAGGED && p[12] == 0x81) || l3 == VSG_L3_GRE_KEY_TAGGED || l3 == VSG_L3_UDP_TUNNEL_TAGGED)
 		st->tagged++;
 	if (st->last_ns) {
 		if (now - st->last_ns > st->gap_max_ns) {
@@ -254,8 +268,8 @@ static __always_inline int rx_frame(struct xdp_md *ctx, struct vsg_cfg *cfg, str
 		st->lat_min_ns = lat;
 	if (lat > st->lat_max_ns)
 		st->lat_max_ns = lat;
-	if (cfg->count_sizes) {
-		__u32 len = (__u32)(end - p);
+	if (cfg->count_sizes) { /* the test frame's length, a tunnel's outer headers not counted */
+		__u32 len = (__u32)(end - p) - (__u32)vsg_tunnel_bytes(l3);
 
 		h = bpf_map_lookup_elem(&vsg_size_map, &len);
 		if (h)
@@ -271,18 +285,57 @@ static __always_inline int rx_frame(struct xdp_md *ctx, struct vsg_cfg *cfg, str
 				*raw = lat;
 		}
 	}
-	if (cfg->hist_off)
-		return XDP_DROP;
-	bucket = vsg_bucket(lat);
-	if (cfg->hist_slices > 1)
-		bucket += (ctx->rx_queue_index % cfg->hist_slices) * VSG_HIST_BUCKETS;
-	h = bpf_map_lookup_elem(&vsg_hist_map, &bucket);
-	if (h)
-		__sync_fetch_and_add(h, 1);
+	if (!cfg->hist_off) {
+		bucket = vsg_bucket(lat);
+		if (cfg->hist_slices > 1)
+			bucket += (ctx->rx_queue_index % cfg->hist_slices) * VSG_HIST_BUCKETS;
+		h = bpf_map_lookup_elem(&vsg_hist_map, &bucket);
+		if (h)
+			__sync_fetch_and_add(h, 1);
+	}
+	if (st->passed < cfg->rx_pass) { /* for a packet capture on the port */
+		st->passed++;
+		return XDP_PASS;
+	}
 	return XDP_DROP;
 other:
 	st->other++;
 	return XDP_PASS;
+}
+
+/* The inner IPv4 header's offset of an IPv4 frame that carries a tunnel (VXLAN or GENEVE without
+ * options on their UDP ports, GRE of Ethernet with or without a key), inner frame untagged or
+ * 802.1Q-tagged; 0 for any other frame (its own IPv4 header is the test frame's). */
+static __always_inline int tunnel_l3(const __u8 *p, const __u8 *end)
+{
+	const __u8 *ip = p + VSG_L3_PLAIN;
+	__u16 dport;
+
+	if (p + VSG_L3_UDP_TUNNEL_TAGGED + 1 > end || ip[0] != 0x45)
+		return 0;
+	if (ip[9] == 17) { /* UDP: VXLAN (flags I set) or GENEVE (no options, Ethernet payload) */
+		dport = ((__u16)ip[22] << 8) | ip[23];
+		if (dport == VSG_UDP_VXLAN && (ip[28] & 0x08)) {
+			/* inner Ethernet at 50 */
+		} else if (dport == VSG_UDP_GENEVE && (ip[28] & 0x3f) == 0 && ip[30] == 0x65 && ip[31] == 0x58) {
+		} else {
+			return 0;
+		}
+		if (p[62] == 0x08 && p[63] == 0x00)
+			return VSG_L3_UDP_TUNNEL;
+		if (p[62] == 0x81 && p[63] == 0x00 && p[66] == 0x08 && p[67] == 0x00)
+			return VSG_L3_UDP_TUNNEL_TAGGED;
+		return 0;
+	}
+	if (ip[9] == 47 && ip[22] == 0x65 && ip[23] == 0x58 && !(ip[20] & 0xd0)) { /* GRE, no checksum/sequence */
+		if (!(ip[20] & 0x20))
+			return p[50] == 0x08 && p[51] == 0x00 ? VSG_L3_GRE : 0;
+		if (p[54] == 0x08 && p[55] == 0x00)
+			return VSG_L3_GRE_KEY;
+		if (p[54] == 0x81 && p[55] == 0x00 && p[58] == 0x08 && p[59] == 0x00)
+			return VSG_L3_GRE_KEY_TAGGED;
+	}
+	return 0;
 }
 
 static __always_inline int vsg_rx(struct xdp_md *ctx, struct vsg_cfg *cfg)
@@ -299,10 +352,26 @@ static __always_inline int vsg_rx(struct xdp_md *ctx, struct vsg_cfg *cfg)
 		st->other++;
 		return XDP_PASS;
 	}
-	if (p[12] == 0x08 && p[13] == 0x00)
-		return rx_frame(ctx, cfg, st, 14, now);
+	if (p[12] == 0x08 && p[13] == 0x00) {
+		int l3 = tunnel_l3(p, end);
+
+		if (l3 == VSG_L3_GRE)
+			return rx_frame(ctx, cfg, st, VSG_L3_GRE, now);
+		if (l3 == VSG_L3_GRE_KEY)
+			return rx_frame(ctx, cfg, st, VSG_L3_GRE_KEY, now);
+		if (l3 == VSG_L3_GRE_KEY_TAGGED)
+			return rx_frame(ctx, cfg, st, VSG_L3_GRE_KEY_TAGGED, now);
+		if (l3 == VSG_L3_UDP_TUNNEL)
+			return rx_frame(ctx, cfg, st, VSG_L3_UDP_TUNNEL, now);
+		if (l3 == VSG_L3_UDP_TUNNEL_TAGGED)
+			return rx_frame(ctx, cfg, st, VSG_L3_UDP_TUNNEL_TAGGED, now);
+		return rx_frame(ctx, cfg, st, VSG_L3_PLAIN, now);
+	}
 	if (p[12] == 0x81 && p[13] == 0x00 && p[16] == 0x08 && p[17] == 0x00)
-		return rx_frame(ctx, cfg, st, 18, now);
+		return rx_frame(ctx, cfg, st, VSG_L3_TAGGED, now);
+	/* one MPLS label (bottom of stack) over IPv4: a switch's push_mpls */
+	if (p[12] == 0x88 && p[13] == 0x47 && (p[16] & 1) && (p[18] & 0xf0) == 0x40)
+		return rx_frame(ctx, cfg, st, VSG_L3_TAGGED, now);
 	st->other++;
 	return XDP_PASS;
 }

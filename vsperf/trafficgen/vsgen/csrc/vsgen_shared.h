@@ -30,6 +30,19 @@
 #define VSG_MIX_MAX 1024 /* frame sizes in one group of a frame mix (the sending pattern) */
 #define VSG_SIZE_SLOTS 9216 /* receive counts per frame length (without FCS), 0..9215 */
 
+/* Offsets of the test frame's IPv4 header: plain (14), 802.1Q (18, or one MPLS label on
+ * receive), and behind a tunnel's outer Ethernet + IPv4 headers: GRE (4-byte header, 8 with a
+ * key) or VXLAN/GENEVE (UDP + 8 bytes), then the inner Ethernet header (+4 with an inner tag). */
+#define VSG_L3_PLAIN 14
+#define VSG_L3_TAGGED 18
+#define VSG_L3_GRE 52
+#define VSG_L3_GRE_KEY 56
+#define VSG_L3_GRE_KEY_TAGGED 60
+#define VSG_L3_UDP_TUNNEL 64
+#define VSG_L3_UDP_TUNNEL_TAGGED 68
+#define VSG_UDP_VXLAN 4789
+#define VSG_UDP_GENEVE 6081
+
 #define VSG_VARY_NONE 0
 #define VSG_VARY_MAC 1 /* destination MAC, low 32 bits + stream */
 #define VSG_VARY_IP 2  /* destination IPv4 + stream (header checksum recomputed) */
@@ -63,7 +76,7 @@ struct vsg_cfg {
 	__u32 tx_ifindex;  /* where the transmit program redirects frames (this port) */
 	__u32 tx_streams;  /* >= 1 */
 	__u32 tx_dst_base; /* base of the varied field (MAC low 32 bits, IPv4 or UDP port) */
-	__u16 tx_l3_off;   /* 14, or 18 with an 802.1Q tag */
+	__u16 tx_l3_off;   /* 14, or 18 with an 802.1Q tag; deeper behind a tunnel's headers (VSG_L3_*) */
 	__u8 tx_vary;      /* VSG_VARY_* */
 	__u8 tx_dir;       /* direction id written in the signature */
 	/* both */
@@ -89,6 +102,9 @@ struct vsg_cfg {
 	__u16 pad16;
 	__u32 raw_cap;
 	__u32 raw_next;
+	/* test frames each receive queue passes to the kernel (a packet capture sees them) instead
+	 * of dropping them, per trial; 0: none */
+	__u32 rx_pass;
 };
 
 /* Transmit progress of one transmit thread of the port's direction (the transmit program's only
@@ -127,7 +143,8 @@ struct vsg_rxstat {
 	__u64 last_ns;
 	__u64 gap_max_ns;
 	__u64 gap_end_ns;
-	__u64 warm;       /* frames of this trial's warm start (received, never counted) */
+	__u32 warm;       /* frames of this trial's warm start (received, never counted) */
+	__u32 passed;     /* test frames passed to the kernel for a capture (cfg rx_pass) */
 };
 
 /* Receive state of one stream: sequence analysis over a 64-frame window. One 64-byte slot per
@@ -160,21 +177,45 @@ static inline __attribute__((always_inline)) __u16 vsg_ip_csum(const __u8 *ip)
 	return (__u16)~sum;
 }
 
-/* Give frame `p` (IPv4 header at `l3`) the IPv4 and UDP lengths of a `len`-byte frame (without
- * FCS) and the header checksum that goes with them: a frame mix sends one template cut to length. */
-static inline __attribute__((always_inline)) void vsg_set_len(__u8 *p, const int l3, __u32 len)
+/* The bytes a tunnel's outer headers (Ethernet, IPv4, GRE or UDP + VXLAN/GENEVE) add before the
+ * test frame whose IPv4 header is at `l3` (VSG_L3_*; an inner 802.1Q tag is the test frame's);
+ * 0 without a tunnel. */
+static inline __attribute__((always_inline)) int vsg_tunnel_bytes(const int l3)
 {
-	__u8 *ip = p + l3;
-	__u32 ip_len = len - (__u32)l3;
+	if (l3 <= VSG_L3_TAGGED)
+		return 0;
+	if (l3 == VSG_L3_GRE_KEY_TAGGED || l3 == VSG_L3_UDP_TUNNEL_TAGGED)
+		return l3 - VSG_L3_TAGGED;
+	return l3 - VSG_L3_PLAIN;
+}
+
+/* Give the IPv4 header `ip` (and the UDP header after it, when `udp`) the lengths of an IPv4
+ * packet of `ip_len` bytes and the header checksum that goes with them. */
+static inline __attribute__((always_inline)) void vsg_set_ip_len(__u8 *ip, __u32 ip_len, const int udp)
+{
 	__u16 csum;
 
 	ip[2] = ip_len >> 8;
 	ip[3] = ip_len;
-	ip[VSG_IP_LEN + 4] = (ip_len - VSG_IP_LEN) >> 8;
-	ip[VSG_IP_LEN + 5] = ip_len - VSG_IP_LEN;
+	if (udp) {
+		ip[VSG_IP_LEN + 4] = (ip_len - VSG_IP_LEN) >> 8;
+		ip[VSG_IP_LEN + 5] = ip_len - VSG_IP_LEN;
+	}
 	csum = vsg_ip_csum(ip);
 	ip[10] = csum >> 8;
 	ip[11] = csum;
+}
+
+/* Give frame `p` (IPv4 header at `l3`) the IPv4 and UDP lengths of a `len`-byte frame (without
+ * FCS) and the header checksum that goes with them: a frame mix sends one template cut to length.
+ * Behind a tunnel (l3 > 18) the outer IPv4 header (and the outer UDP header of VXLAN/GENEVE,
+ * whose checksum is 0) gets the outer lengths too. */
+static inline __attribute__((always_inline)) void vsg_set_len(__u8 *p, const int l3, __u32 len)
+{
+	vsg_set_ip_len(p + l3, len - (__u32)l3, 1);
+	if (l3 > VSG_L3_TAGGED)
+		vsg_set_ip_len(p + VSG_L3_PLAIN, len - VSG_L3_PLAIN,
+			       l3 == VSG_L3_UDP_TUNNEL || l3 == VSG_L3_UDP_TUNNEL_TAGGED);
 }
 
 /* Write stream `stream`'s varied field and the signature into frame `p` (at least

@@ -1,0 +1,140 @@
+"""VSPERF's step-driven tests (TestSteps) on the local lab through `vsperf --integration` (root):
+a bridge, its ports and a flow made by steps really exist in Open vSwitch mid-test (asked by
+later steps, through the run's executor: commands.log) and are gone after, with traffic through
+them; upstream's vswitch tests from its own file; a failing step fails its test, saying why."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_helpers import leftovers, params_text, results, vsperf
+from conftest import lab_skip_reason
+
+pytestmark = pytest.mark.root
+
+UPSTREAM = Path("/work/shared/vsperf-upstream/conf/integration")
+SHORT = params_text({"TRAFFICGEN_DURATION": "1", "TRAFFICGEN_PKT_SIZES": "(64,)"})
+
+STEPS = """INTEGRATION_TESTS = [
+    {"Name": "steps_ovs", "Deployment": "clean", "Description": "bridge, ports, flows by steps", "TestSteps": [
+        ['vswitch', 'add_switch', 'stepbr'],
+        ['#p0', 'vswitch', 'add_phy_port', 'stepbr'],
+        ['#p1', 'vswitch', 'add_phy_port', 'stepbr'],
+        ['vswitch', 'add_flow', 'stepbr', {'in_port': '#STEP[p0][1]', 'actions': ['output:#STEP[p1][1]'],
+                                           'idle_timeout': '0'}],
+        ['vswitch', 'add_flow', 'stepbr', {'in_port': '#STEP[p1][1]', 'actions': ['output:#STEP[p0][1]'],
+                                           'idle_timeout': '0'}],
+        ['#bridges', 'tools', 'exec_shell', '$TOOLS["ovs-vsctl"] list-br'],
+        ['#ports', 'tools', 'exec_shell', '$TOOLS["ovs-vsctl"] list-ports stepbr'],
+        ['#flows', 'vswitch', 'dump_flows', 'stepbr'],
+        ['#sent', 'trafficgen', 'send_traffic', {'traffic_type': 'rfc2544_continuous', 'frame_rate': 0.1}],
+        ['tools', 'assert', '#STEP[sent][0]["frame_loss_percent"] == 0'],
+        ['vswitch', 'del_flow', 'stepbr'],
+        ['vswitch', 'del_port', 'stepbr', '#STEP[p0][0]'],
+        ['vswitch', 'del_port', 'stepbr', '#STEP[p1][0]'],
+        ['#left', 'tools', 'exec_shell', '$TOOLS["ovs-vsctl"] list-ports stepbr'],
+        ['vswitch', 'del_switch', 'stepbr'],
+        ['#after', 'tools', 'exec_shell', '$TOOLS["ovs-vsctl"] list-br'],
+    ]},
+    {"Name": "steps_fail", "Deployment": "clean", "Description": "a check that fails", "TestSteps": [
+        ['vswitch', 'add_switch', 'stepbr'],
+        ['tools', 'assert', '1 + 1 == 3'],
+        ['vswitch', 'del_switch', 'stepbr'],
+    ]},
+]
+"""
+
+
+@pytest.fixture(autouse=True)
+def _lab() -> None:
+    reason = lab_skip_reason()
+    if reason:
+        pytest.skip(reason)
+
+
+def step_results(test: dict[str, object]) -> list[str]:
+    steps = test["steps"]
+    assert isinstance(steps, list)
+    return [str(s["result"]) for s in steps]
+
+
+def test_bridge_ports_and_flows_exist_mid_test_and_are_gone_after(tmp_path: Path) -> None:
+    tests = tmp_path / "steps.conf"
+    tests.write_text(STEPS)
+    out = tmp_path / "run"
+    proc = vsperf("--integration", "-f", str(tests), "steps_ovs", "steps_fail", "--vswitch", "ovs", "--trafficgen",
+                  "vsgen", "--results-dir", str(out), "--test-params", SHORT)
+    assert proc.returncode == 1, proc.stderr[-3000:]  # steps_fail failed
+    data = results(out)
+    ok, failed = data["tests"]
+    assert ok["status"] == "passed", ok["error"]
+    assert [s["status"] for s in ok["steps"]] == ["passed"] * 16
+    found = step_results(ok)
+    p0, p1 = (json.loads(found[i]) for i in (1, 2))
+    assert "stepbr" in found[5].split()  # the bridge, mid-test
+    assert sorted(found[6].split()) == sorted([p0[0], p1[0]])  # its two ports
+    assert f"in_port={p0[1]}" in found[7] and f"actions=output:{p1[1]}" in found[7]  # the flows
+    sent = ok["results"][0]["metrics"]
+    assert sent["frame_loss_percent"] == 0 and sent["throughput_rx_fps"] > 0
+    assert found[13].split() == [] and "stepbr" not in found[15].split()  # ports, then the bridge, gone
+    commands = (out / "commands.log").read_text()
+    assert "list-ports stepbr" in commands and "del-br stepbr" in commands
+    assert failed["status"] == "failed"
+    assert [s["status"] for s in failed["steps"]] == ["passed", "failed"]  # the steps after it do not run
+    assert "1 + 1 == 3" in failed["error"]
+    assert "steps_fail" in (out / "report.rst").read_text()
+    assert leftovers(data["run_id"]) == []
+
+
+@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="upstream's integration files are not on this machine")
+def test_upstream_vswitch_tests_from_its_file(tmp_path: Path) -> None:
+    # (bridges, phy ports and flows: the test above; the others run in docs/from-vsperf.rst's command)
+    names = ["vswitch_add_del_vports", "vswitch_vports_add_del_flow", "vswitch_p2p_cont", "vswitch_pvp"]
+    out = tmp_path / "run"
+    proc = vsperf("--integration", "-f", str(UPSTREAM / "01_testcases.conf"), *names, "--vswitch", "ovs",
+                  "--trafficgen", "vsgen", "--results-dir", str(out), "--test-params", SHORT, timeout_s=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = results(out)
+    assert [(t["name"], t["status"]) for t in data["tests"]] == [(n, "passed") for n in names]
+    for test in data["tests"]:
+        assert test["steps"] and all(s["status"] == "passed" for s in test["steps"]), test["name"]
+    cont = data["tests"][2]["results"][0]["metrics"]
+    assert cont["throughput_rx_fps"] > 0
+    assert leftovers(data["run_id"]) == []
+
+
+@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="upstream's integration files are not on this machine")
+def test_upstream_l4_multi_flow_test_with_lab_address_translation(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = vsperf("--integration", "-f", str(UPSTREAM / "01_testcases.conf"), "-f",
+                  str(UPSTREAM / "01a_testcases_l34_vxlan.conf"), "p2p_l4_multi_PORT_mask_ovs", "--vswitch", "ovs",
+                  "--trafficgen", "vsgen", "--results-dir", str(out),
+                  "--test-params", params_text({"TRAFFICGEN_DURATION": "1", "TRAFFICGEN_PKT_SIZES": "(64,)",
+                                                "LAB_ADDRESS_TRANSLATION": "True"}), timeout_s=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = results(out)
+    test = data["tests"][0]
+    assert test["status"] == "passed", test["error"]
+    assert test["results"][0]["metrics"]["throughput_rx_fps"] > 0
+    # upstream's flow for 6.0.0.1/8 matches the address sent here (198.19.0.1): the frames went through it
+    dump = next(s["result"] for s in test["steps"] if '"dump_flows"' in s["step"])
+    flow = next(line for line in dump.splitlines() if "nw_dst=198.0.0.0/8" in line)
+    assert int(flow.split("n_packets=")[1].split(",")[0]) > 0, flow
+    assert leftovers(data["run_id"]) == []
+
+
+@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="upstream's integration files are not on this machine")
+def test_upstream_vhost_sock_dir_on_ovs_dpdk(tmp_path: Path) -> None:
+    # $TOOLS["ovs_var_tmp"] is the test's OVS run directory: the vhost-user socket appears in its test_dir
+    out = tmp_path / "run"
+    proc = vsperf("--integration", "-f", str(UPSTREAM / "01_testcases.conf"), "-f",
+                  str(UPSTREAM / "01b_dpdk_regression_tests.conf"), "ovsdpdk_vhostuser_sock_dir", "--trafficgen",
+                  "vsgen", "--results-dir", str(out), timeout_s=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = results(out)
+    test = data["tests"][0]
+    assert test["status"] == "passed", test["error"]
+    assert json.loads(test["steps"][5]["result"]) == ["dpdkvhostuser0"]
+    assert leftovers(data["run_id"]) == []

@@ -1,0 +1,166 @@
+"""The `tools`, `namespace` and `veth` objects of TestSteps (VSPERF's TestStepsTools and its
+namespace/veth helpers), run on the DUT host through its executor: every program is in
+commands.log, every namespace and veth pair in the run's journal (the release removes them).
+
+`tools exec_shell` runs one program with its arguments, never a shell (the step list was
+checked for shell syntax before anything was deployed). A leading `sudo` is dropped (vsperf runs
+as root on its hosts). `ovs-vsctl`, `ovs-ofctl`, `ovs-appctl` and `ovs-dpctl` reach the test's own
+Open vSwitch instance (its database and control sockets), never the system's. The programs run in
+the switch's namespace on the local lab (where its ports and bridges are).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from vsperf.config.pyexpr import Evaluator, NotComputable
+from vsperf.errors import CommandError
+from vsperf.host.host import Host
+from vsperf.host.process import HostProcess
+from vsperf.steps.macros import StepError, filter_output
+from vsperf.traffic.streams import BENCHMARK_NET
+from vsperf.vswitch.ovs import OvsVSwitch
+
+SHELL_TIMEOUT_S = 120.0
+OVS_PROGRAMS = ("ovs-vsctl", "ovs-ofctl", "ovs-appctl", "ovs-dpctl")
+# VSPERF's TOOLS: the programs' names here (their paths on VSPERF's machine).
+TOOLS = {name: name for name in (*OVS_PROGRAMS, "ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "qemu-system-x86_64",
+                                 "bind-tool")}
+
+
+def ovs_argv(argv: list[str], switch: OvsVSwitch | None) -> tuple[list[str], dict[str, str]]:
+    """`argv` pointed at the test's private OVS (its database, its daemons' control sockets) and
+    the environment the OVS programs find it with; unchanged for other programs."""
+    if switch is None or not argv or argv[0] not in OVS_PROGRAMS:
+        return argv, {}
+    program, rest = argv[0], argv[1:]
+    if program == "ovs-vsctl" and not any(a.startswith("--db") for a in rest):
+        rest = [f"--db=unix:{switch.rundir / 'db.sock'}", *rest]
+    if program == "ovs-appctl":
+        if "-t" in rest and rest.index("-t") + 1 < len(rest):
+            at = rest.index("-t") + 1
+            if rest[at] in ("ovs-vswitchd", "ovsdb-server"):
+                rest[at] = str(switch.ctl_socket(rest[at]))
+        elif not any(a.startswith("--target") for a in rest):
+            rest = ["-t", str(switch.ctl_socket("ovs-vswitchd")), *rest]
+    return [program, *rest], switch.env()
+
+
+@dataclass
+class StepTools:
+    """`tools`, `namespace` and `veth` on the DUT host (`host` None: a simulated DUT)."""
+
+    host: Host | None
+    netns: str | None  # the switch's namespace: the "root" namespace of the steps
+    switch: OvsVSwitch | None = None
+    lab: bool = True  # the local lab: addresses only inside 198.18.0.0/15
+    background: list[HostProcess] = field(default_factory=list)
+
+    def _host(self, what: str) -> Host:
+        if self.host is None:
+            raise StepError(f"{what} needs a deployed DUT: the DUT is simulated (TRAFFICGEN dummy)")
+        return self.host
+
+    # --- tools --------------------------------------------------------------------------------
+
+    def assert_(self, condition: Any) -> bool:
+        try:
+            value = Evaluator().expression(str(condition))
+        except NotComputable as exc:
+            raise StepError(f"cannot evaluate {str(condition)[:80]!r}: {exc.problem}") from None
+        if not value:
+            raise StepError(f"condition {str(condition)[:120]!r} is not true")
+        return True
+
+    def eval(self, expression: Any) -> Any:
+        try:
+            return Evaluator().expression(str(expression))
+        except NotComputable as exc:
+            raise StepError(f"cannot evaluate {str(expression)[:80]!r}: {exc.problem}") from None
+
+    def _argv(self, command: str) -> tuple[list[str], dict[str, str]]:
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise StepError(f"command {command[:80]!r}: {exc}") from None
+        if argv and argv[0] == "sudo":
+            argv = argv[1:]
+        if not argv:
+            raise StepError("an empty command")
+        return ovs_argv(argv, self.switch)
+
+    def exec_shell(self, command: Any, regex: str | None = None) -> Any:
+        host = self._host("tools exec_shell")
+        argv, env = self._argv(str(command))
+        try:
+            proc = host.executor.run(argv, netns=self.netns, env=env or None, timeout_s=SHELL_TIMEOUT_S, check=False)
+        except CommandError as exc:
+            raise StepError(str(exc)) from exc
+        if proc.returncode != 0:
+            detail = (proc.stderr or proc.stdout).strip().splitlines()
+            raise StepError(f"{argv[0]} exited with {proc.returncode}" + (f": {detail[-1][:200]}" if detail else ""))
+        return filter_output(proc.stdout, regex) if regex else proc.stdout
+
+    def exec_shell_background(self, command: Any) -> int:
+        host = self._host("tools exec_shell_background")
+        argv, env = self._argv(str(command))
+        proc = host.spawn(f"step {argv[0]}", argv, netns=self.netns, env=env or None,
+                          log_path=host.log_path(f"step-{len(self.background)}-{argv[0].rsplit('/', 1)[-1]}"))
+        self.background.append(proc)
+        return proc.pid
+
+    def stop_background(self) -> None:
+        """Stop what exec_shell_background started (teardown)."""
+        while self.background:
+            proc = self.background.pop()
+            if self.host is not None:
+                self.host.stop_process(proc)
+
+    # --- namespace and veth ---------------------------------------------------------------------
+
+    def _check_address(self, address: str) -> None:
+        if self.lab and ipaddress.IPv4Address(address) not in BENCHMARK_NET:
+            raise StepError(f"address {address} is outside {BENCHMARK_NET}: the local lab uses only that range")
+
+    def create_namespace(self, name: str) -> None:
+        self._host("namespace").net.add_netns(str(name))
+
+    def delete_namespace(self, name: str) -> None:
+        self._host("namespace").net.del_netns(str(name))
+
+    def assign_port_to_namespace(self, port: str, name: str, port_up: Any = False) -> None:
+        host = self._host("namespace")
+        host.run(["ip", *self._ns(self.netns), "link", "set", "dev", str(port), "netns", str(name)])
+        if str(port_up).lower() in ("true", "yes", "1"):
+            host.run(["ip", "-n", str(name), "link", "set", "dev", str(port), "up"])
+
+    def add_ip_to_namespace_eth(self, port: str, name: str, address: str, cidr: Any) -> None:
+        self._check_address(str(address))
+        self._host("namespace").run(["ip", "-n", str(name), "addr", "add", f"{address}/{cidr}", "dev", str(port)])
+
+    def reset_port_to_root(self, port: str, name: str) -> None:
+        target = self.netns or "1"  # pid 1's namespace: the host's own
+        self._host("namespace").run(["ip", "-n", str(name), "link", "set", "dev", str(port), "netns", target])
+
+    def add_veth_port(self, port: str, peer_port: str) -> None:
+        self._host("veth").net.add_veth(str(port), self.netns, str(peer_port), self.netns, mtu_bytes=1500)
+
+    def del_veth_port(self, port: str, peer_port: str) -> None:
+        self._host("veth").net.del_link(str(port), self.netns)
+
+    def bring_up_eth_port(self, eth_port: str, namespace: str | None = None) -> None:
+        self._host("veth").run(["ip", *self._ns(namespace or self.netns), "link", "set", "dev", str(eth_port), "up"])
+
+    @staticmethod
+    def _ns(netns: str | None) -> list[str]:
+        return ["-n", netns] if netns else []
+
+    def check(self, action: str, result: Any, args: Mapping[int, Any] | Any) -> bool:
+        """VSPERF's checks of tools: assert and exec_shell return a result; eval something."""
+        if action == "eval":
+            return result is not None
+        return True
