@@ -46,6 +46,6 @@ def test_a_generator_that_cannot_send_a_mix(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_trex_cannot_send_a_mix() -> None:
     """TRex (issue 25) sends one frame size per stream: a mix is refused when the run is planned."""
-    with pytest.raises(ConfigError, match="^test phy2phy_tput: traffic generator trex cannot send the frame mix "
-                                          "64:7,570:4,1518:1; use --trafficgen vsgen, trafgen, otg or dummy$"):
+    with pytest.raises(ConfigError, match=r"^test phy2phy_tput: traffic generator trex cannot send the frame mix "
+                                          r"64:7,570:4,1518:1; use --trafficgen vsgen, trafgen, otg or dummy$"):
         plan("phy2phy_tput", "TRAFFICGEN=trex;TRAFFICGEN_PKT_SIZES=(64,'IMIX')")
