@@ -13,7 +13,8 @@ from vsperf.trafficgen.dummy.model import model_from_settings, simulate_rate_tri
 
 DUT: dict[str, Any] = {"capacity_fps": 1e6, "buffer_frames": 1000, "port_speed_gbps": 10.0, "noise": 0.0, "seed": 1,
                        "loss_model": "cliff", "base_latency_ns": 5000.0, "recovery_s": 0.0, "reset_s": 1.0,
-                       "mac_table_size": 100, "learning_rate_fps": 1e6, "cold_start_s": 0.1}
+                       "mac_table_size": 100, "learning_rate_fps": 1e6, "cold_start_s": 0.1,
+                       "noise_shape": "uniform", "stall_per_s": 0.0, "stall_s": 0.0}
 
 
 def test_a_cold_start_loses_frames_that_a_warm_start_saves() -> None:
