@@ -113,3 +113,47 @@ def test_tunnels_refused_in_one_line_nothing_deployed(tmp_path: Path, args: tupl
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0] and "gre_enc" in lines[0], proc.stderr
     assert not out.exists()
+
+
+MIX = "64:7,570:4,1024:1"  # its largest frame and a tunnel's outer headers fit the lab's 1500-byte MTU
+MIX_TEST = """
+- Name: {kind}_{op}_mix
+  Deployment: op2p
+  Tunnel Type: {kind}
+  Tunnel Operation: {operation}
+  Description: a frame mix through op2p {kind} {operation}
+  Parameters:
+    TRAFFIC: {{traffic_type: rfc2544_continuous, frame_rate: 0.5, bidir: false}}
+"""
+
+
+def test_a_frame_mix_through_a_tunnel_arrives_in_its_proportions(tmp_path: Path) -> None:
+    """vsgen sends a mix into the switch's tunnel (decapsulation: each frame cut inside its outer
+    headers, their lengths rewritten, or the switch would drop it) and receives the switch's
+    tunnel frames (encapsulation): the receiver counts the test frames' own sizes."""
+    from vsperf.traffic.mix import parse_mix
+
+    mix = parse_mix(MIX)
+    cases = (("vxlan", "encapsulation"), ("vxlan", "decapsulation"), ("gre", "decapsulation"))
+    tests = tmp_path / "mix_tests.yaml"
+    tests.write_text("".join(MIX_TEST.format(kind=k, op=op[:3], operation=op) for k, op in cases))
+    conf_file = tmp_path / "mix.yaml"
+    conf_file.write_text(f"TEST_CASE_FILES: [{tests}]\n")
+    out = tmp_path / "run"
+    params = params_text({"TRAFFICGEN_DURATION": "1", "TRAFFICGEN_PKT_SIZES": f"('{MIX}',)", "HISTORY": "False"})
+    proc = vsperf("--conf-file", str(conf_file), *(f"{k}_{op[:3]}_mix" for k, op in cases), "--vswitch", "ovs",
+                  "--trafficgen", "vsgen", "--results-dir", str(out), "--test-params", params, timeout_s=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = results(out)
+    for test in data["tests"]:
+        assert test["status"] == "passed", (test["name"], test["error"])
+        (result,) = test["results"]
+        assert result["packet_size"] == MIX
+        (trial,) = result["trials"]
+        counts = {int(size): int(n) for size, n in trial["rx_frames_by_size"]}
+        received = sum(counts.values())
+        assert received == trial["rx_frames"] > max(1000, 0.99 * trial["tx_frames"]), (test["name"], trial)
+        assert set(counts) == set(mix.sizes_bytes), (test["name"], counts)
+        for size, share in mix.shares.items():
+            assert abs(counts[size] / received - share) <= 0.01, (test["name"], size, counts)
+    assert leftovers(data["run_id"]) == []
