@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
 from typing import Self
+
+log = logging.getLogger(__name__)
 
 
 class Started(ABC):
@@ -23,8 +26,12 @@ class Started(ABC):
     def __enter__(self) -> Self:
         try:
             self.start()
-        except BaseException:
-            self.stop()
+        except BaseException as exc:
+            try:
+                self.stop()
+            except Exception as failed:  # never hides why the start failed (a stop signal, above all)
+                log.warning("%s: stopping after a failed start (%s) failed too: %s", type(self).__name__,
+                            type(exc).__name__, failed)
             raise
         return self
 

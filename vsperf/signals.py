@@ -76,6 +76,7 @@ class _State:
     settled: bool = False  # the command's exit code is decided: stop signals are ignored
     previous: dict[int, Any] = field(default_factory=dict)
     aborted: str = ""  # why `abort` stops the command (raised as Aborted by the next SIGTERM's handler)
+    raised: int = 0  # stop signals raised so far (see `stops_raised`)
 
 
 _state = _State()
@@ -89,6 +90,7 @@ def _handle(signum: int, _frame: FrameType | None) -> None:
         log.warning("received %s while stopping: cleanup goes on to its end", name)
         return
     _state.stopping = True
+    _state.raised += 1
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
     if signum == signal.SIGTERM and _state.aborted:
@@ -151,6 +153,14 @@ def resume() -> None:
     """The stop signal just raised was consumed (--mode trafficgen-off's wait ends on SIGTERM):
     the run goes on, and the next signal stops it again."""
     _state.stopping = False
+    _state.raised -= 1
+
+
+def stops_raised() -> int:
+    """How many stop signals raised so far. A raise can be lost: when the signal lands in a
+    garbage-collection callback or a `__del__`, Python prints "Exception ignored" and goes on.
+    Work that must not end as if nothing happened compares the count before and after."""
+    return _state.raised
 
 
 def stopping() -> bool:

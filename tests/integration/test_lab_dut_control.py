@@ -5,6 +5,7 @@ vsperf.vswitch.{linux_bridge,ovs})."""
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,15 @@ def test_restart_and_forget_leave_a_forwarding_switch(lab_run: LabRun, vswitch: 
     assert ("fdb_flush" in commands) if vswitch == "linux-bridge" else ("fdb/flush" in commands)
 
 
+def _fdb_age_s(table: str, mac: str) -> int | None:
+    """The age in seconds of `mac`'s entry in `ovs-appctl fdb/show` output (None: no entry)."""
+    for line in table.splitlines():
+        fields = line.split()
+        if len(fields) == 4 and fields[2] == mac:
+            return int(fields[3])
+    return None
+
+
 def test_ovs_normal_flow_mode_learns_addresses(lab_run: LabRun) -> None:
     _skip("ovs")
     dep = lab_run.deployment("p2p", TRAFFIC, VSWITCH="ovs", VSWITCH_FLOW_MODE="normal")
@@ -79,11 +89,16 @@ def test_ovs_normal_flow_mode_learns_addresses(lab_run: LabRun) -> None:
             assert result.tx_frames == result.rx_frames == 1000
             flows = dep.vswitch.dump_flows()  # type: ignore[attr-defined]
             assert "actions=NORMAL" in flows and "output:" not in flows
+            time.sleep(1.2)  # the entries age: a relearned one is then told apart by its age
             table = dep.vswitch.appctl("ovs-vswitchd", "fdb/show", dep.dut.names.bridge(0))  # type: ignore[attr-defined]
             assert dep.gen_ports[0].mac in table and dep.gen_ports[1].mac in table
+            before = _fdb_age_s(table, dep.gen_ports[0].mac)
             dep.forget_addresses()
             table = dep.vswitch.appctl("ovs-vswitchd", "fdb/show", dep.dut.names.bridge(0))  # type: ignore[attr-defined]
-            assert dep.gen_ports[0].mac not in table
+            # Gone, or learned again since the flush from a frame the port's kernel sent (its ICMP
+            # answers to the frames the generator handed it arrive late): younger than before.
+            after = _fdb_age_s(table, dep.gen_ports[0].mac)
+            assert after is None or (before is not None and after < before), (before, table)
         finally:
             gen.stop()
 

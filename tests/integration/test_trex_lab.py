@@ -140,18 +140,29 @@ def test_no_latency_streams_without_latency_pps(tmp_path: Path) -> None:
     assert data["tests"][0]["results"][0]["metrics"]["avg_latency_ns"] is None
 
 
-def test_server_killed_mid_trial_fails_the_test_in_one_line(tmp_path: Path) -> None:
-    out = tmp_path / "run"
+def _start_long_trial(out: Path) -> subprocess.Popen[str]:
+    """`vsperf phy2phy_cont` with TRex and a 30 s trial, writing to `out` (the caller stops it)."""
     args = ["phy2phy_cont", "--trafficgen", "trex", "--vswitch", "linux-bridge", "--results-dir", str(out),
             "--test-params", trex_params(TRAFFICGEN_DURATION="30")]
-    proc = subprocess.Popen(command(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    return subprocess.Popen(command(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=environment())
+
+
+def _servers_of(proc: subprocess.Popen[str]) -> dict[int, str]:
+    """The TRex servers once the run `proc` started one (within 2 min)."""
+    deadline = time.monotonic() + 120
+    while not trex_servers() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    started = trex_servers()
+    assert started, f"no TRex server started (vsperf exit {proc.poll()})"
+    return started
+
+
+def test_server_killed_mid_trial_fails_the_test_in_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = _start_long_trial(out)
     try:
-        deadline = time.monotonic() + 120
-        while not trex_servers() and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.2)
-        started = trex_servers()
-        assert started, f"no TRex server started (vsperf exit {proc.poll()})"
+        started = _servers_of(proc)
         time.sleep(6.0)  # into the 30 s trial
         for pid in started:
             os.kill(pid, signal.SIGKILL)
@@ -175,16 +186,9 @@ def test_server_killed_mid_trial_fails_the_test_in_one_line(tmp_path: Path) -> N
 def test_interrupted_or_killed_run_leaves_nothing(tmp_path: Path, sig: signal.Signals) -> None:
     workers_before = set(trex_workers())
     out = tmp_path / "run"
-    args = ["phy2phy_cont", "--trafficgen", "trex", "--vswitch", "linux-bridge", "--results-dir", str(out),
-            "--test-params", trex_params(TRAFFICGEN_DURATION="30")]
-    proc = subprocess.Popen(command(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=environment())
+    proc = _start_long_trial(out)
     try:
-        deadline = time.monotonic() + 120
-        while not trex_servers() and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.2)
-        started = trex_servers()
-        assert started, f"no TRex server started (vsperf exit {proc.poll()})"
+        started = _servers_of(proc)
         time.sleep(5.0)
         proc.send_signal(sig)
         proc.communicate(timeout=120)

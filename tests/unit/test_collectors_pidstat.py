@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -165,6 +166,23 @@ def test_a_restarted_daemon_is_followed(spawn: list[subprocess.Popen[bytes]], ca
     assert stats[f"Process: ovs-vswitchd (PID {new.pid})"]["%CPU"] == 0.0  # sampled over >= MIN_WINDOW_S
     assert f"ovs-vswitchd (PID {old.pid}) restarted as PID {new.pid}" in caplog.text
     assert "exited during traffic" not in caplog.text
+
+
+def test_a_start_interrupted_before_its_thread_ran_stops_cleanly(spawn: list[subprocess.Popen[bytes]],
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    """A signal inside Thread.start() (before the thread ran): the stop after the failed start
+    does not fail on joining it."""
+    sleeper = _start(spawn, ["sleep", "30"])
+    collector = _collector(CollectorTarget({"sleep": sleeper.pid}))
+
+    def interrupted(_thread: threading.Thread) -> None:
+        raise KeyboardInterrupt
+    monkeypatch.setattr(threading.Thread, "start", interrupted)
+    with pytest.raises(KeyboardInterrupt), collector:
+        pytest.fail("the body never runs")
+    assert "Process: sleep" in collector.statistics()  # the readings of start() and stop()
+    assert "failed too" not in caplog.text
 
 
 def test_row_arithmetic() -> None:

@@ -36,3 +36,20 @@ def test_a_failed_start_is_stopped_and_raises() -> None:
     with pytest.raises(OSError, match="half made"), thing:
         pytest.fail("the body never runs")
     assert thing.events == ["start", "stop"]
+
+
+class Interrupted(Started):
+    """A start stopped by a signal, whose stop then fails on what the start left half-done."""
+
+    def start(self) -> None:
+        raise KeyboardInterrupt
+
+    def stop(self) -> None:
+        raise RuntimeError("cannot join thread before it is started")
+
+
+def test_a_failing_stop_never_hides_why_the_start_failed(caplog: pytest.LogCaptureFixture) -> None:
+    with pytest.raises(KeyboardInterrupt), Interrupted():
+        pytest.fail("the body never runs")
+    assert "Interrupted: stopping after a failed start (KeyboardInterrupt) failed too: cannot join thread" \
+        in caplog.text

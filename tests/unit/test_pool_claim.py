@@ -103,6 +103,23 @@ def test_one_testbed_is_locked_until_its_hosts_are_released(beds: list[Path]) ->
     assert held_by(beds[0]) == []
 
 
+def test_a_traffic_only_run_leaves_the_users_dut_host_unlocked(beds: list[Path]) -> None:
+    """--mode trafficgen: the DUT is the user's; another run's hold on it does not stop this run,
+    which holds its generator ports only (none here: one host, no cables)."""
+    other = hold(beds[0])
+    only = replace(request(beds[:1]), plan=plan_tests([Catalog.load().get("phy2phy_tput")],
+                                                      make_settings({"TRAFFICGEN": "dummy"}), REGS, traffic_only=True))
+    assert only.traffic_only and not request(beds[:1]).traffic_only
+    claim = claim_testbed(only)
+    try:
+        assert claim.testbed == str(beds[0]) and held_by(beds[0]) == ["other", "run1"]
+        state, _ = read_state(LockPlace(LocalExecutor(), str(beds[0].parent / "locks-one")))
+        assert [h.resources for h in state.holds] == [("dut",), ()]
+    finally:
+        claim.close()
+        other.release()
+
+
 def test_a_busy_testbed_is_one_line_naming_its_holder_and_nothing_is_touched(beds: list[Path]) -> None:
     other = hold(beds[0])
     with pytest.raises(NoTestbedError) as info:

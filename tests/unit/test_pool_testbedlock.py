@@ -53,6 +53,10 @@ def test_lock_sites_of_a_testbed() -> None:
     one_host = replace(bed, trafficgen_host="dut")
     assert [(s.host, s.resources) for s in lock_sites(one_host, {"dut": LocalExecutor()})] == [
         ("dut", ("dut", "port:ens2f0", "location:192.0.2.50;1;2"))]
+    # --mode trafficgen: the DUT is the user's, nothing is written on its host
+    only_ports = lock_sites(bed, {"dut": LocalExecutor(), "tgen": LocalExecutor()}, traffic_only=True)
+    assert [(s.host, s.resources, s.queue) for s in only_ports] == [
+        ("tgen", ("port:ens2f0", "location:192.0.2.50;1;2"), True)]
 
 
 def test_taken_then_busy_for_the_next_naming_the_holder(tmp_path: Path) -> None:
@@ -135,6 +139,33 @@ def test_the_queue_lives_on_the_dut_host_and_a_newcomer_waits_behind_it(tmp_path
     assert "1 run waits for it first (the first: run bbb" in busy.describe()
     assert waiter.peek() is None and waiter.take() is None
     assert read_state(waiter.sites[0].place)[0].tickets == ()  # its place is given up once it holds
+
+
+def test_a_traffic_only_run_and_a_full_run_exclude_each_other_by_the_ports_and_queue_fairly(
+        tmp_path: Path) -> None:
+    """A traffic-only run holds the generator ports on their host only; a full run of the same
+    testbed (DUT host, then those ports) is kept out, and gives the DUT host back; a traffic-only
+    run waiting on the generator host goes before a full run that arrives after it."""
+    executor = LocalExecutor()
+    ports_only = (LockSite("gen", LockPlace(executor, str(tmp_path / "gen")), ("port:b0", "port:b1"), True),)
+    traffic = TestbedLock("lab.yaml", ports_only, holder("ttt"), 60)
+    assert traffic.take() is None
+    assert holders(tmp_path, "gen") == ["ttt"] and not (tmp_path / "dut").exists()  # nothing on the DUT host
+    full = lock(tmp_path, "fff")
+    busy = full.take()
+    assert busy is not None and busy.host == "gen" and busy.holder.run_id == "ttt"
+    assert holders(tmp_path, "dut") == []  # all or nothing
+    traffic.release()
+    # The other way round, with a traffic-only run waiting when the full run lets go:
+    assert full.take() is None
+    waiter = TestbedLock("lab.yaml", ports_only, holder("www"), 60)
+    assert waiter.take() is not None
+    waiter.queue()
+    full.release()
+    late = lock(tmp_path, "lll").take()  # free, but www waits for the ports first
+    assert late is not None and late.host == "gen" and late.blocked.ahead[0].holder.run_id == "www"
+    assert holders(tmp_path, "dut") == []
+    assert waiter.take() is None and read_state(ports_only[0].place)[0].tickets == ()
 
 
 def test_withdraw_and_release_are_quiet_when_there_is_nothing(tmp_path: Path) -> None:

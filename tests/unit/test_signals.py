@@ -7,6 +7,7 @@ import os
 import signal
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +24,7 @@ from vsperf.signals import (
     stop_signals_raise,
     stoppable,
     stopping,
+    stops_raised,
 )
 
 
@@ -69,6 +71,41 @@ def test_resume_after_a_consumed_signal() -> None:
         resume()  # --mode trafficgen-off: SIGTERM ended the wait, the run goes on
         with pytest.raises(Terminated):
             _signal(signal.SIGTERM)
+
+
+class _SignalOnCollect:
+    """Sends SIGINT when collected: the handler's KeyboardInterrupt is raised inside `__del__`,
+    where Python prints "Exception ignored" and drops it (as in a GC callback of SQLAlchemy's)."""
+
+    def __del__(self) -> None:
+        _signal(signal.SIGINT)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_stop_whose_exception_was_lost_is_still_counted() -> None:
+    with stop_signals_raise():
+        before = stops_raised()
+        with pytest.raises(Terminated):
+            _signal(signal.SIGTERM)
+        resume()  # a consumed signal is not counted
+        assert stops_raised() == before
+        _SignalOnCollect()  # collected at once: the raise is lost
+        assert stops_raised() == before + 1 and stopping()
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_signal_lost_during_the_report_still_stops_the_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from vsperf.report import formats
+
+    def render(*_args: object, **_kw: object) -> list[object]:
+        _SignalOnCollect()
+        return ["report.md"]
+    monkeypatch.setattr(formats, "render_report", render)
+    monkeypatch.setattr(formats, "check_output_dir", lambda *_a, **_kw: None)
+    with stop_signals_raise():
+        assert formats.report_after_run(tmp_path, ("md",), plots=False) == (["report.md"], True)
+    assert "run stopped by a signal during the report" in caplog.text
 
 
 def test_nested_blocks_share_the_outer_handlers_and_restore_them() -> None:

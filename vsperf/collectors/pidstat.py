@@ -313,7 +313,9 @@ class PidstatCollector(Collector):
         if thread is None:
             return
         self._stop.set()
-        thread.join()
+        if thread.ident is not None or thread.is_alive():
+            thread.join()
+        # else its start() was interrupted (a signal) before it ran: it sees _stop when it does
         self._sample_all(final=True)
 
     def statistics(self) -> Statistics:

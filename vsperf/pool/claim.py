@@ -125,6 +125,11 @@ class ClaimRequest:
     # CLI's --integration passes a no-op and leaves out, test by test, what cannot run.
     check: Callable[[Sequence[PlannedTest], Registries, RunHosts | None], None] = check_plan
 
+    @property
+    def traffic_only(self) -> bool:
+        """--mode trafficgen: the DUT is the user's; the lock takes the generator ports only."""
+        return any(pt.traffic_only for pt in self.plan)
+
 
 def given_testbeds(setting: str | Sequence[str]) -> tuple[str, ...]:
     """The TESTBED setting's files ((): the local lab)."""
@@ -244,7 +249,8 @@ class _Claimer:
         taken_at: list[str] = []
 
         def take(run: RunHosts) -> None:
-            lock = TestbedLock(str(cand.path), lock_sites(run.testbed, {h.name: h.executor for h in run}), holder,
+            lock = TestbedLock(str(cand.path), lock_sites(run.testbed, {h.name: h.executor for h in run},
+                                                               traffic_only=request.traffic_only), holder,
                                request.lease_s)
             busy = lock.take()
             if busy is not None:
@@ -302,7 +308,7 @@ class _Claimer:
             lock = self.probes.get(cand.path)
             try:
                 if lock is None:
-                    lock = self.probes[cand.path] = _probe(cand, self.holder, self.request.command_log)
+                    lock = self.probes[cand.path] = _probe(cand, self.holder, self.request)
                 lock.queue()
             except UserError as exc:
                 log.debug("testbed %s: not queued: %s", cand.path, exc)
@@ -332,7 +338,7 @@ class _Claimer:
                 if seen is None:
                     continue  # not read: the full attempt says why
                 state, clock = seen
-                why = blocked(state, clock, self.holder.token, site.resources, queue=site.queue,
+                why = blocked(state, clock, self.holder.token, site.resources, queue=True,
                               dead=dead_here(state))
                 if why:
                     looks[path] = Busy(str(path), site.host, why, clock)
@@ -340,12 +346,14 @@ class _Claimer:
         return looks
 
 
-def _probe(cand: Candidate, holder: Holder, command_log: CommandLog) -> TestbedLock:
+def _probe(cand: Candidate, holder: Holder, request: ClaimRequest) -> TestbedLock:
     """`cand`'s lock over connections of its own (the wait's), for tickets and looks."""
     executors: dict[str, Executor] = {}
     for host in cand.testbed.hosts:
-        executors[host.name] = LocalExecutor(command_log) if host.ssh is None else SshExecutor(host.ssh, command_log)
-    lock = TestbedLock(str(cand.path), lock_sites(cand.testbed, executors), replace(holder, testbed=str(cand.path)),
+        executors[host.name] = LocalExecutor(request.command_log) if host.ssh is None \
+            else SshExecutor(host.ssh, request.command_log)
+    lock = TestbedLock(str(cand.path), lock_sites(cand.testbed, executors, traffic_only=request.traffic_only),
+                       replace(holder, testbed=str(cand.path)),
                        TICKET_LEASE_S)
     for executor in executors.values():
         if isinstance(executor, SshExecutor):

@@ -71,11 +71,10 @@ def site_status(site: LockSite, state: LockState, clock: HostClock) -> SiteStatu
         if st.overlap(site.resources, hold.resources):
             lines.append(_hold_line(site, hold, clock, hold.holder.token in dead))
             held = held or not (hold.lease.expired(clock) or hold.holder.token in dead)
-    if site.queue:
-        waiting = sorted((t for t in state.tickets if not t.lease.expired(clock)
-                          and st.overlap(site.resources, t.resources)), key=lambda t: t.number)
-        for ticket in waiting:
-            lines.append(f"  waiting: {ticket.holder.describe()}, its place renewed {_age(ticket.lease.age_s(clock))}")
+    waiting = sorted((t for t in state.tickets if not t.lease.expired(clock)
+                      and st.overlap(site.resources, t.resources)), key=lambda t: t.number)
+    for ticket in waiting:  # the DUT host's queue, and traffic-only runs' on the generator host
+        lines.append(f"  waiting: {ticket.holder.describe()}, its place renewed {_age(ticket.lease.age_s(clock))}")
     for leftover in st.leftovers_on(state, site.resources):
         lines.append(f"  host {site.host}: {len(leftover.journal)} things left by dead {leftover.holder.describe()}: "
                      f"the next run cleans them")

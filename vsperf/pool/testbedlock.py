@@ -1,5 +1,6 @@
 """A testbed's lock: the DUT host (``dut``) and each generator port, locked on the hosts that
 have them, all or nothing, in one order (the DUT host first: the testbed's waiters queue there).
+A traffic-only run (``--mode trafficgen``) locks the generator ports only, and queues on their host.
 
 Taking the lock takes over the holds of runs whose lease expired (their run was killed, their
 controller lost, the host rebooted: the lock file said so, by the host's clock) and cleans what
@@ -60,15 +61,22 @@ class LockSite:
     host: str  # the testbed file's name for the host
     place: LockPlace
     resources: tuple[str, ...]
-    queue: bool  # the testbed's waiters queue here (its DUT host)
+    # This run waits in the testbed's queue here (its DUT host; the generator host for a
+    # traffic-only run). Tickets are honoured on every site: whoever queued first goes first.
+    queue: bool
 
 
-def lock_sites(testbed: Testbed, executors: Mapping[str, Executor]) -> tuple[LockSite, ...]:
+def lock_sites(testbed: Testbed, executors: Mapping[str, Executor], *,
+               traffic_only: bool = False) -> tuple[LockSite, ...]:
     """The lock sites of `testbed`: its DUT host (``dut``), then its generator host (one resource
-    per cable's generator end) when that is another host."""
+    per cable's generator end) when that is another host. A `traffic_only` run (``--mode
+    trafficgen``: the DUT is the user's, vsperf only reads there) locks the generator ports only,
+    on the generator host, and waits in a queue there: nothing is written on the DUT host."""
     ports = tuple(st.port_resource(c.trafficgen.interface) if c.trafficgen.interface is not None
                   else st.location_resource(str(c.trafficgen.location)) for c in testbed.cables)
     dut, gen = testbed.dut, testbed.trafficgen
+    if traffic_only:
+        return (LockSite(gen.name, LockPlace(executors[gen.name], gen.lock_dir), ports, True),)
     sites = [LockSite(dut.name, LockPlace(executors[dut.name], dut.lock_dir),
                       (st.RESOURCE_DUT, *ports) if gen.name == dut.name else (st.RESOURCE_DUT,), True)]
     if gen.name != dut.name:
@@ -137,11 +145,11 @@ class TestbedLock:
             for site in self.sites:
                 def decide(state: LockState, clock: HostClock, site: LockSite = site) -> tuple[LockState | None, Any]:
                     gone = dead_here(state)
-                    why = st.blocked(state, clock, token, site.resources, queue=site.queue, dead=gone)
+                    why = st.blocked(state, clock, token, site.resources, queue=True, dead=gone)
                     if why:
                         return None, Busy(self.testbed, site.host, why, clock)
                     new, dead = st.take(state, clock, self.holder, site.resources, self.lease_s, dead=gone)
-                    if site.queue:  # our place in the queue is no longer needed
+                    if new.ticket_of(token) is not None:  # our place in the queue is no longer needed
                         new = replace(new, tickets=tuple(t for t in new.tickets if t.holder.token != token))
                     return new, (dead, clock, gone, not st.leftovers_on(new, site.resources))
                 result = change(site.place, decide)
@@ -174,7 +182,7 @@ class TestbedLock:
         """Whether the testbed could be taken now (nothing written)."""
         for site in self.sites:
             state, clock = read_state(site.place)
-            why = st.blocked(state, clock, self.holder.token, site.resources, queue=site.queue, dead=dead_here(state))
+            why = st.blocked(state, clock, self.holder.token, site.resources, queue=True, dead=dead_here(state))
             if why:
                 return Busy(self.testbed, site.host, why, clock)
         return None

@@ -39,7 +39,7 @@ from vsperf.report.workers import (
 from vsperf.results.atomic import write_text_atomic
 from vsperf.results.load import load_results, results_file
 from vsperf.results.model import RunResults
-from vsperf.signals import interruptible, stop_reason
+from vsperf.signals import interruptible, stop_reason, stops_raised
 
 log = logging.getLogger(__name__)
 
@@ -183,8 +183,13 @@ def report_after_run(results_dir: Path, formats: Sequence[str], *, plots: bool) 
     except OutputError as exc:  # a disk that filled during the run: the report would fail half-way
         log.error("report not written: %s; then `vsperf report %s`", exc, results_dir)
         return [], True
+    before = stops_raised()
     try:
-        return render_report(results_dir, formats, plots=plots), False
+        files = render_report(results_dir, formats, plots=plots)
+        if stops_raised() != before:  # the signal's exception was lost (in a GC callback): still a stop
+            log.error("run stopped by a signal during the report (the report was finished)")
+            return files, True
+        return files, False
     except KeyboardInterrupt as exc:
         log.error("report not finished: %s; `vsperf report %s` renders it", stop_reason(exc), results_dir)
         return [], True

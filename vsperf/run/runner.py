@@ -27,7 +27,7 @@ from vsperf.report.formats import report_after_run
 from vsperf.results.writer import ResultsWriter
 from vsperf.run.measure import Headline, Measurement, measure_test
 from vsperf.run.plan import PlannedTest
-from vsperf.signals import stop_reason, stop_signals_raise
+from vsperf.signals import stop_reason, stop_signals_raise, stops_raised
 from vsperf.ui.logsetup import add_file_log
 from vsperf.ui.progress import Progress
 
@@ -152,10 +152,14 @@ class Runner:
                                                                               work_dir, executor),
                                       writer, self.progress, hold=self._hold)
             with stop_signals_raise():
+                before = stops_raised()
                 try:
                     for pt in self.plan:
                         summary.tests.append(self._run_test(pt, measurement))
                         self._record()
+                    if stops_raised() != before:  # its exception was lost (in a GC callback)
+                        summary.interrupted = True
+                        log.error("run stopped by a signal; results measured are in %s", self.results_dir)
                 except KeyboardInterrupt as exc:
                     summary.interrupted = True
                     log.error("run stopped: %s; results measured so far are in %s", stop_reason(exc), self.results_dir)
