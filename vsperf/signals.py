@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import logging
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -75,6 +76,7 @@ class _State:
     interruptible: int = 0  # inside interruptible(): a signal raises even while stopping
     settled: bool = False  # the command's exit code is decided: stop signals are ignored
     previous: dict[int, Any] = field(default_factory=dict)
+    previous_unraisable: Callable[[Any], Any] | None = None
     aborted: str = ""  # why `abort` stops the command (raised as Aborted by the next SIGTERM's handler)
     raised: int = 0  # stop signals raised so far (see `stops_raised`)
 
@@ -105,6 +107,7 @@ def stop_signals_raise() -> Iterator[None]:
     Must be entered from the main thread."""
     if _state.depth == 0:
         _state.previous = {sig: signal.signal(sig, _handle) for sig in STOP_SIGNALS}
+        _state.previous_unraisable, sys.unraisablehook = sys.unraisablehook, _unraisable
         _state.stopping, _state.aborted = False, ""
     _state.depth += 1
     try:
@@ -114,7 +117,20 @@ def stop_signals_raise() -> Iterator[None]:
         if _state.depth == 0:
             for sig, handler in _state.previous.items():
                 signal.signal(sig, handler)
+            if _state.previous_unraisable is not None:
+                sys.unraisablehook, _state.previous_unraisable = _state.previous_unraisable, None
             _state.previous, _state.stopping, _state.settled = {}, False, False
+
+
+def _unraisable(unraisable: Any) -> None:
+    """A stop signal whose exception Python had to drop (its handler ran inside a garbage
+    collection callback or a `__del__`): no traceback on the terminal; `stops_raised` counted it,
+    and the run stops as it would have. Anything else goes to Python's own hook."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        log.debug("a stop signal landed in %r: its exception was dropped; the run stops all the same",
+                  unraisable.object)
+        return
+    (_state.previous_unraisable or sys.__unraisablehook__)(unraisable)
 
 
 @contextmanager

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -81,7 +83,6 @@ class _SignalOnCollect:
         _signal(signal.SIGINT)
 
 
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_a_stop_whose_exception_was_lost_is_still_counted() -> None:
     with stop_signals_raise():
         before = stops_raised()
@@ -93,7 +94,24 @@ def test_a_stop_whose_exception_was_lost_is_still_counted() -> None:
         assert stops_raised() == before + 1 and stopping()
 
 
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+
+def test_a_dropped_stop_prints_no_traceback_and_other_unraisables_go_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[type[BaseException]] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: seen.append(type(u.exc_value)))
+    with stop_signals_raise():
+        _SignalOnCollect()  # the stop: no "Exception ignored ... Traceback" for it
+        sys.unraisablehook(_Unraisable(ValueError("a real bug in a __del__")))
+    assert seen == [ValueError]
+    assert sys.unraisablehook is not None and sys.unraisablehook(_Unraisable(OSError())) is None
+    assert seen == [ValueError, OSError]  # the hook before the block is back
+
+
+@dataclass
+class _Unraisable:
+    exc_value: BaseException
+    object: object = None
+
+
 def test_a_signal_lost_during_the_report_still_stops_the_run(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     from vsperf.report import formats
