@@ -22,10 +22,10 @@ from vsperf.errors import UserError
 from vsperf.executor import CommandLog, LocalExecutor
 from vsperf.host.hosts import RunHosts
 from vsperf.pool import claim as claim_module
-from vsperf.pool.claim import Claim, ClaimRequest, NoTestbedError, claim_testbed
+from vsperf.pool.claim import Claim, ClaimRequest, NoTestbedError, claim_testbed, spare_for_me
 from vsperf.pool.hostlock import LockPlace, read_state
-from vsperf.pool.state import Holder
-from vsperf.pool.testbedlock import LockSite, TestbedLock
+from vsperf.pool.state import Blocked, Hold, Holder, HostClock, Lease, Ticket
+from vsperf.pool.testbedlock import Busy, LockSite, TestbedLock
 from vsperf.run.plan import PlannedTest, plan_tests
 from vsperf.testbed.file import load_testbed
 
@@ -77,6 +77,16 @@ def hold(path: Path, run_id: str = "other") -> TestbedLock:
     lock = TestbedLock(str(path), (LockSite("local", LockPlace(LocalExecutor(), lock_dir), ("dut",), True),),
                        holder, 60)
     assert lock.take() is None
+    return lock
+
+
+def queued(path: Path, run_id: str) -> TestbedLock:
+    """Another run waiting for testbed `path` (its ticket, as a waiter of a pool leaves one)."""
+    lock_dir = str(path.parent / f"locks-{path.stem}")
+    holder = Holder(run_id, f"t-{run_id}", "carol", "ctl3", 778, "2031-01-01T08:00:00+00:00", str(path))
+    lock = TestbedLock(str(path), (LockSite("local", LockPlace(LocalExecutor(), lock_dir), ("dut",), True),),
+                       holder, 60)
+    lock.queue()
     return lock
 
 
@@ -195,6 +205,43 @@ def test_waiting_ends_after_the_wait_with_one_line(beds: list[Path]) -> None:
     state, _ = read_state(LockPlace(LocalExecutor(), str(beds[0].parent / "locks-one")))
     assert state.tickets == ()  # withdrawn
     other.release()
+
+
+def test_free_testbeds_go_to_the_waiters_ahead_one_each_not_all_to_the_first() -> None:
+    clock = HostClock("boot1", 100.0)
+    lease = Lease.start(clock, 60)
+
+    def who(run_id: str) -> Holder:
+        return Holder(run_id, f"t-{run_id}", "u", "c", 1, "2031-01-01T08:00:00+00:00", "")
+
+    def waited(*run_ids: str) -> Busy:
+        return Busy("bed", "local", Blocked((), tuple(Ticket(n, who(r), ("dut",), lease)
+                                                       for n, r in enumerate(run_ids))), clock)
+    held = Busy("bed", "local", Blocked((Hold(who("h"), ("dut",), lease),)), clock)
+    a, b, c = Path("a.yaml"), Path("b.yaml"), Path("c.yaml")
+    assert spare_for_me({a: waited("w1"), b: waited("w1")}) == {a, b}  # w1 takes one of two
+    assert spare_for_me({a: waited("w1"), b: waited("w2")}) == frozenset()  # two waiters, two testbeds
+    assert spare_for_me({a: waited("w1"), b: waited("w1", "w2"), c: waited("w2")}) == {a, b, c}
+    assert spare_for_me({a: waited("w1"), b: held}) == frozenset()  # a held testbed is never spare
+    assert spare_for_me({}) == frozenset()
+
+
+def test_a_waiter_queued_on_every_testbed_does_not_keep_them_all(beds: list[Path]) -> None:
+    """A pool of two free testbeds, another run queued on both (it takes one): this run takes
+    the other at once; with one testbed only, it waits behind that run."""
+    ahead = [queued(beds[0], "ahead"), queued(beds[1], "ahead")]
+    try:
+        started = time.monotonic()
+        claim = claim_testbed(request(beds[:2], wait_s=20))
+        try:
+            assert claim.testbed in (str(beds[0]), str(beds[1])) and time.monotonic() - started < 10
+        finally:
+            claim.close()
+        with pytest.raises(NoTestbedError, match=r"1 run waits for it first \(the first: run ahead"):
+            claim_testbed(request(beds[:1], run_id="run2", wait_s=0.8))
+    finally:
+        for lock in ahead:
+            lock.withdraw()
 
 
 def test_waiters_are_served_in_arrival_order(beds: list[Path]) -> None:

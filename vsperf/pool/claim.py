@@ -20,7 +20,7 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -224,16 +224,17 @@ class _Claimer:
         if waiting:
             self._queue()
         looks = self._peek() if waiting and self.probes else {}
+        spare = spare_for_me(looks)
         skipped: list[Skipped] = []
         for cand in self.pool:
             if cand.path in self.unsuitable:
                 skipped.append(self.unsuitable[cand.path])
                 continue
             busy = looks.get(cand.path)
-            if busy is not None:  # looked at through its probe: not free yet
+            if busy is not None and cand.path not in spare:  # looked at through its probe: not free yet
                 skipped.append(Skipped(str(cand.path), "busy", busy.describe()))
                 continue
-            result = self._try(cand)
+            result = self._try(cand, past_the_queue=cand.path in spare)
             if isinstance(result, Claim):
                 return result, skipped
             skipped.append(result)
@@ -241,8 +242,9 @@ class _Claimer:
                 self.unsuitable[cand.path] = result
         return None, skipped
 
-    def _try(self, cand: Candidate) -> Claim | Skipped:
-        """Open `cand` with its lock taken first; check the plan on it."""
+    def _try(self, cand: Candidate, *, past_the_queue: bool = False) -> Claim | Skipped:
+        """Open `cand` with its lock taken first; check the plan on it. `past_the_queue`: it is
+        free and more of the pool's testbeds are free than runs wait ahead (`spare_for_me`)."""
         request = self.request
         holder = replace(self.holder, testbed=str(cand.path))
         taken: list[TestbedLock] = []
@@ -252,7 +254,7 @@ class _Claimer:
             lock = TestbedLock(str(cand.path), lock_sites(run.testbed, {h.name: h.executor for h in run},
                                                                traffic_only=request.traffic_only), holder,
                                request.lease_s)
-            busy = lock.take()
+            busy = lock.take(past_the_queue=past_the_queue)
             if busy is not None:
                 raise TestbedBusyError(busy)
             taken.append(lock)
@@ -344,6 +346,16 @@ class _Claimer:
                     looks[path] = Busy(str(path), site.host, why, clock)
                     break
         return looks
+
+
+def spare_for_me(looks: Mapping[Path, Busy]) -> frozenset[Path]:
+    """The testbeds this waiter may take although runs wait ahead of it there: each of them held
+    by nobody (only queued for), and more of them than distinct runs waiting ahead of it on them.
+    A waiter queues on every testbed of its pool but takes one: without this, the first waiter's
+    tickets kept every free testbed from everyone else, and a pool served one run per poll."""
+    reserved = {path: busy for path, busy in looks.items() if not busy.blocked.holds}
+    ahead = {t.holder.token for busy in reserved.values() for t in busy.blocked.ahead}
+    return frozenset(reserved) if len(reserved) > len(ahead) else frozenset()
 
 
 def _probe(cand: Candidate, holder: Holder, request: ClaimRequest) -> TestbedLock:

@@ -136,16 +136,18 @@ class TestbedLock:
     # for `clean_leftovers` there (while the lock is held, nobody else can leave any).
     clean_hosts: set[str] = field(default_factory=set)
 
-    def take(self) -> Busy | None:
+    def take(self, *, past_the_queue: bool = False) -> Busy | None:
         """Take every site, all or nothing (None: taken; a Busy: nothing held). The holds of runs
-        whose lease expired are taken over (`taken_over`); the caller then `clean_leftovers`."""
+        whose lease expired are taken over (`taken_over`); the caller then `clean_leftovers`.
+        `past_the_queue`: the runs waiting for it do not count (the pool has enough free testbeds
+        for them, vsperf.pool.claim.spare_for_me); its holders always do."""
         token = self.holder.token
         done: list[LockSite] = []
         try:
             for site in self.sites:
                 def decide(state: LockState, clock: HostClock, site: LockSite = site) -> tuple[LockState | None, Any]:
                     gone = dead_here(state)
-                    why = st.blocked(state, clock, token, site.resources, queue=True, dead=gone)
+                    why = st.blocked(state, clock, token, site.resources, queue=not past_the_queue, dead=gone)
                     if why:
                         return None, Busy(self.testbed, site.host, why, clock)
                     new, dead = st.take(state, clock, self.holder, site.resources, self.lease_s, dead=gone)
