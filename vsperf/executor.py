@@ -169,6 +169,12 @@ class Executor(ABC):
     def host(self) -> str:
         """`local`, or the testbed's name for the remote host."""
 
+    @property
+    def machine(self) -> str:
+        """The machine its commands run on, the same for every executor reaching it (`local`, or
+        user@address:port over SSH): where one command can read what several executors wrote."""
+        return self.host
+
     def run(
         self,
         argv: Sequence[str],

@@ -24,6 +24,7 @@ from sshd_hosts import SshdServer, make_host_netns, remove_netns, start_sshd
 from vsperf.testbed.model import DEFAULT_LOCK_DIR
 
 LIBFAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
+FAKETIME_SITE = Path(__file__).resolve().parent / "faketime_site"  # see clock_env
 
 
 def netns_inode(netns: str) -> int:
@@ -71,9 +72,12 @@ def vsperf_argv(*args: str, controller: str = "this") -> list[str]:
 def clock_env(offset: str) -> dict[str, str]:
     """The environment of a vsperf whose clock is `offset` (e.g. "-3d") off this machine's. Its
     monotonic clock stays right (faked too, Python's waits with a timeout hang). Under libfaketime
-    0.9.10 Python's time.sleep fails (EINVAL: an absolute clock_nanosleep on CLOCK_MONOTONIC): such
-    a vsperf must not sleep (no --testbed-wait, no wall-clock trials), threads' waits work."""
-    return {**os.environ, "LD_PRELOAD": str(LIBFAKETIME), "FAKETIME": offset, "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+    0.9.10 Python's time.sleep fails (EINVAL): faketime_site/sitecustomize.py, loaded first, makes
+    it a wait that works. Wall-clock trials of the simulated DUT still measure with a faked clock:
+    such a vsperf runs them with wall_clock False."""
+    path = os.pathsep.join(p for p in (str(FAKETIME_SITE), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "LD_PRELOAD": str(LIBFAKETIME), "FAKETIME": offset, "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+            "PYTHONPATH": path}
 
 
 @dataclass

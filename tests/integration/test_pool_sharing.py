@@ -71,7 +71,8 @@ def dummy(testbed: Path | str, results: Path, *extra: str, duration: int = 1, pa
     """`phy2phy_cont` with the simulated DUT held for `duration` s on `testbed`."""
     return ["phy2phy_cont", "--trafficgen", "dummy", "--testbed", str(testbed), "--results-dir", str(results),
             "--report-format", "md", "--test-params",
-            f"TRAFFICGEN_PKT_SIZES=(64,);TRAFFICGEN_DURATION={duration};REPORT_PLOTS=False;{hold}{params}", *extra]
+            f"TRAFFICGEN_PKT_SIZES=(64,);TRAFFICGEN_DURATION={duration};REPORT_PLOTS=False;LOG_DIR={results.parent};"
+            f"{hold}{params}", *extra]
 
 
 def results(path: Path) -> dict[str, Any]:

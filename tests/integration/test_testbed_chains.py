@@ -27,6 +27,7 @@ from testbed_bed import (
     Bed,
     assert_nothing_left,
     daemons_of,
+    finish,
     open_bed,
     skip_missing_switch,
     vnf_namespaces,
@@ -68,7 +69,7 @@ def _run(bed: Bed, tmp_path: Path, test: str, vswitch: str, params: str = "") ->
     results = tmp_path / "run"
     proc = bed.vsperf(*bed.args(results, "(64,)", vswitch, test=test, params=COARSE + params), "--vnf", "netns",
                       cwd=tmp_path)
-    _out, err = proc.communicate(timeout=600)
+    _out, err = finish(proc, 600)
     assert proc.returncode == 0, err
     return json.loads((results / "results.json").read_text()), (results / "commands.log").read_text()
 
@@ -170,7 +171,7 @@ def test_ovs_dpdk_on_hugepages_reserves_them_and_puts_nr_hugepages_back(bed: Bed
     results = tmp_path / "run"
     params = f"{HUGE_PARAMS};HUGEPAGE_DIR={huge}"
     proc = bed.vsperf(*bed.args(results, "(64,)", "ovs-dpdk", params=params), cwd=tmp_path)
-    _out, err = proc.communicate(timeout=600)
+    _out, err = finish(proc, 600)
     assert proc.returncode == 0, err
     data = json.loads((results / "results.json").read_text())
     test = data["tests"][0]

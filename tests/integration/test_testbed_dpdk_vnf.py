@@ -29,7 +29,7 @@ from typing import Any
 
 import psutil
 import pytest
-from testbed_bed import Bed, assert_nothing_left, open_bed, running, skip_missing_switch, vnf_namespaces
+from testbed_bed import Bed, assert_nothing_left, finish, open_bed, running, skip_missing_switch, vnf_namespaces
 
 from vsperf.dpdk.eal import DPDK_RUNTIME_ROOT
 
@@ -82,7 +82,7 @@ def _run_pvp(bed: Bed, tmp_path: Path, vswitch: str, params: str, *extra: str) -
     results = tmp_path / "run"
     proc = bed.vsperf(*bed.args(results, "(64,)", vswitch, test="pvp_tput", params=COARSE + params), *extra,
                       cwd=tmp_path)
-    _out, err = proc.communicate(timeout=600)
+    _out, err = finish(proc, 600)
     assert proc.returncode == 0, err
     return json.loads((results / "results.json").read_text()), (results / "commands.log").read_text()
 
@@ -184,7 +184,7 @@ def test_vswitch_none_testpmd_forwards_between_the_duts_cabled_ports(bed: Bed, t
     results = tmp_path / "run"
     with killed_testpmds_at_exit() as run_ids:
         proc = bed.vsperf(*bed.args(results, "(64,)", "none", test=test, params=COARSE), cwd=tmp_path)
-        _out, err = proc.communicate(timeout=600)
+        _out, err = finish(proc, 600)
         assert proc.returncode == 0, err
         data = json.loads((results / "results.json").read_text())
         run_id = str(data["run_id"])

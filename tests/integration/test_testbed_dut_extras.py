@@ -17,7 +17,7 @@ from typing import Any
 import psutil
 import pytest
 from cli_helpers import small_load_conf
-from testbed_bed import Bed, assert_nothing_left, open_bed, running, skip_missing_switch
+from testbed_bed import Bed, assert_nothing_left, finish, open_bed, running, skip_missing_switch
 
 from vsperf.backends import build_registries
 from vsperf.config.loader import load_settings
@@ -48,7 +48,7 @@ def _run(bed: Bed, tmp_path: Path, test: str, vswitch: str, params: str = "", *e
     """`vsperf TEST --testbed` at 64 B with 1 s trials; exit 0; its results.json."""
     results = tmp_path / "run"
     proc = bed.vsperf(*bed.args(results, "(64,)", vswitch, test=test, params=params), *extra, cwd=tmp_path)
-    _out, err = proc.communicate(timeout=600)
+    _out, err = finish(proc, 600)
     assert proc.returncode == 0, err
     data: dict[str, Any] = json.loads((results / "results.json").read_text())
     assert data["tests"][0]["status"] == "passed", data["tests"][0].get("error")

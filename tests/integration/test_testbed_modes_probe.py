@@ -20,7 +20,7 @@ from typing import Any
 
 import psutil
 import pytest
-from testbed_bed import Bed, assert_nothing_left, open_bed, running
+from testbed_bed import Bed, assert_nothing_left, finish, open_bed, running
 
 from vsperf.config.loader import load_settings
 from vsperf.executor import CommandLog, LocalExecutor
@@ -71,7 +71,7 @@ def test_trafficgen_mode_sends_through_the_users_dut(bed: Bed, users_dut: str, t
     results = tmp_path / "run"
     proc = bed.vsperf("phy2phy_tput", "--mode", "trafficgen", "--trafficgen", "vsgen", "--testbed",
                       str(bed.testbed_file()), "--test-params", PARAMS, "--results-dir", str(results), cwd=tmp_path)
-    _out, err = proc.communicate(timeout=600)
+    _out, err = finish(proc, 600)
     assert proc.returncode == 0, err
     data: dict[str, Any] = json.loads((results / "results.json").read_text())
     test = data["tests"][0]
@@ -106,7 +106,7 @@ def test_trafficgen_off_deploys_on_host_a_holds_and_tears_down(bed: Bed, tmp_pat
     with running(proc):
         seen = bed.held(proc)
         proc.send_signal(signal.SIGTERM)
-        _out, err = proc.communicate(timeout=120)
+        _out, err = finish(proc, 120)
     assert proc.returncode == 0, seen + err
     data: dict[str, Any] = json.loads((results / "results.json").read_text())
     assert data["tests"][0]["results"] == []  # nothing sent
@@ -154,7 +154,7 @@ def test_linux_bridge_vlan_push_checks_host_as_kernel(bed: Bed, tmp_path: Path) 
     before, links_before = bed.states(), bed.links()
     results = tmp_path / "vlan"
     proc = bed.vsperf(*bed.args(results, "(64,)", test="phy2phy_tput_mod_vlan", params=";" + SHORT), cwd=tmp_path)
-    _out, err = proc.communicate(timeout=600)
+    _out, err = finish(proc, 600)
     data: dict[str, Any] = json.loads((results / "results.json").read_text())
     test = data["tests"][0]
     if host_kernel_config_option(LocalExecutor(), "CONFIG_BRIDGE_VLAN_FILTERING") is False:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from otg_server_proc import otg_server_process
-from testbed_bed import Bed, assert_nothing_left, open_bed, running, skip_missing_switch
+from testbed_bed import Bed, assert_nothing_left, finish, open_bed, running, skip_missing_switch
 
 pytest.importorskip("snappi", reason="pip install 'vsperf[otg]'")
 
@@ -77,7 +77,7 @@ def test_phy2phy_tput_through_otg_on_hardware_port_locations(bed: Bed, otg_serve
     before, links_before = bed.states(), bed.links()
     results = tmp_path / "run"
     with running(bed.vsperf(*otg_args(bed, results, vswitch, otg_server), cwd=tmp_path)) as proc:
-        _out, err = proc.communicate(timeout=600)
+        _out, err = finish(proc, 600)
     assert proc.returncode == 0, err[-3000:]
     data = json.loads((results / "results.json").read_text())
     test = data["tests"][0]

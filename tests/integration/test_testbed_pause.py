@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from testbed_bed import Bed, assert_nothing_left, open_bed, running
+from testbed_bed import Bed, assert_nothing_left, finish, open_bed, running
 
 pytestmark = pytest.mark.root
 
@@ -36,7 +36,7 @@ def test_trafficgen_pause_deploys_holds_then_sends(bed: Bed, tmp_path: Path) -> 
         assert not (results / "results.json").exists() or not json.loads(
             (results / "results.json").read_text())["tests"][0]["results"]  # nothing sent yet
         proc.send_signal(signal.SIGTERM)
-        _out, err = proc.communicate(timeout=300)
+        _out, err = finish(proc, 300)
     assert proc.returncode == 0, seen + err
     data: dict[str, Any] = json.loads((results / "results.json").read_text())
     test = data["tests"][0]

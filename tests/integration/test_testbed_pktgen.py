@@ -22,7 +22,7 @@ from pathlib import Path
 import psutil
 import pytest
 from test_pktgen_lab import pktgen_binary
-from testbed_bed import Bed, assert_nothing_left, open_bed, running
+from testbed_bed import Bed, assert_nothing_left, finish, open_bed, running
 
 from vsperf.trafficgen.pktgen.counters import COUNTERS_SCRIPT
 
@@ -83,7 +83,7 @@ def test_pktgen_on_the_generator_host(bed: Bed, tmp_path: Path) -> None:
     before, links_before = bed.states(), bed.links()
     results = tmp_path / "run"
     proc = bed.vsperf(*pktgen_args(bed, results), cwd=tmp_path)
-    _out, err = proc.communicate(timeout=600)
+    _out, err = finish(proc, 600)
     assert proc.returncode == 0, err
     data = json.loads((results / "results.json").read_text())
     test = data["tests"][0]
@@ -148,7 +148,7 @@ def test_generator_host_without_pktgen_exit_2_one_line_nothing_created(bed: Bed,
     missing = f"/opt/{bed.tag}/pktgen"  # not on host B (the hosts share this machine's filesystem)
     args = bed.args(tmp_path / "run", "(64,)", trafficgen="pktgen", params=f";TRAFFICGEN_PKTGEN_BINARY={missing}")
     proc = bed.vsperf(*args, cwd=tmp_path)
-    _out, err = proc.communicate(timeout=300)
+    _out, err = finish(proc, 300)
     assert proc.returncode == 2, err
     lines = [line for line in err.splitlines() if "error" in line.lower()]
     assert len(lines) == 1 and "Traceback" not in err, err

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from testbed_bed import Bed, assert_nothing_left, open_bed, running, skip_missing_switch
+from testbed_bed import Bed, assert_nothing_left, finish, open_bed, running, skip_missing_switch
 
 from vsperf.host.journal import DEFAULT_STATE_ROOT, JOURNAL_FILE
 
@@ -69,7 +69,7 @@ def test_pvp_tput_with_a_qemu_guest_on_the_dut_host(bed: Bed, tmp_path: Path, vs
     results = tmp_path / "run"
     proc = bed.vsperf(*bed.args(results, "(64,)", vswitch, test="pvp_tput", params=LOW_RATE), "--vnf", vnf,
                       cwd=tmp_path)
-    _out, err = proc.communicate(timeout=600)
+    _out, err = finish(proc, 600)
     assert proc.returncode == 0, err[-3000:]
     data = json.loads((results / "results.json").read_text())
     test, run_id = data["tests"][0], str(data["run_id"])

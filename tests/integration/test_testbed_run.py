@@ -24,6 +24,7 @@ from testbed_bed import (
     assert_nothing_left,
     daemons_of,
     engines_of,
+    finish,
     open_bed,
     running,
     skip_missing_switch,
@@ -48,7 +49,7 @@ def test_phy2phy_tput_on_two_ssh_hosts(bed: Bed, tmp_path: Path, vswitch: str) -
     before, links_before = bed.states(), bed.links()
     results = tmp_path / "run"
     proc = bed.vsperf(*bed.args(results, "(64,)", vswitch), cwd=tmp_path)
-    _out, err = proc.communicate(timeout=600)
+    _out, err = finish(proc, 600)
     assert proc.returncode == 0, err
     data = json.loads((results / "results.json").read_text())
     test = data["tests"][0]
@@ -107,7 +108,7 @@ def test_pvp_tput_netns_vnf_on_the_dut_host(bed: Bed, tmp_path: Path, vswitch: s
     coarse = ";TRAFFICGEN_RFC2544_RESOLUTION_PERCENT=2"
     proc = bed.vsperf(*bed.args(results, "(64,)", vswitch, test="pvp_tput", params=coarse), "--vnf", "netns",
                    cwd=tmp_path)
-    _out, err = proc.communicate(timeout=600)
+    _out, err = finish(proc, 600)
     assert proc.returncode == 0, err
     data = json.loads((results / "results.json").read_text())
     test = data["tests"][0]
@@ -141,7 +142,7 @@ def test_dut_host_lost_mid_trial_exit_1_results_kept_next_run_cleans(bed: Bed, t
         # once: 1 s later the DUT host drops off the network in the middle of it.
         time.sleep(1.0)
         bed.servers["a"].kill()
-        _out, err = proc.communicate(timeout=300)
+        _out, err = finish(proc, 300)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -20,7 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 from sshd_hosts import run_sshd
-from testbed_bed import Bed, assert_nothing_left, open_bed, running
+from testbed_bed import Bed, assert_nothing_left, finish, open_bed, running
 
 from vsperf.host.ports import PortState
 
@@ -63,7 +63,7 @@ def test_trafgen_on_the_generator_host(bed: Bed, tmp_path: Path, name: str) -> N
     before, links_before, qdiscs_before = bed.states(), bed.links(), qdiscs_of_b(bed)
     results = tmp_path / "run"
     proc = bed.vsperf(*bed.args(results, "(64,)", test=name, trafficgen="trafgen"), cwd=tmp_path)
-    _out, err = proc.communicate(timeout=600)
+    _out, err = finish(proc, 600)
     assert proc.returncode == 0, err
     data = json.loads((results / "results.json").read_text())
     test = data["tests"][0]
@@ -190,7 +190,7 @@ def test_generator_host_without_trafgen_exit_2_one_line_nothing_created(bed: Bed
     try:
         run_sshd(server)
         proc = bed.vsperf(*bed.args(tmp_path / "run", "(64,)", trafficgen="trafgen"), cwd=tmp_path)
-        _out, err = proc.communicate(timeout=300)
+        _out, err = finish(proc, 300)
     finally:
         server.kill()
         config.write_text(original)
@@ -212,7 +212,7 @@ def test_generator_port_with_a_configured_root_qdisc_exit_2_one_line_nothing_cre
     subprocess.run([*tc, "add", "dev", b_if, "root", "handle", "1:", "htb"], check=True)
     try:
         proc = bed.vsperf(*bed.args(tmp_path / "run", "(64,)", trafficgen="trafgen"), cwd=tmp_path)
-        _out, err = proc.communicate(timeout=300)
+        _out, err = finish(proc, 300)
         kinds = qdiscs_of_b(bed)[b_if]
     finally:
         subprocess.run([*tc, "del", "dev", b_if, "root"], check=True)

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from testbed_bed import Bed, assert_nothing_left, open_bed, running
+from testbed_bed import Bed, assert_nothing_left, finish, open_bed, running
 from trex_install import trex_base_dir, trex_params, trex_servers, trex_skip_reason, trial_lines
 
 pytestmark = pytest.mark.root
@@ -51,7 +51,7 @@ def test_trex_on_the_generator_host(bed: Bed, tmp_path: Path) -> None:
     before, links_before = bed.states(), bed.links()
     results = tmp_path / "run"
     proc = bed.vsperf(*trex_args(bed, results), cwd=tmp_path)
-    _out, err = proc.communicate(timeout=600)
+    _out, err = finish(proc, 600)
     assert proc.returncode == 0, err[-3000:]
     data = json.loads((results / "results.json").read_text())
     test = data["tests"][0]
@@ -92,7 +92,7 @@ def test_rpc_port_in_use_on_the_generator_host_is_one_line(bed: Bed, tmp_path: P
     try:
         results = tmp_path / "run"
         proc = bed.vsperf(*trex_args(bed, results), cwd=tmp_path)
-        _out, err = proc.communicate(timeout=600)
+        _out, err = finish(proc, 600)
     finally:
         other.kill()
         other.wait()
@@ -122,7 +122,7 @@ def test_vsperf_killed_mid_trial_next_run_stops_trex_on_the_host(bed: Bed, tmp_p
     # The next run that opens the testbed's hosts (a deploying one: --trafficgen dummy deploys nothing
     # and opens none) releases the killed run's journal there, TRex's server first.
     nxt = bed.vsperf(*bed.args(tmp_path / "next", "(64,)"), cwd=tmp_path)
-    _out, err = nxt.communicate(timeout=600)
+    _out, err = finish(nxt, 600)
     assert nxt.returncode == 0, err[-2000:]
     assert re.search(rf"removed leftover of a killed run: run {run_id}: host \S+: process TRex server \(pid \d+\) "
                      rf"stopped", err), \
@@ -146,7 +146,7 @@ def test_a_server_already_running_on_the_generator_host(bed: Bed, tmp_path: Path
         assert server.poll() is None, "the user's TRex did not start"
         results = tmp_path / "run"
         proc = bed.vsperf(*trex_args(bed, results, TRAFFICGEN_TREX_START_SERVER="false"), cwd=tmp_path)
-        _out, err = proc.communicate(timeout=600)
+        _out, err = finish(proc, 600)
         assert proc.returncode == 0, err[-3000:]
         test = json.loads((results / "results.json").read_text())["tests"][0]
         assert test["status"] == "passed", test["error"]
@@ -178,7 +178,7 @@ def test_trafficgen_mode_sends_through_the_users_dut(bed: Bed, tmp_path: Path) -
         results = tmp_path / "run"
         args = trex_args(bed, results)
         proc = bed.vsperf(*args[:1], "--mode", "trafficgen", *args[3:], cwd=tmp_path)
-        _out, err = proc.communicate(timeout=600)
+        _out, err = finish(proc, 600)
         assert proc.returncode == 0, err[-3000:]
         test = json.loads((results / "results.json").read_text())["tests"][0]
         assert test["status"] == "passed", test["error"]

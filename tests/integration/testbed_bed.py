@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -119,9 +120,10 @@ class Bed:
 
     def args(self, results: Path, sizes: str, vswitch: str = "linux-bridge", test: str = "phy2phy_tput",
              params: str = "", trafficgen: str = "vsgen") -> list[str]:
-        """vsperf's arguments for `test` on this bed: 1 s trials at `sizes`, `params` appended."""
+        """vsperf's arguments for `test` on this bed: 1 s trials at `sizes`, `params` appended. The
+        run's history goes beside its results (LOG_DIR), not into this machine's own."""
         return [test, "--vswitch", vswitch, "--trafficgen", trafficgen, "--testbed", str(self.testbed_file()),
-                "--test-params", f"TRAFFICGEN_DURATION=1;TRAFFICGEN_PKT_SIZES={sizes}{params}",
+                "--test-params", f"TRAFFICGEN_DURATION=1;TRAFFICGEN_PKT_SIZES={sizes};LOG_DIR={results.parent}{params}",
                 "--results-dir", str(results)]
 
 
@@ -250,6 +252,21 @@ def assert_nothing_left(bed: Bed, run_id: str, before: dict[str, PortState],
     assert engines_of(run_id) == [] and daemons_of(run_id) == []
     assert vnf_namespaces(run_id) == []
     assert not (DEFAULT_STATE_ROOT / run_id / JOURNAL_FILE).exists()
+
+
+def finish(proc: subprocess.Popen[str], timeout_s: float) -> tuple[str, str]:
+    """`proc`'s output once it ended. One still running after `timeout_s` is asked for its
+    threads' stacks (SIGUSR1, see vsperf.cli.entry), killed and reaped, and the test fails with
+    the end of what it wrote: a hung run says where it hung and holds no testbed for the next."""
+    try:
+        return proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(2.0)
+        proc.kill()
+        _out, err = proc.communicate(timeout=30)
+        tail = "\n".join((err or "").splitlines()[-150:])
+        pytest.fail(f"vsperf still ran after {timeout_s:g} s; killed. The end of its output:\n{tail}")
 
 
 @contextlib.contextmanager

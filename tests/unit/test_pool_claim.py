@@ -207,6 +207,25 @@ def test_waiting_ends_after_the_wait_with_one_line(beds: list[Path]) -> None:
     other.release()
 
 
+def test_a_look_while_waiting_reads_each_machine_once(beds: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two busy testbeds on this machine (a lock directory each, a probe and an executor each):
+    every look reads both lock directories with one command, not one per testbed."""
+    others = [hold(beds[0]), hold(beds[1])]
+    reads: list[list[str]] = []
+    real = claim_module.read_states
+
+    def counted(executor: Any, lock_dirs: Any) -> Any:
+        reads.append(list(lock_dirs))
+        return real(executor, lock_dirs)
+    monkeypatch.setattr(claim_module, "read_states", counted)
+    with pytest.raises(NoTestbedError, match=r"^no testbed of 2 could be taken \(waited 1 s\)"):
+        claim_testbed(request(beds[:2], wait_s=0.6))
+    both = sorted(str(b.parent / f"locks-{b.stem}") for b in beds[:2])
+    assert reads and all(r == both for r in reads), reads
+    for other in others:
+        other.release()
+
+
 def test_free_testbeds_go_to_the_waiters_ahead_one_each_not_all_to_the_first() -> None:
     clock = HostClock("boot1", 100.0)
     lease = Lease.start(clock, 60)

@@ -5,11 +5,16 @@ of CPU on a small machine): a subcommand's module is imported by name when it is
 for, the run command otherwise. Only this module turns errors into exit codes: 0 every test ran,
 1 a test failed or the run was interrupted, 2 a usage or configuration error (one line, no
 traceback, nothing created).
+
+A run that seems stuck can be asked where it is: `kill -USR1 PID` prints every thread's stack
+to its standard error and the run goes on.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import importlib
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -79,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     Ctrl-C) changes nothing: in the vsperf process, up to its exit; called with `argv` (tests),
     the caller's handlers come back."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None and hasattr(signal, "SIGUSR1"):  # the process's own: `kill -USR1` shows where it is
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     with stop_signals_raise():
         try:
             command, prog_name, rest = command_for(args)

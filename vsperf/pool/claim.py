@@ -320,23 +320,24 @@ class _Claimer:
             self.queued_at = now
 
     def _peek(self) -> dict[Path, Busy]:
-        """Which queued testbeds are not free for this run yet: one read per host."""
-        by_executor: dict[int, tuple[Executor, list[str]]] = {}
+        """Which queued testbeds are not free for this run yet: one read per machine (testbeds
+        sharing a generator host, or hosts on one machine with lock directories of their own)."""
+        by_machine: dict[str, tuple[Executor, list[str]]] = {}
         for lock in self.probes.values():
             for site in lock.sites:
                 place = site.place
-                by_executor.setdefault(id(place.executor), (place.executor, []))[1].append(place.lock_dir)
-        states: dict[tuple[int, str], tuple[LockState, HostClock]] = {}
-        for executor, dirs in by_executor.values():
+                by_machine.setdefault(place.executor.machine, (place.executor, []))[1].append(place.lock_dir)
+        states: dict[tuple[str, str], tuple[LockState, HostClock]] = {}
+        for machine, (executor, dirs) in by_machine.items():
             try:
                 for lock_dir, found in read_states(executor, sorted(set(dirs))).items():
-                    states[(id(executor), lock_dir)] = found
+                    states[(machine, lock_dir)] = found
             except UserError as exc:
                 log.debug("host %s: locks not read: %s", executor.host, exc)
         looks: dict[Path, Busy] = {}
         for path, lock in self.probes.items():
             for site in lock.sites:
-                seen = states.get((id(site.place.executor), site.place.lock_dir))
+                seen = states.get((site.place.executor.machine, site.place.lock_dir))
                 if seen is None:
                     continue  # not read: the full attempt says why
                 state, clock = seen

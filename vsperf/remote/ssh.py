@@ -88,6 +88,10 @@ class SshExecutor(Executor):
         """The testbed's name for the host."""
         return self.ssh_host.name
 
+    @property
+    def machine(self) -> str:
+        return f"{self.replay.user}@{self.replay.address}:{self.replay.port}"
+
     def connect(self) -> None:
         """Connect now (a preflight: unreachable host, wrong key or refused key end here)."""
         self.connection.client()
