@@ -87,7 +87,7 @@ class HostDeployment(Deployment):
         except (UserError, DeploymentError):
             raise
         except (CommandError, OSError) as exc:
-            where = "" if self.dut.local else f" on host {self.dut.name}"
+            where = self.dut.on
             raise DeploymentError(f"deployment {self.name}{where} failed: {exc}") from exc
         self.deploy_time_s = time.monotonic() - started
         switch = self.vswitch.NAME if self.vswitch is not None else "no switch"
@@ -146,7 +146,7 @@ class HostDeployment(Deployment):
         try:
             action()
         except Exception as exc:  # teardown goes on: the release removes the rest
-            where = "" if self.dut.local else f" on host {self.dut.name}"
+            where = self.dut.on
             log.warning("%s%s failed: %s", what, where, exc)
 
     def _labelled(self, info: ComponentInfo, **extra: str) -> ComponentInfo:
@@ -180,7 +180,7 @@ class HostDeployment(Deployment):
         for bridge in self.vswitch.bridges():
             if self.dut.executor.run(["ip", *(("-n", netns) if netns else ()), "link", "show", "dev", bridge],
                                      check=False, timeout_s=10).returncode != 0:
-                where = "" if self.dut.local else f"host {self.dut.name}: "
+                where = self.dut.prefix
                 raise DeploymentError(f"{where}bridge {bridge} is gone")
         self.vswitch.check_alive()
         for vnf in self.vnfs:

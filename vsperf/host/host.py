@@ -69,6 +69,16 @@ class Host:
         return self.executor.host == "local"
 
     @property
+    def prefix(self) -> str:
+        """What begins a message about this host: "host NAME: ", or "" on this machine."""
+        return "" if self.local else f"host {self.name}: "
+
+    @property
+    def on(self) -> str:
+        """What follows a thing in a message about where it runs: " on host NAME", or "" on this machine."""
+        return "" if self.local else f" on host {self.name}"
+
+    @property
     def run_id(self) -> str:
         return self.names.run_id
 
@@ -127,7 +137,7 @@ class Host:
                 self.record("process", label, pid=stat.pid, start_ticks=stat.start_ticks)
                 return HostProcess(label, stat.pid, stat.start_ticks, self.executor, None, log_path)
             if time.monotonic() >= deadline:
-                where = "" if self.local else f"host {self.name}: "
+                where = self.prefix
                 raise DeploymentError(f"{where}{label} did not write a live PID to {pidfile} within {timeout_s:g} s")
             time.sleep(_POLL_S)
 
@@ -220,7 +230,7 @@ class Host:
         try:
             return self.executor.run(argv, netns=netns, timeout_s=timeout_s, check=check).stdout
         except CommandError as exc:
-            where = "" if self.local else f"host {self.name}: "
+            where = self.prefix
             raise DeploymentError(f"{where}{exc}") from exc
 
     def which(self, program: str) -> bool:

@@ -52,7 +52,7 @@ class StressNgLoad(LoadGenerator):
         proc = self._proc = self.host.spawn(self.NAME, argv)
         code = proc.wait(0.5)
         if code is None:
-            where = "" if self.host.local else f" on host {self.host.name}"
+            where = self.host.on
             log.info("stress-ng load started%s (pid %d): %s", where, proc.pid, " ".join(argv[1:]))
             return
         self.host.stop_process(proc, timeout_s=STOP_TIMEOUT_S)

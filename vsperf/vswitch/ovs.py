@@ -173,7 +173,7 @@ class OvsVSwitch(VSwitch):
         missing = [t for t in (*OVS_TOOLS, self.vswitchd_binary()) if not self.host.which(t)]
         schema = self.host.executor.run(["test", "-e", OVS_SCHEMA], check=False, timeout_s=10).returncode == 0
         if missing or not schema:
-            where = "" if self.host.local else f"host {self.host.name}: "
+            where = self.host.prefix
             raise PrerequisiteError(
                 f"{where}Open vSwitch is missing ({', '.join(missing) or OVS_SCHEMA}): "
                 "apt-get install openvswitch-switch" + ("" if self.host.local else " there")

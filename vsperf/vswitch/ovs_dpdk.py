@@ -137,7 +137,7 @@ class OvsDpdkVSwitch(OvsVSwitch):
 
     def check_prerequisites(self) -> None:
         if not self.host.which(self.conf.ovs_dpdk_vswitchd):
-            where = "" if self.host.local else f"host {self.host.name}: "
+            where = self.host.prefix
             raise PrerequisiteError(
                 f"{where}OVS-DPDK is missing ({self.conf.ovs_dpdk_vswitchd}): "
                 "apt-get install openvswitch-switch-dpdk" + ("" if self.host.local else " there")

@@ -113,7 +113,7 @@ class PktgenTrafficGenerator(TrafficGenerator):
         for program, package in (("python3", "python3"), ("taskset", "util-linux"), ("renice", "bsdutils")):
             host.require(program, f"apt-get install {package}")  # the pty launcher; lowering its housekeeping
         if host.executor.run(["id", "-u"], check=False, timeout_s=10).stdout.strip() != "0":
-            where = "" if host.local else f"host {host.name}: "
+            where = host.prefix
             raise PrerequisiteError(f"{where}the pktgen generator needs root to start pktgen: run as root, "
                                     "or set TRAFFICGEN_PKTGEN_HOST to a pktgen you started")
         if host.local:  # this machine's DPDK PMDs and veths (a testbed host's: found when pktgen starts)

@@ -29,7 +29,7 @@ class HostCounters:
 
     def __init__(self, host: Host, interfaces: Sequence[Interface]) -> None:
         self.host = host
-        self.where = "" if host.local else f"host {host.name}: "
+        self.where = host.prefix
         self.interfaces = list(dict.fromkeys(interfaces))
         self._loops: list[tuple[HostProcess, list[Interface]]] = []
         try:

@@ -63,7 +63,7 @@ def check_binary(host: Host, binary: str) -> None:
     found = host.executor.run(["sh", "-c", 'p=$(command -v "$1") && grep -q -F "$2" "$p"', "sh", binary, LUA_MARKER],
                               check=False, timeout_s=30)
     if found.returncode != 0:
-        where = "" if host.local else f"host {host.name}: "
+        where = host.prefix
         raise PrerequisiteError(f"{where}{binary} was built without Lua: rebuild Pktgen-DPDK with meson "
                                 f"-Denable_lua=true (see docs/trafficgens.rst)")
 

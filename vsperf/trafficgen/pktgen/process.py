@@ -102,7 +102,7 @@ class PktgenProcess:
         self.host = host
         self.cfg = cfg
         self.netns = netns
-        self.label = label + ("" if host.local else f" on host {host.name}")
+        self.label = label + host.on
         self.proc: HostProcess | None = None
         self.client = LuaClient(LOOPBACK, cfg.lua_port, netns=netns, label=self.label,
                                 opener=lambda timeout_s: host.executor.open_tcp(cfg.lua_port, netns=netns,

@@ -46,7 +46,7 @@ class AgentClient:
     def __init__(self, host: Host, netns: str | None) -> None:
         self.host = host
         self.netns = netns
-        self.where = "" if host.local else f"host {host.name}: "
+        self.where = host.prefix
         self._proc: HostProcess | None = None
 
     def open(self) -> None:

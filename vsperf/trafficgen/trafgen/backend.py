@@ -81,7 +81,7 @@ class TrafgenTrafficGenerator(TrafficGenerator):
         self._warm_frames = 0  # of the last trial's warm start
 
     def check_prerequisites(self) -> None:
-        where = "" if self.host.local else f"host {self.host.name}: "
+        where = self.host.prefix
         if self.host.executor.run(["id", "-u"], check=False, timeout_s=10).stdout.strip() != "0":
             raise PrerequisiteError(f"{where}the trafgen generator needs root: run as root, or use --trafficgen dummy")
         for program, package in self.PROGRAMS.items():

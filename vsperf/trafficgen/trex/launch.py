@@ -35,10 +35,6 @@ INSTALL_HINT = ("build TRex v3.0.7 from its source (docs/trafficgens.rst) and se
 _PROBE_TIMEOUT_S = 5.0
 
 
-def _where(host: Host) -> str:
-    return "" if host.local else f"host {host.name}: "
-
-
 def base_dir(settings: Mapping[str, Any], host: Host) -> str:
     """TRAFFICGEN_TREX_BASE_DIR, or the directory of `t-rex-64` on `host`'s PATH, its link
     resolved as TRex's script runs from there ("" when neither names one)."""
@@ -115,7 +111,7 @@ def check_prerequisites(settings: Mapping[str, Any], host: Host) -> None:
         binary = posixpath.join(directory, BINARY)
         if not directory or host.executor.run(["test", "-x", binary], check=False, timeout_s=10.0).returncode:
             where = f" ({binary} missing)" if directory else ""
-            raise PrerequisiteError(f"{_where(host)}TRex is not installed{where}: {INSTALL_HINT}")
+            raise PrerequisiteError(f"{host.prefix}TRex is not installed{where}: {INSTALL_HINT}")
         host.require("ss", "apt-get install iproute2")  # its RPC ports, checked free before it starts
     client_path = str(settings["TRAFFICGEN_TREX_CLIENT_PATH"]).strip()
     if client_path:

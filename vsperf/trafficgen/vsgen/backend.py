@@ -82,7 +82,7 @@ class VsgenTrafficGenerator(TrafficGenerator):
 
     def check_prerequisites(self) -> None:
         host = self.host
-        where = "" if host.local else f"host {host.name}: "
+        where = host.prefix
         facts = host.executor.run(["sh", "-c", "uname -s; id -u; uname -r"], check=False, timeout_s=10).stdout.split()
         system, uid, release = [*facts, "?", "?", "?"][:3]
         if system != "Linux":

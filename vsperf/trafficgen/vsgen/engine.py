@@ -60,7 +60,7 @@ class Engine:
             proc = self.host.spawn("vsgen-engine", [str(self.binary)], pipes=True,
                                    log_path=self.host.log_path("vsgen-engine.log"))
         except DeploymentError as exc:
-            raise PrerequisiteError(f"cannot start the vsgen engine{self._where()}: {exc}") from exc
+            raise PrerequisiteError(f"cannot start the vsgen engine{self.host.on}: {exc}") from exc
         self._proc = proc
         if proc.stdout is None or proc.stdin is None:
             self.close()
@@ -76,22 +76,19 @@ class Engine:
             code, tail = proc.returncode(), proc.log_tail(1)
             self.close()
             if code in _CANNOT_RUN_CODES:
-                raise PrerequisiteError(f"cannot start the vsgen engine{self._where()}: {tail}") from exc
+                raise PrerequisiteError(f"cannot start the vsgen engine{self.host.on}: {tail}") from exc
             raise
         except BaseException:
             self.close()
             raise
         return self.hello
 
-    def _where(self) -> str:
-        return "" if self.host.local else f" on host {self.host.name}"
-
     def _death_message(self) -> str:
         proc = self._proc
         # Its output ended: it is exiting; give it a moment so that its exit code is known.
         code = proc.wait(1.0) if proc else None
         tail = proc.log_tail(3) if proc else ""
-        return f"vsgen engine{self._where()} exited ({code}): {tail or 'no message'}"
+        return f"vsgen engine{self.host.on} exited ({code}): {tail or 'no message'}"
 
     def _read(self, stream: IO[bytes]) -> None:
         try:
@@ -120,7 +117,7 @@ class Engine:
             self._ctl = None
         if proc is not None:
             if proc.wait(_QUIT_TIMEOUT_S) is None and proc.alive():
-                log.warning("vsgen engine (pid %d%s) did not quit; stopping it", proc.pid, self._where())
+                log.warning("vsgen engine (pid %d%s) did not quit; stopping it", proc.pid, self.host.on)
             self.host.stop_process(proc, timeout_s=_QUIT_TIMEOUT_S)  # by PID if it still runs; forgotten
         # The engine has exited, so its output ends: let the reader see that end before the
         # stream is closed (closing it under the reader would raise in the reader's thread).
