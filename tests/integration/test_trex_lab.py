@@ -140,6 +140,27 @@ def test_no_latency_streams_without_latency_pps(tmp_path: Path) -> None:
     assert data["tests"][0]["results"][0]["metrics"]["avg_latency_ns"] is None
 
 
+def test_an_imix_is_one_stream_per_size_and_counted_per_size(tmp_path: Path) -> None:
+    """TRex sends IMIX 64:7,570:4,1518:1 as a stream per size and direction (and their latency
+    streams) at the mix's shares: every stream received whole, the trial's frames received per
+    size in exactly the mix's proportions of what it sent."""
+    data, log = run(tmp_path, "phy2phy_tput", "linux-bridge", TRAFFICGEN_PKT_SIZES="('IMIX',)")
+    trials = assert_exact(data, log)
+    result = data["tests"][0]["results"][0]
+    assert result["frame_size"] == "64:7,570:4,1518:1"
+    for trial, (streams, _ports) in zip(trials, trial_lines(log), strict=True):
+        assert len(streams) == 12  # 3 sizes x 2 directions, each with its latency stream
+        per_direction = trial["tx_frames"] // 2
+        group, rest = divmod(per_direction, 12)
+        assert rest == 0 or trial["rx_frames_by_size"], trial
+        by_size = dict(trial["rx_frames_by_size"])
+        assert sum(by_size.values()) == trial["rx_frames"]
+        if rest == 0:
+            assert by_size == {64: 2 * 7 * group, 570: 2 * 4 * group, 1518: 2 * group}
+        assert by_size[64] > by_size[570] > by_size[1518] > 0
+    assert any("a stream of its own" in note for t in trials for note in t.get("notes", []))
+
+
 def _start_long_trial(out: Path) -> subprocess.Popen[str]:
     """`vsperf phy2phy_cont` with TRex and a 30 s trial, writing to `out` (the caller stops it)."""
     args = ["phy2phy_cont", "--trafficgen", "trex", "--vswitch", "linux-bridge", "--results-dir", str(out),

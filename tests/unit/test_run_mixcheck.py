@@ -44,8 +44,7 @@ def test_a_generator_that_cannot_send_a_mix(monkeypatch: pytest.MonkeyPatch) -> 
         plan("phy2phy_tput", "TRAFFICGEN=dummy;TRAFFICGEN_PKT_SIZES=(64,'IMIX')")
 
 
-def test_trex_cannot_send_a_mix() -> None:
-    """TRex (issue 25) sends one frame size per stream: a mix is refused when the run is planned."""
-    with pytest.raises(ConfigError, match=r"^test phy2phy_tput: traffic generator trex cannot send the frame mix "
-                                          r"64:7,570:4,1518:1; use --trafficgen vsgen, trafgen, otg or dummy$"):
-        plan("phy2phy_tput", "TRAFFICGEN=trex;TRAFFICGEN_PKT_SIZES=(64,'IMIX')")
+def test_trex_sends_a_mix() -> None:
+    """TRex sends a mix as one stream per size (vsperf.trafficgen.trex.streams): planned as a frame size."""
+    assert plan("phy2phy_tput", "TRAFFICGEN=trex;TRAFFICGEN_PKT_SIZES=(64,'IMIX')").sizes == (  # type: ignore[attr-defined]
+        64, "64:7,570:4,1518:1")

@@ -6,6 +6,7 @@ import pytest
 
 from vsperf.search.measurer import FLAG_UNDER_DELIVERY
 from vsperf.traffic import Traffic
+from vsperf.traffic.mix import parse_size_list
 from vsperf.traffic.ports import GenPort
 from vsperf.traffic.streams import directions
 from vsperf.trafficgen.trex.protocol import LatencyCounts, RateFit, StreamCounts, TrialCounts
@@ -99,3 +100,20 @@ def test_a_trial_with_latency_streams_carries_latency_flagged_sampled() -> None:
     result = trial_result("rate", TRAFFIC, PLAN, counts(fits, latency=lat), 2000.0, 1.0)
     assert result.latency is not None and result.latency.samples == 200
     assert FLAG_LATENCY_SAMPLED in result.flags
+
+
+def test_a_mix_counts_the_frames_received_per_size_from_each_sizes_streams() -> None:
+    traffic = Traffic().with_frame_size(parse_size_list("IMIX"))
+    plan = rate_plan(traffic, directions(traffic, PORTS), (0, 1), 12_000.0, 1.0, latency_pps=60)
+    lost = {1: 10, 7: 3}  # 64 B frames lost forward, 570 B frames lost backward
+    got = TrialCounts(streams=tuple(StreamCounts(s.pg_id, s.frames, s.frames - lost.get(s.pg_id, 0))
+                                    for s in plan.streams),
+                      fits=(RateFit(0, 6000.0, 40, 1.0), RateFit(1, 6000.0, 40, 1.0)), wall_s=1.02)
+    result = trial_result("rate", traffic, plan, got, 12_000.0, 1.0)
+    assert (result.tx_frames, result.rx_frames) == (12_000, 11_987)
+    assert result.rx_frames_by_size == ((64, 7000 - 10), (570, 4000 - 3), (1518, 1000))
+    assert sum(n for _, n in result.rx_frames_by_size) == result.rx_frames
+    assert any("a stream of its own" in note for note in result.notes)
+    single = trial_result("rate", TRAFFIC, PLAN, counts((RateFit(0, 1000.0, 40, 1.0), RateFit(1, 1000.0, 40, 1.0))),
+                          2000.0, 1.0)
+    assert single.rx_frames_by_size == () and not any("a stream of its own" in note for note in single.notes)

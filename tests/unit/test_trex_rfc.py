@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from vsperf.traffic import Traffic
+from vsperf.traffic.mix import parse_size_list
 from vsperf.traffic.ports import GenPort
 from vsperf.traffic.streams import directions
 from vsperf.trafficgen.trex.protocol import RateFit, RxSamples, StreamCounts, TrialCounts
@@ -37,6 +38,21 @@ def test_recovery_streams_chain_the_overload_into_counted_slices() -> None:
 def test_long_recoveries_get_longer_slices() -> None:
     rp = recovery_plan(TRAFFIC, directions(TRAFFIC, PORTS), (0, 1), 2000.0, 1.0, 1000.0, 60.0)
     assert len(rp.slice_ids[0]) == 200 and rp.slice_s == pytest.approx(0.3)
+
+
+def test_a_mix_recovers_every_size_at_its_share_of_the_lower_rate() -> None:
+    mix = Traffic().with_frame_size(parse_size_list("64:3,1518:1"))
+    rp = recovery_plan(mix, directions(mix, PORTS), (0, 1), 20_000.0, 2.0, 10_000.0, 1.0)
+    assert len(rp.overload_ids) == 4 and all(len(ids) == 10 for ids in rp.slice_ids)  # 2 sizes x 2 directions
+    by_id = {s.pg_id: s for s in rp.plan.streams}
+    firsts = [by_id[i] for i in rp.overload_ids]
+    assert [(s.port, s.frame_size_bytes, s.frames, s.pps) for s in firsts] == [
+        (0, 64, 15_000, 7500.0), (0, 1518, 5000, 2500.0), (1, 64, 15_000, 7500.0), (1, 1518, 5000, 2500.0)]
+    assert [(by_id[ids[0]].frames, by_id[ids[0]].pps) for ids in rp.slice_ids] == [(375, 3750.0), (125, 1250.0),
+                                                                                   (375, 3750.0), (125, 1250.0)]
+    assert rp.plan.planned_s == pytest.approx(3.0)
+    long = recovery_plan(mix, directions(mix, PORTS), (0, 1), 2000.0, 1.0, 1000.0, 60.0)
+    assert sum(len(ids) + 1 for ids in long.slice_ids) <= 1000  # TRex's packet groups
 
 
 def _counts(rp: object, lost: dict[int, int]) -> TrialCounts:

@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from vsperf.traffic import Traffic, Vlan
+from vsperf.traffic.mix import parse_size_list
 from vsperf.traffic.ports import GenPort
 from vsperf.traffic.streams import directions
 from vsperf.trafficgen.trex.streams import burst_plan, latency_fits, rate_plan
@@ -73,3 +74,44 @@ def test_generator_ports_map_to_trex_ports() -> None:
     traffic = Traffic(bidir=False)
     plan = rate_plan(traffic, directions(traffic, PORTS), (1, 0), 100.0, 1.0, latency_pps=0)
     assert [s.port for s in plan.streams] == [1]
+
+
+def test_a_mix_is_one_stream_per_size_and_direction_at_its_share_of_the_rate() -> None:
+    """IMIX 64:7,570:4,1518:1 at 12,000 frames/s for 1 s over two directions: each direction's
+    6,000 frames are 3,500 / 2,000 / 500 of the sizes, at 3,500 / 2,000 / 500 frames/s, so that
+    the three streams of a direction end together; each size takes its share of the direction's
+    60 latency frames/s."""
+    mix = parse_size_list("IMIX")
+    traffic = Traffic().with_frame_size(mix)
+    plan = rate_plan(traffic, directions(traffic, PORTS), (0, 1), 12_000.0, 1.0, latency_pps=60)
+    data = [(s.port, s.pg_id, s.frame_size_bytes, s.frames, s.pps) for s in plan.streams if not s.latency]
+    assert data == [
+        (0, 1, 64, 3465, 3465.0), (0, 5, 570, 1980, 1980.0), (0, 9, 1518, 495, 495.0),
+        (1, 3, 64, 3465, 3465.0), (1, 7, 570, 1980, 1980.0), (1, 11, 1518, 495, 495.0),
+    ]
+    latency = [(s.port, s.pg_id, s.frame_size_bytes, s.frames) for s in plan.streams if s.latency]
+    assert latency == [(0, 2, 64, 35), (0, 6, 570, 20), (0, 10, 1518, 5), (1, 4, 64, 35), (1, 8, 570, 20),
+                       (1, 12, 1518, 5)]
+    assert plan.frames == 12_000 and plan.planned_s == pytest.approx(1.0)
+    assert len({s.pg_id for s in plan.streams}) == len(plan.streams)
+    for port in (0, 1):  # every stream of a port lasts the trial
+        assert {round(s.frames / s.pps, 6) for s in plan.streams if s.port == port} == {1.0}
+
+
+def test_a_mix_leaves_out_a_size_with_no_frame_and_a_latency_stream_without_room() -> None:
+    mix = parse_size_list("64:7,570:4,1518:1")
+    tagged = Traffic(bidir=False, vlan=Vlan(True, 5)).with_frame_size(mix)
+    plan = rate_plan(tagged, directions(tagged, PORTS), (0, 1), 5.0, 1.0, latency_pps=1000)
+    assert [(s.frame_size_bytes, s.frames) for s in plan.streams] == [(64, 3), (570, 2)]  # no 1518 B frame in 5
+    plan = rate_plan(tagged, directions(tagged, PORTS), (0, 1), 12_000.0, 1.0, latency_pps=1000)
+    assert {s.frame_size_bytes for s in plan.streams if s.latency} == {570, 1518}  # 64 B + VLAN: no room
+
+
+def test_a_mix_burst_splits_each_directions_frames_by_size() -> None:
+    mix = parse_size_list("64:3,1518:1")
+    traffic = Traffic().with_frame_size(mix)
+    plan = burst_plan(traffic, directions(traffic, PORTS), (0, 1), [400, 400])
+    assert [(s.port, s.frame_size_bytes, s.frames) for s in plan.streams] == [(0, 64, 300), (0, 1518, 100),
+                                                                              (1, 64, 300), (1, 1518, 100)]
+    port_line = traffic.line_rate_fps / 2
+    assert [s.pps for s in plan.streams[:2]] == pytest.approx([port_line * 0.75, port_line * 0.25])

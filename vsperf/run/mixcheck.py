@@ -23,4 +23,4 @@ def check_frame_mixes(test_name: str, frames: Sequence[TrafficPlan], generator: 
                           f"give it frame sizes in TRAFFICGEN_PKT_SIZES, with TRAFFIC imix disabled")
     for traffic in mixed:
         if why := generator.frame_mix_problem(traffic):
-            raise ConfigError(f"test {test_name}: {why}; use --trafficgen vsgen, trafgen, otg or dummy")
+            raise ConfigError(f"test {test_name}: {why}; use --trafficgen vsgen, trafgen, trex, otg or dummy")

@@ -92,6 +92,18 @@ def achieved_rate_fps(plan: TrialPlan, counts: TrialCounts, tx_frames: int) -> f
     return timed_rate
 
 
+def rx_by_size(traffic: Traffic, plan: TrialPlan, counts: TrialCounts) -> tuple[tuple[int, int], ...]:
+    """A mix's frames received per size: the receive counters of each size's streams (() for one size)."""
+    if traffic.mix is None:
+        return ()
+    size_of = {s.pg_id: s.frame_size_bytes for s in plan.streams}
+    by_size = dict.fromkeys(traffic.mix.sizes_bytes, 0)
+    for stream in counts.streams:
+        if stream.pg_id in size_of:
+            by_size[size_of[stream.pg_id]] += stream.rx_frames
+    return tuple(sorted(by_size.items()))
+
+
 def trial_result(kind: str, traffic: Traffic, plan: TrialPlan, counts: TrialCounts, requested_fps: float,
                  duration_s: float) -> TrialResult:
     """The TrialResult of a rate trial (`kind` "rate") or a burst, from the worker's counters."""
@@ -105,9 +117,10 @@ def trial_result(kind: str, traffic: Traffic, plan: TrialPlan, counts: TrialCoun
     result = TrialResult.measured(
         kind, traffic, requested_fps, duration_s if kind == "rate" else measured_s, tx, rx, actual,
         latency=latency, flags=(FLAG_LATENCY_SAMPLED,) if latency is not None else (),
-        sent_short=tx < plan.frames,
+        sent_short=tx < plan.frames, rx_frames_by_size=rx_by_size(traffic, plan, counts),
     )
-    # a frame mix is refused when the run is planned (TrafficGenerator.FRAME_MIX)
     return replace(result, notes=limits_notes(
         traffic, latency="TRex's latency streams give minimum, average and maximum: no latency distribution",
+        sizes="trex sends each size of the mix as a stream of its own at its share of the rate: the sizes "
+              "interleave as TRex schedules the streams, not in the mix's repeating pattern",
         warm="trex sends no warm start: every frame of the trial is counted"))

@@ -32,7 +32,8 @@ from vsperf.trafficgen.trex.streams import TrialPlan, rate_plan
 from vsperf.trafficgen.vsgen.addresses import address_mac, range_base
 
 SLICE_S = 0.1  # a recovery slice: the resolution of the recovery time
-MAX_SLICES = 200  # per direction (TRex counts ~1,000 packet groups): longer recoveries get longer slices
+MAX_SLICES = 200  # per overload stream: longer recoveries get longer slices
+MAX_PACKET_GROUPS = 1000  # TRex counts about this many packet groups (a mix's sizes each take their own)
 TRAILING_SAMPLES = 3  # a silence up to the last sample must last longer than this many sample intervals
 
 
@@ -45,7 +46,7 @@ class RecoveryPlan:
 
     plan: TrialPlan
     overload_ids: tuple[int, ...]
-    slice_ids: tuple[tuple[int, ...], ...]  # per direction, in sending order
+    slice_ids: tuple[tuple[int, ...], ...]  # per overload stream (direction, or size of a mix), in sending order
     slice_s: float
     overload_s: float
 
@@ -54,22 +55,25 @@ def recovery_plan(traffic: Traffic, dirs: Sequence[Direction], ports: Sequence[i
                   overload_s: float, recovery_fps: float, recovery_s: float) -> RecoveryPlan:
     """The chained streams of a recovery trial (see the module doc)."""
     overload = rate_plan(traffic, dirs, ports, overload_fps, overload_s, latency_pps=0)
-    slices = max(1, min(MAX_SLICES, round(recovery_s / SLICE_S)))
+    slices = max(1, min(MAX_SLICES, MAX_PACKET_GROUPS // len(overload.streams) - 1, round(recovery_s / SLICE_S)))
     slice_s = recovery_s / slices
-    per_direction = recovery_fps / len(dirs)
-    slice_frames = max(1, round(per_direction * slice_s))
+    slow_down = recovery_fps / overload_fps
     streams: list[StreamSpec] = []
     overload_ids, slice_ids = [], []
-    for index, first in enumerate(overload.streams):
+    slices_s = 0.0
+    for index, first in enumerate(overload.streams):  # one per direction, or per size of a mix and direction
         base = 1 + index * (slices + 1)
         ids = tuple(range(base + 1, base + 1 + slices))
+        pps = first.pps * slow_down
+        slice_frames = max(1, round(pps * slice_s))
+        slices_s = max(slices_s, slices * slice_frames / pps)
         streams.append(replace(first, pg_id=base, next_pg_id=ids[0]))
         for k, pg_id in enumerate(ids):
-            streams.append(replace(first, pg_id=pg_id, frames=slice_frames, pps=per_direction, self_start=False,
+            streams.append(replace(first, pg_id=pg_id, frames=slice_frames, pps=pps, self_start=False,
                                    next_pg_id=ids[k + 1] if k + 1 < len(ids) else None))
         overload_ids.append(base)
         slice_ids.append(ids)
-    planned_s = overload.planned_s + slices * slice_frames / per_direction
+    planned_s = overload.planned_s + slices_s
     return RecoveryPlan(TrialPlan(tuple(streams), planned_s), tuple(overload_ids), tuple(slice_ids), slice_s,
                         overload.planned_s)
 

@@ -7,7 +7,14 @@ multistream field counting through the flows; a rate trial adds a latency stream
 load stays the one the search asked for. Every stream is a single burst of an exact number of
 frames: what a direction sends is known before it starts.
 
-Packet group ids: direction d's counted stream is 1 + 2d, its latency stream 2 + 2d.
+A frame mix (IMIX) is one such stream per size of the mix and direction, each with its size's
+frames of the direction's count (`FrameMix.frames_of_size`) at its share of the direction's rate:
+the streams of a direction start together and end together, and TRex's scheduler interleaves the
+sizes by their rates (not in the mix's fixed pattern). Each size's latency stream, when there is
+room in its frames, takes its share of the direction's latency rate.
+
+Packet group ids: part k (the k-th size of a mix; 0 otherwise) of direction d of D is stream
+s = d + D * k; its counted stream is 1 + 2s, its latency stream 2 + 2s.
 """
 
 from __future__ import annotations
@@ -49,31 +56,59 @@ class TrialPlan:
         return tuple(s.pg_id for s in self.streams if s.latency)
 
 
-def data_pg_id(direction: int) -> int:
-    return 1 + 2 * direction
+@dataclass(frozen=True)
+class Part:
+    """The frames of one size in a direction's share of a trial."""
+
+    index: int  # k: the size's place in the mix (0 for one size)
+    size_bytes: int
+    frames: int
+    pps: float
+    share: float  # of the direction's frames (1.0 for one size)
 
 
-def latency_pg_id(direction: int) -> int:
-    return 2 + 2 * direction
+def data_pg_id(stream: int) -> int:
+    return 1 + 2 * stream
 
 
-def payload_bytes(traffic: Traffic) -> int:
-    """Bytes after the UDP header of the traffic's frames."""
-    return traffic.frame_size_bytes - _HEADERS_BYTES - (_VLAN_BYTES if traffic.vlan.enabled else 0)
+def latency_pg_id(stream: int) -> int:
+    return 2 + 2 * stream
 
 
-def latency_fits(traffic: Traffic) -> bool:
-    """Whether the traffic's frames leave room for TRex's latency data (64 B frames with a VLAN
-    tag do not)."""
-    return payload_bytes(traffic) >= LATENCY_PAYLOAD_BYTES
+def parts(traffic: Traffic, frames: int, pps: float) -> list[Part]:
+    """A direction's `frames` at `pps`: one part, or one per size of the traffic's mix (its
+    frames of that size, at its share of the rate; a size with no frame in a short trial is left out)."""
+    mix = traffic.mix
+    if mix is None:
+        return [Part(0, traffic.frame_size_bytes, frames, pps, 1.0)]
+    counts, shares = mix.frames_of_size(frames), mix.shares
+    return [Part(k, size, counts[size], pps * shares[size], shares[size])
+            for k, size in enumerate(mix.sizes_bytes) if counts[size] > 0]
+
+
+def payload_bytes(traffic: Traffic, size_bytes: int | None = None) -> int:
+    """Bytes after the UDP header of the traffic's frames (of `size_bytes`, a size of its mix)."""
+    size = traffic.frame_size_bytes if size_bytes is None else size_bytes
+    return size - _HEADERS_BYTES - (_VLAN_BYTES if traffic.vlan.enabled else 0)
+
+
+def latency_fits(traffic: Traffic, size_bytes: int | None = None) -> bool:
+    """Whether the traffic's frames (of `size_bytes`) leave room for TRex's latency data (64 B
+    frames with a VLAN tag do not)."""
+    return payload_bytes(traffic, size_bytes) >= LATENCY_PAYLOAD_BYTES
+
+
+def _stream_index(direction: int, directions: int, part: Part) -> int:
+    return direction + directions * part.index
 
 
 def _spec(traffic: Traffic, d: Direction, index: int, port: int, frames: int, pps: float, *,
-          latency: bool = False) -> StreamSpec:
+          latency: bool = False, size_bytes: int | None = None) -> StreamSpec:
     vlan = traffic.vlan
     return StreamSpec(
         port=port, pg_id=latency_pg_id(index) if latency else data_pg_id(index), frames=frames, pps=pps,
-        frame_size_bytes=traffic.frame_size_bytes, src_mac=d.src_mac, dst_mac=d.dst_mac, src_ip=d.src_ip,
+        frame_size_bytes=traffic.frame_size_bytes if size_bytes is None else size_bytes,
+        src_mac=d.src_mac, dst_mac=d.dst_mac, src_ip=d.src_ip,
         dst_ip=d.dst_ip, src_udp=d.src_udp, dst_udp=d.dst_udp,
         vlan_id=vlan.id if vlan.enabled else None, vlan_priority=vlan.priority if vlan.enabled else 0,
         vlan_cfi=vlan.cfi if vlan.enabled else 0, vary=d.vary, flows=d.streams, latency=latency,
@@ -84,28 +119,36 @@ def rate_plan(traffic: Traffic, dirs: Sequence[Direction], ports: Sequence[int],
               duration_s: float, latency_pps: int) -> TrialPlan:
     """A rate trial: `rate_fps` (aggregate) for `duration_s`, split evenly over the directions;
     `ports[i]` is the TRex port of generator port i. With `latency_pps` > 0 (and room in the
-    frames), each direction's latency stream sends min(latency_pps, a tenth of its rate)."""
+    frames), each direction's latency stream sends min(latency_pps, a tenth of its rate); a
+    mix's sizes share it as they share the frames."""
     per_direction = rate_fps / len(dirs)
     frames = max(1, round(per_direction * duration_s))
-    lat_pps = min(float(latency_pps), per_direction * MAX_LATENCY_SHARE) if latency_fits(traffic) else 0.0
-    lat_frames = round(lat_pps * duration_s) if lat_pps > 0 else 0
-    if lat_frames >= frames:  # a trial too short or too slow to spare a latency frame
-        lat_frames = 0
+    lat_pps = min(float(latency_pps), per_direction * MAX_LATENCY_SHARE)
     streams: list[StreamSpec] = []
     for index, d in enumerate(dirs):
         port = ports[d.tx_port]
-        if lat_frames:
-            streams.append(_spec(traffic, d, index, port, frames - lat_frames, per_direction - lat_pps))
-            streams.append(_spec(traffic, d, index, port, lat_frames, lat_pps, latency=True))
-        else:
-            streams.append(_spec(traffic, d, index, port, frames, per_direction))
+        for part in parts(traffic, frames, per_direction):
+            stream = _stream_index(index, len(dirs), part)
+            part_lat_pps = lat_pps * part.share if latency_fits(traffic, part.size_bytes) else 0.0
+            lat_frames = round(part_lat_pps * duration_s) if part_lat_pps > 0 else 0
+            if lat_frames >= part.frames:  # a trial too short or too slow to spare a latency frame
+                lat_frames = 0
+            if lat_frames:
+                streams.append(_spec(traffic, d, stream, port, part.frames - lat_frames, part.pps - part_lat_pps,
+                                     size_bytes=part.size_bytes))
+                streams.append(_spec(traffic, d, stream, port, lat_frames, part_lat_pps, latency=True,
+                                     size_bytes=part.size_bytes))
+            else:
+                streams.append(_spec(traffic, d, stream, port, part.frames, part.pps, size_bytes=part.size_bytes))
     return TrialPlan(tuple(streams), planned_s=frames / per_direction)
 
 
 def burst_plan(traffic: Traffic, dirs: Sequence[Direction], ports: Sequence[int], shares: Sequence[int]) -> TrialPlan:
     """A burst: `shares[i]` frames from direction i at the line rate of its port (TRex sends as
-    fast as it can below that)."""
+    fast as it can below that); a mix's sizes at their shares of it."""
     port_line_fps = traffic.line_rate_fps / traffic.tx_ports
-    streams = tuple(_spec(traffic, d, index, ports[d.tx_port], count, port_line_fps)
-                    for index, (d, count) in enumerate(zip(dirs, shares, strict=True)))
+    streams = tuple(_spec(traffic, d, _stream_index(index, len(dirs), part), ports[d.tx_port], part.frames, part.pps,
+                          size_bytes=part.size_bytes)
+                    for index, (d, count) in enumerate(zip(dirs, shares, strict=True))
+                    for part in parts(traffic, count, port_line_fps))
     return TrialPlan(streams, planned_s=max(shares) / port_line_fps, timed=False)
