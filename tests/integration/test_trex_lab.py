@@ -147,7 +147,7 @@ def test_an_imix_is_one_stream_per_size_and_counted_per_size(tmp_path: Path) -> 
     data, log = run(tmp_path, "phy2phy_tput", "linux-bridge", TRAFFICGEN_PKT_SIZES="('IMIX',)")
     trials = assert_exact(data, log)
     result = data["tests"][0]["results"][0]
-    assert result["frame_size"] == "64:7,570:4,1518:1"
+    assert result["packet_size"] == "64:7,570:4,1518:1"
     for trial, (streams, _ports) in zip(trials, trial_lines(log), strict=True):
         assert len(streams) == 12  # 3 sizes x 2 directions, each with its latency stream
         per_direction = trial["tx_frames"] // 2
