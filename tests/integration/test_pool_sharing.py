@@ -368,7 +368,7 @@ def test_a_lock_directory_root_cannot_read_is_one_line(bed: Bed, tmp_path: Path)
 @pytest.mark.skipif(not LIBFAKETIME.exists(), reason="libfaketime missing: apt-get install libfaketime")
 def test_leases_do_not_depend_on_the_controllers_clock(bed: Bed, tmp_path: Path) -> None:
     testbed = bed.testbed_file()
-    no_sleep = "TRAFFICGEN_DUMMY_DUT={'wall_clock': False}"  # see clock_env: a faked clock cannot sleep
+    no_sleep = "TRAFFICGEN_DUMMY_DUT={'wall_clock': False}"  # see clock_env: no wall-clock trials under a faked clock
     # The holder's controller is three days behind the hosts: a lease judged by its clock would
     # look expired to everyone; one ahead would look renewed in the future. It holds the testbed
     # in --mode trafficgen-off (deployed, nothing sent, until SIGTERM).

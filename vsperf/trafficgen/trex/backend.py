@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 
 TREX_PORTS = (0, 1)  # the TRex ports of generator ports 0 and 1
 _CONNECT_RETRY_S = 0.5
-MAX_LOGGED_STREAMS = 16  # a trial's log line names each stream's counts up to this many (a mix: 2 per size)
+MAX_LOGGED_STREAMS = 16  # a trial's log line names each stream's counts up to this many (a mix: 2 per size, direction)
 STOP_SLACK = 0.2  # a rate trial is stopped this fraction after its planned time (+1 s)
 BURST_FLOOR_FPS = 10_000.0  # a burst may take as long as sending its frames at this rate (+10 s)
 DPDK_ROLE = "t"  # the server's DPDK file prefix: vsp<run id>t (Host.dpdk_file_prefix)
