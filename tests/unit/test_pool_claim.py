@@ -226,6 +226,33 @@ def test_a_look_while_waiting_reads_each_machine_once(beds: list[Path], monkeypa
         other.release()
 
 
+def test_a_waiting_run_that_finds_a_free_testbed_at_its_first_look_never_queues(
+        beds: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pool of a busy and a free testbed: the free one is taken at once, and no ticket is
+    written or withdrawn anywhere (a ticket on every testbed of the pool, then its withdrawal,
+    is two writes per testbed: it made a pool of 20 serve jobs slower than one testbed)."""
+    other = hold(beds[0])
+    changes: list[str] = []
+    for name in ("queue", "withdraw"):
+        real = getattr(TestbedLock, name)
+        monkeypatch.setattr(TestbedLock, name, lambda self, real=real, name=name: (changes.append(name), real(self))[1])
+    try:
+        claim = claim_testbed(request(beds[:2], wait_s=20))
+        try:
+            assert claim.testbed == str(beds[1]) and changes == []
+        finally:
+            claim.close()
+        other.release()
+        other = hold(beds[1])  # now the only one free is the first: still taken at once
+        claim = claim_testbed(request(beds[:2], run_id="run2", wait_s=20))
+        try:
+            assert claim.testbed == str(beds[0]) and changes == []
+        finally:
+            claim.close()
+    finally:
+        other.release()
+
+
 def test_free_testbeds_go_to_the_waiters_ahead_one_each_not_all_to_the_first() -> None:
     clock = HostClock("boot1", 100.0)
     lease = Lease.start(clock, 60)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from vsperf.executor import Command, LocalExecutor
-from vsperf.pool.hostlock import LockDirError, LockPlace, append_log, change, read_state, read_states
+from vsperf.pool.hostlock import LockDirError, LockPlace, append_log, change, new_version, read_state, read_states
 from vsperf.pool.state import HostClock, LockState
 
 
@@ -40,17 +40,34 @@ def test_a_directory_never_used_reads_as_free_with_the_hosts_clock(tmp_path: Pat
     assert not (tmp_path / "locks").exists()  # reading creates nothing
 
 
-def test_a_change_is_written_with_the_next_version_and_read_back(tmp_path: Path) -> None:
+def test_a_change_is_written_with_a_new_version_and_read_back(tmp_path: Path) -> None:
     where = place(tmp_path)
     assert change(where, bump) == 1
+    first = read_state(where)[0].version
     assert change(where, bump) == 2
     [state_file] = (tmp_path / "locks").glob("state.*")
     assert state_file.name == f"state.{os.stat('/proc/self/ns/net').st_ino}"  # one per network namespace
     text = state_file.read_text()
-    assert text.splitlines()[0] == "2" and text.endswith("\n#end\n")
+    second = read_state(where)[0].version
+    assert text.splitlines()[0] == str(second) and text.endswith("\n#end\n")
+    assert 0 not in (first, second) and first != second
     assert count(where) == 2
     assert change(where, lambda s, c: (None, "nothing")) == "nothing"  # no write: no new version
-    assert read_state(where)[0].version == 2
+    assert read_state(where)[0].version == second
+
+
+def test_a_state_emptied_and_filled_again_never_has_a_version_seen_before(tmp_path: Path) -> None:
+    """An empty state removes its file (version 0); a counter would then start again, and a
+    controller that read version 1 long ago could overwrite a different state of version 1."""
+    where = place(tmp_path)
+    seen = set()
+    for _ in range(20):
+        change(where, bump)
+        seen.add(read_state(where)[0].version)
+        change(where, lambda s, c: (LockState(version=s.version), None))  # emptied: the file goes
+        assert read_state(where)[0].version == 0 and not list((tmp_path / "locks").glob("state.*"))
+    assert len(seen) == 20 and 0 not in seen
+    assert all(new_version(5) not in (0, 5) for _ in range(1000))
 
 
 def test_someone_elses_change_in_between_is_never_lost(tmp_path: Path) -> None:
@@ -64,7 +81,7 @@ def test_someone_elses_change_in_between_is_never_lost(tmp_path: Path) -> None:
         return bump(state, clock)
 
     assert change(where, decide) == 2  # decided again on the state with the other change in it
-    assert calls == [0, 1] and count(where) == 2
+    assert len(calls) == 2 and calls[0] == 0 and calls[1] != 0 and count(where) == 2
 
 
 def test_concurrent_changes_from_many_threads_all_count(tmp_path: Path) -> None:

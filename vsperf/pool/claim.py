@@ -7,9 +7,11 @@ busy: skipped, nothing touched), what killed runs left on it cleaned, its ports 
 plan checked against it (vsperf.run.preflight); a testbed whose host does not answer is skipped
 as unreachable, one that cannot run the tests as unsuitable, its lock given back. A single
 testbed keeps today's one-line refusals; a pool's is one line listing every testbed and why it
-was skipped. While waiting, the run queues on every busy testbed's DUT host (a ticket renewed
-every few seconds), looks every half second, and takes the first testbed that is free when it is
-first in that testbed's queue.
+was skipped. While waiting, the run looks every half second (one read of the lock states per
+machine) and tries only the testbeds free for it; when none could be taken it queues on every
+testbed's DUT host (a ticket renewed every few seconds), and takes the first testbed that is free
+when it is first in that testbed's queue (or when the pool has more free testbeds than runs
+waiting ahead of it). A run that finds a free testbed at its first look never queues.
 """
 
 from __future__ import annotations
@@ -172,7 +174,8 @@ class _Claimer:
         self.pool = pool
         self.holder = holder
         self.unsuitable: dict[Path, Skipped] = {}
-        self.probes: dict[Path, TestbedLock] = {}  # busy testbeds' locks over probe connections (waiting)
+        self.probes: dict[Path, TestbedLock] = {}  # the testbeds' locks over probe connections (waiting)
+        self.queued: set[Path] = set()  # testbeds whose queue holds this run's ticket
         self.started = time.monotonic()
         self.queued_at = 0.0
 
@@ -205,8 +208,9 @@ class _Claimer:
                     said, said_at = status, now
                 time.sleep(min(POLL_S, max(deadline - now, 0.0)))
         finally:
-            for lock in self.probes.values():
-                lock.withdraw()
+            for path, lock in self.probes.items():
+                if path in self.queued:
+                    lock.withdraw()
                 _close(lock)
 
     def _none_left(self, skipped: list[Skipped], waited_s: float) -> UserError:
@@ -222,7 +226,7 @@ class _Claimer:
         """One look at every testbed: the claim of the first one taken, or why each was skipped."""
         waiting = self.request.wait_s > 0
         if waiting:
-            self._queue()
+            self._open_probes()
         looks = self._peek() if waiting and self.probes else {}
         spare = spare_for_me(looks)
         skipped: list[Skipped] = []
@@ -240,6 +244,8 @@ class _Claimer:
             skipped.append(result)
             if result.reason == "unsuitable":
                 self.unsuitable[cand.path] = result
+        if waiting:
+            self._queue()
         return None, skipped
 
     def _try(self, cand: Candidate, *, past_the_queue: bool = False) -> Claim | Skipped:
@@ -299,23 +305,33 @@ class _Claimer:
 
     # --- waiting ----------------------------------------------------------------------------------
 
+    def _open_probes(self) -> None:
+        """A probe (the testbed's lock over connections of the wait's own) for every testbed not
+        known unsuitable; a host that does not answer is tried again at the next look."""
+        for cand in self.pool:
+            if cand.path in self.unsuitable or cand.path in self.probes:
+                continue
+            try:
+                self.probes[cand.path] = _probe(cand, self.holder, self.request)
+            except UserError as exc:
+                log.debug("testbed %s: not looked at: %s", cand.path, exc)
+
     def _queue(self) -> None:
-        """Queue on every testbed not known unsuitable (a ticket on its DUT host), renewing the
-        tickets every third of their lease; a host that does not answer is looked at again later."""
+        """Queue on every probed testbed not known unsuitable (a ticket on its DUT host),
+        renewing the tickets every third of their lease; a host that does not answer is dropped
+        from the looks and probed again at the next round."""
         now = time.monotonic()
         renew = now - self.queued_at >= TICKET_LEASE_S / 3
-        for cand in self.pool:
-            if cand.path in self.unsuitable or (cand.path in self.probes and not renew):
+        for path, lock in list(self.probes.items()):
+            if path in self.unsuitable or (path in self.queued and not renew):
                 continue
-            lock = self.probes.get(cand.path)
             try:
-                if lock is None:
-                    lock = self.probes[cand.path] = _probe(cand, self.holder, self.request)
                 lock.queue()
+                self.queued.add(path)
             except UserError as exc:
-                log.debug("testbed %s: not queued: %s", cand.path, exc)
-                if lock is not None:
-                    _close(self.probes.pop(cand.path))
+                log.debug("testbed %s: not queued: %s", path, exc)
+                self.queued.discard(path)
+                _close(self.probes.pop(path))
         if renew:
             self.queued_at = now
 

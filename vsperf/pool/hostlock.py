@@ -9,8 +9,11 @@ lock is needed, since a change replaces the file by a rename. A change is a comp
 the controller computes the new state from the one it read and sends it with the version it
 read; on the host, under `flock` on `LOCK_DIR/.flock`, the file is replaced only if its version
 is still that one, otherwise the host answers with the state as it is now and the controller
-decides again. So every decision is made with the host's own clock, and two controllers deciding
-at once never both win. Each command is a constant `sh` script whose inputs are its arguments
+decides again. So every decision is made with the host's own clock, and two controllers
+deciding at once never both win. Every write gives the state a new random version (one of 2**62),
+not the read one plus one: an empty state removes its file (version 0), so a counter would start
+again, and a controller that stalled between its read and its write could find "its" version
+back on a different state. Each command is a constant `sh` script whose inputs are its arguments
 (never spliced into it), run through the host's executor and logged in commands.log like every
 other command.
 """
@@ -18,6 +21,7 @@ other command.
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
@@ -82,6 +86,7 @@ _PROBLEMS = {
     78: "it is not a directory",
 }
 _TIMEOUT_S = 40.0
+VERSION_LIMIT = 2**62  # versions are 1 .. VERSION_LIMIT - 1
 _ATTEMPTS = 50  # compare-and-swap rounds before giving up (each one means someone else changed it)
 
 
@@ -152,6 +157,15 @@ def read_state(place: LockPlace) -> tuple[LockState, HostClock]:
     return read_states(place.executor, [place.lock_dir])[place.lock_dir]
 
 
+def new_version(read: int) -> int:
+    """A version for the next write of a state read at version `read`: random, never 0 (the
+    empty state's), never `read`."""
+    while True:
+        version = secrets.randbelow(VERSION_LIMIT - 1) + 1
+        if version != read:
+            return version
+
+
 def change(place: LockPlace, decide: Callable[[LockState, HostClock], tuple[LockState | None, T]],
            current: tuple[LockState, HostClock] | None = None) -> T:
     """Apply `decide` atomically: it gets the state and the host's clock and returns the new state
@@ -163,7 +177,7 @@ def change(place: LockPlace, decide: Callable[[LockState, HostClock], tuple[Lock
         new, result = decide(state, clock)
         if new is None:
             return result
-        text = "0\n-\n#end\n" if new.empty else replace(new, version=state.version + 1).to_text()
+        text = "0\n-\n#end\n" if new.empty else replace(new, version=new_version(state.version)).to_text()
         proc = place.executor.run(["sh", "-c", WRITE_SCRIPT, "vsperf-lock-write", place.lock_dir, str(state.version)],
                                   check=False, timeout_s=_TIMEOUT_S, input_text=text)
         if proc.returncode != 0:

@@ -149,7 +149,8 @@ class Leftover:
 
 @dataclass(frozen=True)
 class LockState:
-    """Every lock of one host; `version` grows with every change (see vsperf.pool.hostlock)."""
+    """Every lock of one host; `version` is new with every change (0: the empty state; see
+    vsperf.pool.hostlock)."""
 
     version: int = 0
     holds: tuple[Hold, ...] = ()
