@@ -5,6 +5,7 @@ nothing changed on any host."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ def _changes(machine: FakeMachine) -> list[str]:
     # `python3 -`: the generator host's kernel asked for a BPF map (trafgen's counters), closed at once
     asking = ("sh -c 'command -v", "uname", "id -u", "test ", "cat ", "getconf", "gzip -dc", "ip link show",
               "grep '^Cpus_allowed_list:'",
-              "ip -j", "ovs-vswitchd --version", "python3 -")
+              "ip -j", "ovs-vswitchd --version", "python3 -", "modprobe -n")
     return [c for c in machine.commands() if not c.startswith(asking)]
 
 
@@ -170,6 +171,26 @@ def test_what_the_lab_cannot_deploy_is_one_line(tmp_path: Path, names: tuple[str
     with pytest.raises(PrerequisiteError, match=message) as err:
         check_plan(_plan(*names, **settings), REGS, hosts)
     assert "\n" not in str(err.value) and _changes(machine) == []
+
+
+def test_each_tunnel_of_a_run_is_checked_not_only_the_first(tmp_path: Path) -> None:
+    """Two op2p tests on the Linux bridge, vxlan then gre, on a kernel with vxlan only: the run is
+    refused before anything is deployed, naming the second test (its check was once skipped as
+    the same deployment as the first's)."""
+    hosts, machine = lab_hosts(tmp_path)
+    _ready(machine)
+    machine.dirs.add("/sys/module/vxlan")  # loaded; modprobe finds no other module
+    machine.handlers["modprobe"] = lambda argv: (1, "")
+    base = CATALOG.get("phy2phy_cont")
+    tests = [replace(base, name=f"{kind}_enc", deployment="op2p", tunnel_type=kind, tunnel_operation="encapsulation")
+             for kind in ("vxlan", "gre")]
+    plan = plan_tests(tests, make_settings({"TRAFFICGEN": "trafgen", "VSWITCH": "linux-bridge",
+                                            "TRAFFIC": {"bidir": False}}), REGS)
+    with pytest.raises(PrerequisiteError, match=r"^test gre_enc: Tunnel Type gre: the kernel of host local has no "
+                                                r"gretap device \(module ip_gre\)") as err:
+        check_plan(plan, REGS, hosts)
+    assert "\n" not in str(err.value) and _changes(machine) == []
+    check_plan(plan[:1], REGS, hosts)  # vxlan alone: the kernel has it
 
 
 # --- a testbed ----------------------------------------------------------------------------------------

@@ -97,9 +97,9 @@ def check_collectors_read_hosts(plan: Sequence[PlannedTest], registries: Registr
 def _check_test(pt: PlannedTest, registries: Registries, hosts: RunHosts | None, seen: set[tuple[object, ...]]) -> None:
     generator: type[TrafficGenerator] = registries.trafficgens.get(pt.trafficgen).cls
     spec = pt.deployment
-    # Tests that deploy the same with the same own Parameters are checked once.
-    key = ("deploy", spec.name, spec.vswitch, spec.vnf, spec.traffic_only, spec.frame_modification, pt.trafficgen,
-           repr(pt.test.parameters))
+    # Tests that deploy the same (the same tunnel too) with the same own Parameters are checked once.
+    key = ("deploy", spec.name, spec.vswitch, spec.vnf, spec.traffic_only, spec.frame_modification, spec.tunnel,
+           pt.trafficgen, repr(pt.test.parameters))
     if hosts is not None and key not in seen:
         seen.add(key)
         _check_deployment(pt, generator, registries, hosts)
