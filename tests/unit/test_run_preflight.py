@@ -22,7 +22,9 @@ from vsperf.executor import CommandLog
 from vsperf.host.hosts import RunHosts
 from vsperf.registry import Registries
 from vsperf.run.plan import PlannedTest, plan_tests
-from vsperf.run.preflight import TestbedUnsupportedError, check_plan, open_hosts
+from vsperf.run.preflight import TestbedUnsupportedError, check_plan, nic_pci_problem, open_hosts
+from vsperf.steps.model import parse_steps
+from vsperf.testbed.model import Cable, DutPort, GenPortSpec
 from vsperf.traffic import Traffic
 from vsperf.vswitch.ovs import OVS_SCHEMA
 
@@ -191,6 +193,24 @@ def test_each_tunnel_of_a_run_is_checked_not_only_the_first(tmp_path: Path) -> N
         check_plan(plan, REGS, hosts)
     assert "\n" not in str(err.value) and _changes(machine) == []
     check_plan(plan[:1], REGS, hosts)  # vxlan alone: the kernel has it
+
+
+def test_steps_that_use_a_nics_pci_address_need_pci_nics(tmp_path: Path) -> None:
+    """Upstream's tests that bind a NIC to a DPDK driver mid-test ($NICS[0]["pci"]) need NICs with
+    a PCI address: refused on the local lab and on a testbed of kernel interfaces, in one line."""
+    binding = parse_steps("t", [["log", "info", "x"],
+                                ["tools", "exec_shell", 'sudo $TOOLS["bind-tool"] --bind igb_uio $NICS[0]["pci"]']])
+    lab, _ = lab_hosts(tmp_path / "lab")
+    assert nic_pci_problem(binding, lab) == (
+        'step 1 uses a NIC\'s PCI address ($NICS[n]["pci"]), and the local lab\'s ports are veths: run it on a '
+        "testbed whose DUT ports are PCI NICs")
+    assert nic_pci_problem(parse_steps("t", [["tools", "exec_shell", 'ip link set $NICS[0]["device"] up']]), lab) == ""
+    kernel, _, _ = cabled_hosts(tmp_path / "kernel")
+    assert "its DUT ports have no pci address" in nic_pci_problem(binding, kernel)
+    pci = tuple(Cable(DutPort(None, f"0000:3b:00.{n}", "vfio-pci"), GenPortSpec(g, None))  # type: ignore[arg-type]
+                for n, g in enumerate(("p0", "p1")))
+    nics, _, _ = cabled_hosts(tmp_path / "pci", pci)
+    assert nic_pci_problem(binding, nics) == ""
 
 
 # --- a testbed ----------------------------------------------------------------------------------------

@@ -15,8 +15,8 @@ from vsperf.steps.runner import StepEnv, StepRunner
 from vsperf.steps.tools import StepTools
 
 
-def run(steps: list[Any], results: list[dict[str, Any]] | None = None) -> tuple[list[StepRecord], StepRunner,
-                                                                                   list[Any]]:
+def run(steps: list[Any], results: list[dict[str, Any]] | None = None, *,
+        parameters: dict[str, Any] | None = None) -> tuple[list[StepRecord], StepRunner, list[Any]]:
     records: list[StepRecord] = []
     sent: list[Any] = []
 
@@ -25,7 +25,7 @@ def run(steps: list[Any], results: list[dict[str, Any]] | None = None) -> tuple[
         return list(results if results is not None else [{"throughput_rx_fps": 10.0, "packet_size": 64}])
 
     env = StepEnv("t", load_settings(env={}), StepTools(None, None), send, records.append,
-                  constants={"TOOLS": {"ovs-vsctl": "ovs-vsctl"}})
+                  constants={"TOOLS": {"ovs-vsctl": "ovs-vsctl"}}, parameters=parameters or {})
     runner = StepRunner(env, parse_steps("t", steps))
     runner.run()
     return records, runner, sent
@@ -84,3 +84,18 @@ def test_macros() -> None:
         expand("#STEP[0][7]", results, {}, lambda n: {}[n])
     assert filter_output("a 1\nb 2\n", r"(\w) (\d)") == [("a", "1"), ("b", "2")]
     assert filter_output(["x1", "y"], r"\d") == [["1"], []]
+
+
+def test_dropping_the_tests_parameters_as_upstream_does_to_get_its_nics_back() -> None:
+    """`settings setValue TEST_PARAMS ''`: VSPERF drops the test's Parameters. Upstream's tests do
+    it after `NICS: []`, settings vsperf does not use: nothing to restore, the steps go on. With a
+    Parameter vsperf uses, or another value, it cannot be done mid-test: one line saying so."""
+    records, _, _ = run([["settings", "setValue", "TEST_PARAMS", ""], ["log", "info", "on"]],
+                        parameters={"NICS": [], "WHITELIST_NICS": []})
+    assert [r.status for r in records] == ["passed", "passed"]
+    with pytest.raises(StepError, match=r"vsperf cannot drop the test's Parameters mid-test \(TRAFFICGEN_DURATION\); "
+                                        r"set each with settings setValue NAME VALUE instead$"):
+        run([["settings", "setValue", "TEST_PARAMS", ""]], parameters={"NICS": [], "TRAFFICGEN_DURATION": 5})
+    with pytest.raises(StepError, match=r"settings setValue TEST_PARAMS \{'NICS': \[\]\}: vsperf only drops the "
+                                        r"test's Parameters"):
+        run([["settings", "setValue", "TEST_PARAMS", {"NICS": []}]], parameters={"NICS": []})

@@ -77,6 +77,7 @@ IGNORED_NAMES = frozenset({
     "VSWITCH_BRIDGE_NAME", "VSWITCH_DIR", "VSWITCH_DPDK_MULTI_QUEUES", "VSWITCH_FLOW_TIMEOUT",
     "VSWITCH_JUMBO_FRAMES_ENABLED", "VSWITCH_JUMBO_FRAMES_SIZE", "VSWITCH_VHOST_CPU_MAP",
     "VSWITCH_VHOST_NET_AFFINITIZATION", "WHITELIST_NICS",
+    "NICS",  # the DUT's NICs: what the deployment has (steps' $NICS, vsperf.steps.build.dut_nics)
 })
 
 # TRAFFIC keys of VSPERF features vsperf does not have: accepted while off.

@@ -17,6 +17,7 @@ from vsperf.benchmarks import BenchEnv
 from vsperf.benchmarks.csvfiles import benchmark_csv_paths
 from vsperf.capture.frame_check import run_frame_check
 from vsperf.capture.run import CaptureConfig, capture_paths, capturing, with_captures
+from vsperf.catalog import KEYWORD_SETTINGS
 from vsperf.collectors.base import CollectorTarget, build_collectors, collecting
 from vsperf.deploy.base import Deployment
 from vsperf.deploy.build import build_deployment
@@ -195,7 +196,9 @@ def measure_test(pt: PlannedTest, m: Measurement, index: int, headline: list[Hea
             return {**result.metrics, "packet_size": size}
 
         if test.steps is not None:  # a step-driven test: its steps, then its traffic if they sent none
-            step_test = StepTest(test.name, test.steps, pt.settings, pt.vswitch, pt.vnf, mtu_for(pt.largest))
+            # its TEST_PARAMS: its Parameters (VSPERF's keywords, vSwitch and the others, are not)
+            own = {k: v for k, v in test.parameters.items() if k not in KEYWORD_SETTINGS.values()}
+            step_test = StepTest(test.name, test.steps, pt.settings, pt.vswitch, pt.vnf, mtu_for(pt.largest), own)
             stepped = run_test_steps(step_test, m.registries, m.ctx.results_dir, deployment,
                                      lambda s: [measure(f) for f in plan_frames(s)],
                                      lambda record: m.writer.add_step(index, record), m.hosts)

@@ -10,6 +10,7 @@ connections the run then uses.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from vsperf.host.hosts import RunHosts
 from vsperf.host.workdir import RunContext
 from vsperf.registry import Registries
 from vsperf.run.plan import PlannedTest
+from vsperf.steps.model import Step
 from vsperf.testbed.file import load_testbed
 from vsperf.testbed.model import Testbed
 from vsperf.trafficgen.base import TrafficGenerator
@@ -126,6 +128,21 @@ def _check_test(pt: PlannedTest, registries: Registries, hosts: RunHosts | None,
                 dut.require(tool, f"apt-get install {package}")
 
 
+_NIC_PCI_RE = re.compile(r"""\$NICS\[\d+\]\[\s*["']pci["']\s*\]""")
+
+
+def nic_pci_problem(steps: Sequence[Step], hosts: RunHosts) -> str:
+    """Why the steps cannot use a NIC's PCI address (``$NICS[n]["pci"]``: VSPERF's tests that
+    bind a NIC to a DPDK driver mid-test) on `hosts`: the DUT's ports here have none."""
+    uses = next((step for step in steps if any(_NIC_PCI_RE.search(str(arg)) for arg in step.raw)), None)
+    cables = hosts.testbed.cables
+    if uses is None or (cables and all(c.dut.pci for c in cables)):
+        return ""
+    ports = "the local lab's ports are veths" if hosts.is_lab else "its DUT ports have no pci address"
+    return (f"step {uses.index} uses a NIC's PCI address ($NICS[n][\"pci\"]), and {ports}: run it on a testbed "
+            f"whose DUT ports are PCI NICs")
+
+
 def _check_deployment(pt: PlannedTest, generator: type[TrafficGenerator], registries: Registries,
                       hosts: RunHosts) -> None:
     spec = pt.deployment
@@ -134,6 +151,9 @@ def _check_deployment(pt: PlannedTest, generator: type[TrafficGenerator], regist
                              max_frame_bytes=vswitch_cls.LAB_MAX_FRAME_BYTES)
     if not why and spec.tunnel is not None:  # op2p, ptunp (vsperf.deploy.overlay)
         why = overlay_problem(spec.tunnel, pt.largest, generator, vswitch_cls, _probe(hosts.dut), lab=hosts.is_lab)
+        why = f"test {pt.test.name}: {why}" if why else ""
+    if not why and pt.test.steps is not None:
+        why = nic_pci_problem(pt.test.steps, hosts)
         why = f"test {pt.test.name}: {why}" if why else ""
     if why and not hosts.is_lab:
         raise TestbedUnsupportedError(f"testbed {hosts.testbed.path}: hosts and ports checked, but test "

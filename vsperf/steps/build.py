@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ class StepTest:
     vswitch: str  # canonical names
     vnf: str  # or "auto"
     mtu_bytes: int  # what its ports carry
+    parameters: Mapping[str, Any] = field(default_factory=dict)  # its own Parameters (VSPERF's TEST_PARAMS)
 
 
 def run_test_steps(pt: StepTest, registries: Registries, results_dir: Path, deployment: Deployment,
@@ -60,14 +61,27 @@ def run_test_steps(pt: StepTest, registries: Registries, results_dir: Path, depl
     # ovs_var_tmp: the test's OVS run directory (VSPERF's, where vhost-sock-dir is relative to)
     tools_paths = {**TOOLS, **({"ovs_var_tmp": str(ovs.rundir)} if ovs is not None else {})}
     constants = {"TOOLS": tools_paths, "RESULTS_PATH": str(results_dir),
-                 "VSWITCH_BRIDGE_NAME": bridges[0] if bridges else DEFAULT_BRIDGE}
+                 "VSWITCH_BRIDGE_NAME": bridges[0] if bridges else DEFAULT_BRIDGE,
+                 "NICS": dut_nics(deployment) if isinstance(deployment, HostDeployment) else []}
     tools = StepTools(host, netns, ovs, lab=hosts is None or hosts.is_lab)
     env = StepEnv(pt.name, pt.settings, tools, send_traffic, record, switch,
-                  getattr(deployment, "vnfs", ()), constants, hold)
+                  getattr(deployment, "vnfs", ()), constants, hold, pt.parameters)
     try:
         return StepRunner(env, pt.steps).run()
     except StepError as exc:
         raise DeploymentError(f"test {pt.name}: {exc}") from exc
+
+
+def dut_nics(deployment: HostDeployment) -> list[dict[str, Any]]:
+    """VSPERF's `NICS`, its list of the DUT's NICs, as the deployment has them: each port facing
+    the generator, in order (`device`: its interface; `pci`: its PCI address, "" for an interface
+    the run made; `mac`; `type` and `is_vf` as VSPERF's)."""
+    nics = []
+    for port in deployment.phy_ports:
+        device = port.ifname
+        mac = deployment.dut.net.mac(device, deployment.ports.switch_netns) if device else ""
+        nics.append({"device": device, "pci": port.pci, "mac": mac, "type": "physical", "is_vf": False})
+    return nics
 
 
 def _vnf_class(pt: StepTest, registries: Registries) -> type[Vnf]:

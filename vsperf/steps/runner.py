@@ -12,9 +12,10 @@ import logging
 import shlex
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from vsperf.config.vsperf_compat import TEST_PARAMS, is_ignored_vsperf_setting
 from vsperf.errors import VsperfError
 from vsperf.results.steps import StepRecord
 from vsperf.steps.macros import StepError, expand, filter_output
@@ -42,6 +43,7 @@ class StepEnv:
     scenario_vnfs: Sequence[Vnf] = ()  # the VNFs its deployment started (VNF0, VNF1, ...)
     constants: Mapping[str, Any] | None = None  # TOOLS, RESULTS_PATH, VSWITCH_BRIDGE_NAME
     hold: Callable[[str], None] | None = None  # the `wait` step: until the user says so
+    parameters: Mapping[str, Any] = field(default_factory=dict)  # the test's TEST_PARAMS (its Parameters)
 
 
 class StepRunner:
@@ -144,6 +146,8 @@ class StepRunner:
                 return self.lookup(name)
             except KeyError:
                 raise StepError(f"no setting {name!r}") from None
+        if action == "setValue" and name == TEST_PARAMS:
+            return self._drop_test_params(args[1])
         if action == "setValue":
             self.env.settings = self.env.settings.merged({name: args[1]}, f"a step of test {self.env.test}")
             return None
@@ -151,6 +155,19 @@ class StepRunner:
             raise StepError(f"no setting {name!r} to reset")
         self.env.settings = self.env.settings.merged({name: self.original[name]}, f"test {self.env.test}")
         return None
+
+    def _drop_test_params(self, value: Any) -> None:
+        """VSPERF's `settings setValue TEST_PARAMS ''`: the test's Parameters dropped, its settings
+        as before them (upstream's tests use it to get NICS back after `NICS: []`). vsperf does it
+        where the Parameters name only VSPERF settings it does not use (NICS, WHITELIST_NICS:
+        nothing to restore); anything else is one line naming them."""
+        if value not in ("", {}, None):
+            raise StepError(f"settings setValue TEST_PARAMS {value!r}: vsperf only drops the test's Parameters "
+                            f"(''); set a setting with settings setValue NAME VALUE")
+        used = sorted(name for name in self.env.parameters if not is_ignored_vsperf_setting(name))
+        if used:
+            raise StepError(f"settings setValue TEST_PARAMS '': vsperf cannot drop the test's Parameters mid-test "
+                            f"({', '.join(used)}); set each with settings setValue NAME VALUE instead")
 
     def _step_vnf(self, name: str) -> Vnf:
         switch = self.env.switch
