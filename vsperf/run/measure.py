@@ -195,7 +195,8 @@ def measure_test(pt: PlannedTest, m: Measurement, index: int, headline: list[Hea
             return {**result.metrics, "packet_size": size}
 
         if test.steps is not None:  # a step-driven test: its steps, then its traffic if they sent none
-            step_test = StepTest(test.name, test.steps, pt.settings, pt.vswitch, pt.vnf, mtu_for(pt.largest))
+            step_test = StepTest(test.name, test.steps, pt.settings, pt.vswitch, pt.vnf,
+                                 mtu_for(pt.largest, pt.jumbo_mtu_bytes))
             stepped = run_test_steps(step_test, m.registries, m.ctx.results_dir, deployment,
                                      lambda s: [measure(f) for f in plan_frames(s)],
                                      lambda record: m.writer.add_step(index, record), m.hosts)
