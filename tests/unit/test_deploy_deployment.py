@@ -28,9 +28,10 @@ BRIDGE = f"{TAG}b0"
 
 
 def _deployment(hosts: RunHosts, name: str = "p2p", vswitch: str = "linux-bridge", *, traffic_only: bool = False,
-                fm: str | None = None, **settings: Any) -> HostDeployment:
+                fm: str | None = None, jumbo_mtu_bytes: int | None = None, **settings: Any) -> HostDeployment:
     values = make_settings(settings)
-    spec = DeploymentSpec(name, vswitch, "auto", values, frame_modification=fm, traffic_only=traffic_only)
+    spec = DeploymentSpec(name, vswitch, "auto", values, frame_modification=fm, traffic_only=traffic_only,
+                          jumbo_mtu_bytes=jumbo_mtu_bytes)
     deployment = build_deployment(spec, REGS, hosts, traffic_from_settings(values, 64))
     assert isinstance(deployment, HostDeployment)
     return deployment
@@ -52,6 +53,13 @@ def _created(machine: FakeMachine) -> list[tuple[str, str, str]]:
 def test_mtu_carries_the_biggest_frame() -> None:
     assert mtu_for(Traffic(frame_size_bytes=64)) == 1500
     assert mtu_for(Traffic(frame_size_bytes=9018)) == 9000
+
+
+def test_jumbo_frames_set_the_mtu_of_the_ports_the_deployment_makes(tmp_path: Path) -> None:
+    hosts, machine = lab_hosts(tmp_path)
+    with _deployment(hosts, "p2p", jumbo_mtu_bytes=9000):  # 64-byte frames, VSWITCH_JUMBO_FRAMES_SIZE 9000
+        veths = [c for c in machine.commands() if " type veth " in c]
+        assert len(veths) == 2 and all(c.count("mtu 9000") == 2 for c in veths), veths
 
 
 # --- the local lab --------------------------------------------------------------------------------

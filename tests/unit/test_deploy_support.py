@@ -20,6 +20,7 @@ from vsperf.deploy.build import DeploymentSpec
 from vsperf.deploy.support import (
     deployment_problem,
     gen_ports_problem,
+    jumbo_problem,
     lab_addresses_problem,
     lab_problem,
     state_root_problem,
@@ -182,3 +183,12 @@ def test_a_frame_above_the_paths_mtu_is_refused_before_anything_is_deployed() ->
     assert "frame size 9000 B, above the path's MTU" in frame_size_problem(Traffic(frame_size_bytes=9000), "none", 1518)
     assert frame_size_problem(Traffic().with_frame_size(parse_mix("IMIX")), "ovs-dpdk", limit) == ""
     assert frame_size_problem(mix, "linux-bridge", None) == ""
+
+
+def test_jumbo_mtu_above_what_the_labs_veth_ports_carry_is_one_line() -> None:
+    spec = replace(_spec("p2p", "ovs-dpdk"), jumbo_mtu_bytes=2000)
+    why = jumbo_problem(spec, 1518)  # ovs-dpdk's LAB_MAX_FRAME_BYTES
+    assert why.startswith("VSWITCH_JUMBO_FRAMES_SIZE 2000: vswitch ovs-dpdk's veth ports carry an MTU of at most 1500")
+    assert jumbo_problem(replace(spec, jumbo_mtu_bytes=1500), 1518) == ""
+    assert jumbo_problem(spec, None) == ""  # a switch whose lab ports carry any frame
+    assert jumbo_problem(replace(spec, steps=True), 1518) == ""  # steps ask the switch, as VSPERF's did

@@ -128,3 +128,14 @@ def test_ovs_dpdk_ports_take_vsperfs_names() -> None:
     assert switch.add_phy_port("int_br0") == ("dpdk1", 2)
     assert ("vsctl", "add-port", "int_br0", "dpdk1", "--", "set", "Interface", "dpdk1", "type=dpdk", "mtu_request=1500",
             "options:dpdk-devargs=net_af_xdp1,iface=p1") in ovs.calls
+
+
+def test_jumbo_frames_mtu_reaches_the_ports_steps_add() -> None:
+    # VSWITCH_JUMBO_FRAMES_SIZE 9000 (the plan's MTU): VSPERF's OvsDpdkVhost asked it of every port it added
+    ovs = FakeOvsDpdk()
+    ovs.ofports = {"dpdk0": "1"}
+    phy = [SwitchPort("phy0", "veth", "phy", ifname="p0")]
+    switch = StepVswitch(cast(OvsVSwitch, ovs), cast(Any, None), "ns", phy, lambda i: cast(Any, None), 9000)
+    switch.add_phy_port("int_br0")
+    assert ("vsctl", "add-port", "int_br0", "dpdk0", "--", "set", "Interface", "dpdk0", "type=dpdk", "mtu_request=9000",
+            "options:dpdk-devargs=net_af_xdp0,iface=p0") in ovs.calls

@@ -16,6 +16,11 @@ PortDriver = Literal["af_xdp", "af_packet"]
 PORT_DRIVERS: tuple[PortDriver, ...] = ("af_xdp", "af_packet")
 FWD_MODES = ("io", "mac", "macswap", "csum")
 
+# VSWITCH_JUMBO_FRAMES_SIZE's bounds: OVS-DPDK's mtu_request range (DPDK's RTE_ETHER_MIN_MTU; OVS's
+# NETDEV_DPDK_MAX_PKT_LEN 9728 less the Ethernet header and FCS).
+MIN_JUMBO_MTU_BYTES = 68
+MAX_JUMBO_MTU_BYTES = 9710
+
 _CPU = Int(min=0, max=MAX_CPU, unit="CPU number")
 _FWD_MODE = Str(choices=FWD_MODES)
 
@@ -63,6 +68,13 @@ SETTINGS: dict[str, Setting] = {
         Bool(),
         "true: OVS creates the vhost-user sockets (dpdkvhostuser); false: testpmd creates them and OVS "
         "connects (dpdkvhostuserclient, reconnects if the VNF restarts)."),
+    "VSWITCH_JUMBO_FRAMES_ENABLED": Setting(
+        Bool(),
+        "VSPERF's jumbo frames: every port the switch adds (deployment and TestSteps) gets "
+        "VSWITCH_JUMBO_FRAMES_SIZE as its MTU (OVS's mtu_request), or the frames' if larger."),
+    "VSWITCH_JUMBO_FRAMES_SIZE": Setting(
+        Int(min=MIN_JUMBO_MTU_BYTES, max=MAX_JUMBO_MTU_BYTES, unit="bytes"),
+        "IP MTU of the switch's ports when VSWITCH_JUMBO_FRAMES_ENABLED (VSPERF's default 9000)."),
     "TESTPMD_FWD_MODE": Setting(
         _FWD_MODE,
         "Forwarding mode of testpmd when it is the switch (--vswitch none)."),

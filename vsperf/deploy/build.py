@@ -40,6 +40,7 @@ class DeploymentSpec:
     one_gen_netns: bool = False
     steps: bool = False  # a step-driven test: the generator ports are made even for `clean`
     tunnel: TunnelSpec | None = None  # op2p and ptunp: what the overlay builds
+    jumbo_mtu_bytes: int | None = None  # VSPERF's jumbo frames: the MTU of the switch's ports (vsperf.deploy.jumbo)
 
     @classmethod
     def from_settings(cls, name: str, settings: Mapping[str, Any], registries: Registries, *,
@@ -112,7 +113,7 @@ def build_deployment(spec: DeploymentSpec, registries: Registries, hosts: RunHos
         vswitch = vswitch_cls(spec.settings, dut)
         return OverlayDeployment(spec.tunnel, tunnel_builder(vswitch, ports.switch_netns), topology=topology,
                                  ports=ports, dut=dut, traffic=traffic, vswitch=vswitch, release=hosts.release,
-                                 label_hosts=not hosts.is_lab)
+                                 label_hosts=not hosts.is_lab, jumbo_mtu_bytes=spec.jumbo_mtu_bytes)
     if topology.layout == "parallel" and not vswitch_cls.SUPPORTS_MATCH:
         raise ConfigError(f"deployment {topology.name} needs a switch that matches on headers; "
                           f"{vswitch_cls.NAME} cannot (use --vswitch ovs)")
@@ -129,6 +130,7 @@ def build_deployment(spec: DeploymentSpec, registries: Registries, hosts: RunHos
         hugepages = HugepageConf.from_settings(spec.settings)
     return HostDeployment(topology, ports=ports, dut=dut, traffic=traffic, vswitch=vswitch, vnfs=vnfs,
                           vlan_id=spec.vlan_id, hugepages=hugepages, release=hosts.release,
-                          label_hosts=not hosts.is_lab, spare_ports=spec.steps, modification=spec.frame_modification)
+                          label_hosts=not hosts.is_lab, spare_ports=spec.steps, modification=spec.frame_modification,
+                          jumbo_mtu_bytes=spec.jumbo_mtu_bytes)
 
 

@@ -40,9 +40,10 @@ log = logging.getLogger(__name__)
 _L2_OVERHEAD_BYTES = 18  # Ethernet header + FCS: frame size - 18 = IP MTU
 
 
-def mtu_for(traffic: Traffic) -> int:
-    """IP MTU that carries the test's frames, a mix's largest too (a generator VLAN tag fits in veth's allowance)."""
-    return max(1500, traffic.largest_frame_bytes - _L2_OVERHEAD_BYTES)
+def mtu_for(traffic: Traffic, jumbo_mtu_bytes: int | None = None) -> int:
+    """IP MTU that carries the test's frames, a mix's largest too (a generator VLAN tag fits in veth's
+    allowance); with jumbo frames (vsperf.deploy.jumbo), at least `jumbo_mtu_bytes`."""
+    return max(1500, traffic.largest_frame_bytes - _L2_OVERHEAD_BYTES, jumbo_mtu_bytes or 0)
 
 
 class HostDeployment(Deployment):
@@ -53,7 +54,8 @@ class HostDeployment(Deployment):
     def __init__(self, topology: Topology, *, ports: GenPorts, dut: Host, traffic: Traffic,
                  vswitch: VSwitch | None, vnfs: Sequence[Vnf] = (), vlan_id: int | None = None,
                  hugepages: HugepageConf | None = None, release: Callable[[], object] = lambda: None,
-                 label_hosts: bool = False, spare_ports: bool = False, modification: str | None = None) -> None:
+                 label_hosts: bool = False, spare_ports: bool = False, modification: str | None = None,
+                 jumbo_mtu_bytes: int | None = None) -> None:
         if len(vnfs) != topology.vnfs:
             raise DeploymentError(f"deployment {topology.name} needs {topology.vnfs} VNFs, got {len(vnfs)}")
         self.name = topology.name
@@ -65,6 +67,7 @@ class HostDeployment(Deployment):
         self.vnfs = list(vnfs)
         self.vlan_id = vlan_id  # Frame Modification vlan: the switch tags frames towards the generator
         self.modification = modification  # the test's Frame Modification (vsperf.traffic.framemod)
+        self.jumbo_mtu_bytes = jumbo_mtu_bytes  # VSPERF's jumbo frames: the ports' MTU (None: the frames')
         self.hugepages = hugepages
         self._release = release
         self.label_hosts = label_hosts
@@ -94,7 +97,7 @@ class HostDeployment(Deployment):
         log.info("deployed %s (%s) in %.2f s", self.name, switch, self.deploy_time_s)
 
     def _deploy(self) -> None:
-        mtu = mtu_for(self.traffic)
+        mtu = mtu_for(self.traffic, self.jumbo_mtu_bytes)
         phy = self.ports.create(self.traffic, mtu, self.vlan_id,
                                 traffic_ports=self.topology.has_traffic_ports or self.spare_ports)
         self.phy_ports = tuple(phy)

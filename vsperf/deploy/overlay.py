@@ -135,7 +135,7 @@ class OverlayDeployment(HostDeployment):
         self.phy_ports: tuple[SwitchPort, ...] = ()
 
     def _deploy(self) -> None:
-        mtu = mtu_for(self.traffic)
+        mtu = mtu_for(self.traffic, self.jumbo_mtu_bytes)
         port_mtu = mtu + TUNNEL_MTU_EXTRA
         phy = self.ports.create(self.traffic, port_mtu, None)
         vswitch = self.vswitch

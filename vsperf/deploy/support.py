@@ -82,6 +82,18 @@ def frame_size_problem(traffic: Traffic, vswitch: str, max_frame_bytes: int | No
             f"{max_frame_bytes} bytes here; use smaller frames, or --vswitch ovs or linux-bridge")
 
 
+def jumbo_problem(spec: DeploymentSpec, max_frame_bytes: int | None) -> str:
+    """Why the deployment's ports cannot take VSWITCH_JUMBO_FRAMES_SIZE on the lab ("" when they can);
+    a step-driven test's ports are asked anyway (its steps check what the switch says, as VSPERF's)."""
+    if spec.jumbo_mtu_bytes is None or max_frame_bytes is None or spec.steps:
+        return ""
+    most = max_frame_bytes - 18  # Ethernet header and FCS
+    if spec.jumbo_mtu_bytes <= most:
+        return ""
+    return (f"VSWITCH_JUMBO_FRAMES_SIZE {spec.jumbo_mtu_bytes}: vswitch {spec.vswitch}'s veth ports carry an MTU of "
+            f"at most {most} here; set VSWITCH_JUMBO_FRAMES_ENABLED false, or use --vswitch ovs or linux-bridge")
+
+
 def deployment_problem(spec: DeploymentSpec, traffic: Traffic, generator: type[TrafficGenerator], hosts: RunHosts,
                        *, supports_match: bool, max_frame_bytes: int | None = None) -> str:
     """Why `spec` cannot be deployed on `hosts` for `traffic` with `generator` ("" when it can);
@@ -90,7 +102,7 @@ def deployment_problem(spec: DeploymentSpec, traffic: Traffic, generator: type[T
     if hosts.is_lab:
         why = lab_addresses_problem(traffic) or _lab_kernel_problem(hosts)
         if not why and not spec.traffic_only:
-            why = frame_size_problem(traffic, spec.vswitch, max_frame_bytes)
+            why = frame_size_problem(traffic, spec.vswitch, max_frame_bytes) or jumbo_problem(spec, max_frame_bytes)
         if (not why and spec.vswitch == "ovs-dpdk" and spec.settings["VSWITCH_DPDK_HUGEPAGES"]
                 and not spec.traffic_only):
             why = ("VSWITCH_DPDK_HUGEPAGES: the local lab runs OVS-DPDK without hugepages (--no-huge); set it "

@@ -198,7 +198,8 @@ def measure_test(pt: PlannedTest, m: Measurement, index: int, headline: list[Hea
         if test.steps is not None:  # a step-driven test: its steps, then its traffic if they sent none
             # its TEST_PARAMS: its Parameters (VSPERF's keywords, vSwitch and the others, are not)
             own = {k: v for k, v in test.parameters.items() if k not in KEYWORD_SETTINGS.values()}
-            step_test = StepTest(test.name, test.steps, pt.settings, pt.vswitch, pt.vnf, mtu_for(pt.largest), own)
+            step_test = StepTest(test.name, test.steps, pt.settings, pt.vswitch, pt.vnf,
+                                 mtu_for(pt.largest, pt.jumbo_mtu_bytes), own)
             stepped = run_test_steps(step_test, m.registries, m.ctx.results_dir, deployment,
                                      lambda s: [measure(f) for f in plan_frames(s)],
                                      lambda record: m.writer.add_step(index, record), m.hosts)

@@ -19,6 +19,7 @@ from vsperf.collectors.base import collector_names
 from vsperf.config import Settings, traffic_from_settings
 from vsperf.config.schema_core import frame_sizes
 from vsperf.deploy.build import DeploymentSpec
+from vsperf.deploy.jumbo import jumbo_mtu_bytes
 from vsperf.deploy.overlay import tunnel_of
 from vsperf.deploy.topology import check_frame_modification, parse_deployment
 from vsperf.registry import Registries
@@ -48,6 +49,7 @@ class PlannedTest:
     loadgen: str | None = None  # load generator of a test with a Load
     hold: str = ""  # --mode trafficgen-off ("off": deploy, hold, no traffic) / -pause ("pause": hold, then traffic)
     test_params: str | None = None  # this run's element of a --test-params sweep (None: no sweep)
+    jumbo_mtu_bytes: int | None = None  # VSPERF's jumbo frames: the switch's ports' MTU (vsperf.deploy.jumbo)
 
     @property
     def deployment(self) -> DeploymentSpec:
@@ -57,6 +59,7 @@ class PlannedTest:
             frame_modification=check_frame_modification(self.test.frame_modification), simulated=self.simulated,
             traffic_only=self.traffic_only, locations=self.port_locations,
             one_gen_netns=self.ports_in_one_netns, steps=self.test.steps is not None,
+            jumbo_mtu_bytes=self.jumbo_mtu_bytes,
             tunnel=tunnel_of(self.test.deployment, self.test.tunnel_type, self.test.tunnel_operation, self.settings))
 
     @property
@@ -122,6 +125,7 @@ def plan_tests(
                 simulated=simulated, traffic_only=traffic_only, hold=hold,
                 port_locations=bool(getattr(gen.cls, "PORT_LOCATIONS", False)),
                 ports_in_one_netns=bool(getattr(gen.cls, "PORTS_IN_ONE_NAMESPACE", False)),
+                jumbo_mtu_bytes=jumbo_mtu_bytes(test_settings),
             )
         )
     return planned
