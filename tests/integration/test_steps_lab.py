@@ -1,7 +1,8 @@
 """VSPERF's step-driven tests (TestSteps) on the local lab through `vsperf --integration` (root):
 a bridge, its ports and a flow made by steps really exist in Open vSwitch mid-test (asked by
 later steps, through the run's executor: commands.log) and are gone after, with traffic through
-them; upstream's vswitch tests from its own file; a failing step fails its test, saying why."""
+them; upstream's vswitch tests from its own file; a failing step fails its test, saying why; shell
+steps (pipes, `sudo`, `$((...))`) reach the test's own Open vSwitch."""
 
 from __future__ import annotations
 
@@ -45,6 +46,19 @@ STEPS = """INTEGRATION_TESTS = [
         ['vswitch', 'add_switch', 'stepbr'],
         ['tools', 'assert', '1 + 1 == 3'],
         ['vswitch', 'del_switch', 'stepbr'],
+    ]},
+]
+"""
+
+
+SHELL_STEPS = """INTEGRATION_TESTS = [
+    {"Name": "steps_shell", "Deployment": "clean", "Description": "shell steps", "TestSteps": [
+        ['vswitch', 'add_switch', 'shellbr'],
+        ['tools', 'exec_shell', 'sudo $TOOLS["ovs-vsctl"] show | grep -c "Bridge shellbr"'],
+        ['tools', 'exec_shell', 'sudo -E ovs-appctl dpif/show | grep -o "shellbr:" | sort -u'],
+        ['tools', 'exec_shell', 'sudo $TOOLS["ovs-appctl"] -t ovs-vswitchd version | head -1'],
+        ['tools', 'exec_shell', 'echo $((1+`wc -l < $_OVSDPDK_VSWITCH_LOG`)) $OVS_RUNDIR', '|^(\\d+) (\\S+)$'],
+        ['vswitch', 'del_switch', 'shellbr'],
     ]},
 ]
 """
@@ -140,4 +154,41 @@ def test_upstream_vhost_sock_dir_on_ovs_dpdk(tmp_path: Path) -> None:
     test = data["tests"][0]
     assert test["status"] == "passed", test["error"]
     assert json.loads(test["steps"][5]["result"]) == ["dpdkvhostuser0"]
+    assert leftovers(data["run_id"]) == []
+
+
+def test_shell_steps_reach_the_tests_own_open_vswitch(tmp_path: Path) -> None:
+    # no system Open vSwitch runs here: a bridge seen by these commands is the test's
+    tests = tmp_path / "shell.conf"
+    tests.write_text(SHELL_STEPS)
+    out = tmp_path / "run"
+    proc = vsperf("--integration", "-f", str(tests), "--vswitch", "ovs", "--trafficgen", "vsgen",
+                  "--results-dir", str(out), "--test-params", SHORT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = results(out)
+    test = data["tests"][0]
+    assert test["status"] == "passed", test["error"]
+    found = step_results(test)
+    assert found[1].strip() == "1"  # ovs-vsctl show | grep -c
+    assert found[2].strip() == "shellbr:"  # ovs-appctl reached this ovs-vswitchd
+    assert found[3].startswith("ovs-vswitchd (Open vSwitch)")
+    [[lines, rundir]] = json.loads(found[4])
+    assert int(lines) > 1 and rundir.startswith("/") and rundir.endswith("ovs")  # the log has lines
+    commands = (out / "commands.log").read_text()
+    assert 'grep -c "Bridge shellbr"' in commands
+    assert leftovers(data["run_id"]) == []
+
+
+@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="upstream's integration files are not on this machine")
+def test_upstream_rate_test_with_shell_steps_on_ovs_dpdk(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = vsperf("--integration", "-f", str(UPSTREAM / "01_testcases.conf"), "-f",
+                  str(UPSTREAM / "01b_dpdk_regression_tests.conf"), "ovsdpdk_rate_create_phy_port", "--trafficgen",
+                  "vsgen", "--results-dir", str(out), timeout_s=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = results(out)
+    test = data["tests"][0]
+    assert test["status"] == "passed", test["error"]
+    listed = next(s["result"] for s in test["steps"] if "list interface" in s["step"])
+    assert "ingress_policing_burst: 8000" in listed and "ingress_policing_rate: 10000" in listed
     assert leftovers(data["run_id"]) == []

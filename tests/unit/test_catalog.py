@@ -161,6 +161,24 @@ def test_the_two_sets(tmp_path: Path) -> None:
     assert [t.name for t in integration.select()] == ["steps_ok", "tunnel"]  # the bad one left out, with a warning
 
 
+GUESTS = """INTEGRATION_TESTS = [
+    {'Name': 'nics', 'Deployment': 'clean', 'Parameters': {'NICS': []}, 'TestSteps': [['log', 'info', 'x']]},
+    {'Name': 'trex_vm', 'Deployment': 'clean', 'Parameters': {'GUEST_NICS_NR': [2, 4]},
+     'TestSteps': [['log', 'info', 'x']]},
+    {'Name': 'two', 'Deployment': 'clean', 'Parameters': {'GUEST_NICS_NR': [2]}, 'TestSteps': [['log', 'info', 'x']]},
+]
+"""
+
+
+def test_step_tests_needing_four_guest_nics_are_left_out_not_those_setting_nics(tmp_path: Path) -> None:
+    path = tmp_path / "t.conf"
+    path.write_text(GUESTS)
+    nics, trex_vm, two = Catalog.load([path]).view(integration=True).tests
+    assert nics.unavailable == ""  # NICS is accepted, not used: steps get the DUT's ports as $NICS
+    assert trex_vm.unavailable.startswith("GUEST_NICS_NR [2, 4]: vsperf's guests have exactly 2 NICs")
+    assert two.unavailable == ""
+
+
 @pytest.mark.parametrize(
     ("entry", "message"),
     [

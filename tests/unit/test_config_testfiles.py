@@ -58,3 +58,16 @@ def test_upstream_integration_files_load_unchanged() -> None:
     regression = next(f for f in found if f.path.name.startswith("01b"))
     nic = next(t for t in regression.integration if t["Name"] == "ovsdpdk_nic_p2p_two_pmd_bidir_cont")
     assert nic["Parameters"]["VSWITCH_PMD_CPU_MASK"] == "30"  # str(hex((1 << 4) + (1 << 5)))[2:], computed
+
+
+def test_a_tests_steps_take_the_file_variables_they_read(tmp_path: Path) -> None:
+    first = write(tmp_path / "01.conf", "_PORT = 'dpdk'\n_UNUSED = 1\n")
+    second = write(tmp_path / "01b.conf", "_NIC = '0'\nINTEGRATION_TESTS = [\n"
+                   "  {'Name': 'a', 'Deployment': 'clean', 'Parameters': {'_NIC': '1'},\n"
+                   "   'TestSteps': [['tools', 'exec_shell', 'ovs-vsctl list interface $_PORT$_NIC']]},\n"
+                   "  {'Name': 'b', 'Deployment': 'clean', 'TestSteps': [['tools', 'eval', '$_NIC']]},\n"
+                   "  {'Name': 'c', 'Deployment': 'p2p'}]\n")
+    a, b, c = read_test_files([first, second])[1].integration
+    assert a["Parameters"] == {"_PORT": "dpdk", "_NIC": "1"}  # the test's own Parameters win
+    assert b["Parameters"] == {"_NIC": "0"}
+    assert "Parameters" not in c

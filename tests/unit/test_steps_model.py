@@ -59,13 +59,10 @@ def test_vsperf_syntax() -> None:
         ([["vswitch", "run_vppctl", ["show"]]], "a VPP command (VPP is not packaged"),
         ([["VNF0", "start"]], "the deployment started this VNF"),
         ([["pdb"]], "starts Python's debugger"),
-        ([["tools", "exec_shell", "ovs-vsctl show | grep br"]],
-         "runs one program with its arguments, not a shell: '|'"),
-        ([["tools", "exec_shell", "echo $((1+2))"]], "'$(' needs a shell"),
-        ([["tools", "exec_shell", "tcpdump -w x 2>/dev/null"]], "'>' needs a shell"),
-        ([["tools", "exec_shell", "echo 'open"]], "No closing quotation"),
-        ([["VNF0", "execute_and_wait", "tcpdump -c 5 -w d.pcap &"]],
-         "VNF0 execute_and_wait runs one program with its arguments, not a shell: '&'"),
+        ([["tools", "exec_shell", "echo 'open"]], "tools exec_shell: No closing quotation in \"echo 'open\""),
+        ([["tools", "exec_shell", " "]], "tools exec_shell: an empty command"),
+        ([["tools", "exec_shell", ["ls"]]], "tools exec_shell takes a command line (a string)"),
+        ([["VNF0", "execute_and_wait", "echo \"x"]], "VNF0 execute_and_wait: No closing quotation"),
         ([["tools", "exec_shell", "x", "|(unclosed"]], "the filter |(unclosed is not a valid regular expression"),
         (["vswitch"], "a step is a list [object, action, arguments...]"),
         ([[]], "a step starts with an object name"),
@@ -75,6 +72,13 @@ def test_vsperf_syntax() -> None:
 )
 def test_every_mistake_names_the_step(steps: list[object], message: str) -> None:
     assert message in error(steps)
+
+
+def test_shell_syntax_is_the_commands_to_use() -> None:
+    commands = ["ovs-vsctl show | grep br", 'echo $((1+`wc -l $_LOG | cut -d" " -f1`))',
+                "tcpdump -c 5 -w d.pcap 2>/dev/null &", "sed -n '#STEP[-1][0],$ p' $_LOG; true"]
+    steps = parse_steps("t", [["tools", "exec_shell", "true"], *[["tools", "exec_shell", c] for c in commands]])
+    assert [step.args[0] for step in steps[1:]] == commands
 
 
 def test_macros_in_exec_shell_are_not_shell_syntax() -> None:

@@ -1,8 +1,10 @@
-"""tools, namespace and veth of TestSteps: programs run through the host's executor, never a shell,
-the OVS programs pointed at the test's own instance."""
+"""tools, namespace and veth of TestSteps: commands run through a shell on the host's executor
+(`sudo` runs its command), with the environment that points the OVS programs at the test's own
+instance."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import PurePosixPath
 from types import SimpleNamespace
 from typing import Any, cast
@@ -10,9 +12,10 @@ from typing import Any, cast
 import pytest
 from recorded_host import RecordedHost
 
+from vsperf.executor import Command
 from vsperf.host.host import Host
 from vsperf.steps.macros import StepError
-from vsperf.steps.tools import StepTools, ovs_argv
+from vsperf.steps.tools import StepTools, check_command, shell_argv
 from vsperf.vswitch.ovs import OvsVSwitch
 
 OVS = cast(OvsVSwitch, SimpleNamespace(
@@ -21,32 +24,57 @@ OVS = cast(OvsVSwitch, SimpleNamespace(
     env=lambda: {"OVS_RUNDIR": "/tmp/vsperf-ab12-ovs"}))
 
 
-def test_ovs_programs_reach_the_tests_own_instance() -> None:
-    argv, env = ovs_argv(["ovs-vsctl", "show"], OVS)
-    assert argv == ["ovs-vsctl", "--db=unix:/tmp/vsperf-ab12-ovs/db.sock", "show"]
-    assert env == {"OVS_RUNDIR": "/tmp/vsperf-ab12-ovs"}
-    assert ovs_argv(["ovs-appctl", "dpif-netdev/pmd-rxq-show"], OVS)[0] == [
-        "ovs-appctl", "-t", "/tmp/vsperf-ab12-ovs/ovs-vswitchd.ctl", "dpif-netdev/pmd-rxq-show"]
-    assert ovs_argv(["ovs-appctl", "-t", "ovsdb-server", "x"], OVS)[0] == [
-        "ovs-appctl", "-t", "/tmp/vsperf-ab12-ovs/ovsdb-server.ctl", "x"]
-    assert ovs_argv(["ip", "link"], OVS) == (["ip", "link"], {})
-    assert ovs_argv(["ovs-vsctl", "show"], None) == (["ovs-vsctl", "show"], {})
+def shell(command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(shell_argv(command), capture_output=True, text=True, timeout=10, check=False,
+                          env={"PATH": "/usr/bin:/bin"})
 
 
-def tools(answers: dict[tuple[str, ...], list[str]]) -> tuple[StepTools, RecordedHost]:
-    executor = RecordedHost("local", answers)
+def test_a_command_runs_through_a_shell_with_sudo_running_its_command() -> None:
+    assert shell('echo $((1+`printf "a\\nb\\n" | wc -l`))').stdout == "3\n"
+    assert shell("sudo echo a; sudo -E -n -- printf 'b c' | tr b x").stdout == "a\nx c"
+    assert shell("x=1 && sudo sh -c 'echo in' > /dev/null; sudo false || echo failed").stdout == "failed\n"
+    assert shell("sudo false").returncode == 1
+
+
+def test_a_command_is_checked_before_it_runs() -> None:
+    assert check_command("ovs-vsctl show | grep br && echo $((1+2)) 2>/dev/null &") == ""
+    assert check_command("  ") == "an empty command"
+    assert check_command(["ls"]) == "takes a command line (a string)"
+    assert "No closing quotation" in check_command("echo 'open")
+
+
+class EnvHost(RecordedHost):
+    """Keeps each command's environment too."""
+
+    def __init__(self, answers: dict[tuple[str, ...], list[str]]) -> None:
+        super().__init__("local", answers)
+        self.envs: list[dict[str, str] | None] = []
+
+    def _complete(self, cmd: Command, timeout_s: float | None,
+                  input_text: str | None) -> subprocess.CompletedProcess[str]:
+        self.envs.append(dict(cmd.env) if cmd.env is not None else None)
+        return super()._complete(cmd, timeout_s, input_text)
+
+
+def tools(answers: dict[tuple[str, ...], list[str]]) -> tuple[StepTools, EnvHost]:
+    executor = EnvHost(answers)
     host = cast(Host, SimpleNamespace(executor=executor,
                                       run=lambda argv, netns=None, **_: executor.run(argv, netns=netns).stdout))
     return StepTools(host, "vspab12s", OVS), executor
 
 
-def test_exec_shell_runs_one_program_in_the_switch_namespace() -> None:
-    step, executor = tools({("ovs-vsctl", "--db=unix:/tmp/vsperf-ab12-ovs/db.sock", "list-br"): ["int_br0\nbr1\n"]})
-    assert step.exec_shell("sudo ovs-vsctl list-br", "(int_\\w+)") == ["int_br0"]
-    assert step.exec_shell("ovs-vsctl list-br") == "int_br0\nbr1\n"
-    assert executor.commands[0] == (("ovs-vsctl", "--db=unix:/tmp/vsperf-ab12-ovs/db.sock", "list-br"), "vspab12s")
-    with pytest.raises(StepError, match="ip exited with 1: No such file or directory"):
+def test_exec_shell_runs_sh_in_the_switch_namespace_with_the_instances_environment() -> None:
+    listing = tuple(shell_argv("sudo ovs-vsctl list-br | sort"))
+    step, executor = tools({listing: ["br1\nint_br0\n"]})
+    assert step.exec_shell("sudo ovs-vsctl list-br | sort", "(int_\\w+)") == ["int_br0"]
+    assert executor.commands == [(listing, "vspab12s")]
+    assert listing[:2] == ("sh", "-c") and listing[2].endswith("\nsudo ovs-vsctl list-br | sort")
+    assert executor.envs == [{"OVS_RUNDIR": "/tmp/vsperf-ab12-ovs"}]
+    with pytest.raises(StepError, match="the command exited with 1: No such file or directory"):
         step.exec_shell("ip link show nothing")
+    with pytest.raises(StepError, match="an empty command"):
+        step.exec_shell(" ")
+    assert len(executor.commands) == 2
 
 
 def test_assert_and_eval_compute_without_running_code() -> None:

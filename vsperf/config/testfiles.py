@@ -7,6 +7,10 @@ conf/integration/01_testcases.conf, or a YAML mapping). Files read together (TES
 `01a_testcases_l34_vxlan.conf` extends the INTEGRATION_TESTS and uses the STEP_* lists of
 `01_testcases.conf`. A file that only adds to a list (`X = X + [...]`, `X += [...]`) adds its
 new tests; a file that assigns a list afresh adds all of it.
+
+The file variables (`_NAME`) of the files read so far that a test's TestSteps read as `$_NAME`
+come with the test, under its own Parameters: VSPERF's steps read them as settings, and
+`settings setValue` changes them while the test runs.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from vsperf.config.params import load_yaml
-from vsperf.config.pyconf import looks_like_pyconf, read_conf_names
+from vsperf.config.pyconf import is_file_variable, looks_like_pyconf, read_conf_names
 from vsperf.config.schema import SETTINGS_SCHEMA
 from vsperf.errors import ConfigError
 from vsperf.inputs import read_text_file
@@ -46,6 +50,18 @@ def _added(previous: list[Any] | None, now: Any) -> list[Any]:
     return now
 
 
+def _with_variables(test: Any, names: dict[str, Any]) -> Any:
+    """`test` with the file variables its TestSteps read under its Parameters (see the docstring)."""
+    if not isinstance(test, dict) or "TestSteps" not in test:
+        return test
+    text = repr(test["TestSteps"])
+    used = {n: v for n, v in names.items() if is_file_variable(n) and f"${n}" in text}
+    if not used:
+        return test
+    own = test.get("Parameters")
+    return {**test, "Parameters": {**used, **own} if isinstance(own, dict) else used}
+
+
 def read_test_files(paths: Iterable[Path]) -> list[FileTests]:
     """The tests of each file, in order (ConfigError naming the file and the line)."""
     names: dict[str, Any] = {}
@@ -60,6 +76,8 @@ def read_test_files(paths: Iterable[Path]) -> list[FileTests]:
                 if name in TEST_LISTS:
                     raise ConfigError(f"{where}: {name} is not computed: {why}")
             data: Any = {name: _added(names.get(name), conf.names[name]) for name in TEST_LISTS if name in conf.values}
+            data = {name: [_with_variables(t, conf.names) for t in tests] if isinstance(tests, list) else tests
+                    for name, tests in data.items()}
             others = sorted(n for n in conf.values if n in SETTINGS_SCHEMA and n not in TEST_LISTS)
             names = conf.names
         else:

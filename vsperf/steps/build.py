@@ -23,6 +23,7 @@ from vsperf.vnf.base import Vnf
 from vsperf.vswitch.ovs import OvsVSwitch
 
 DEFAULT_BRIDGE = "vsperf-br0"  # VSPERF's VSWITCH_BRIDGE_NAME, for a deployment without a bridge
+VSWITCHD_LOG_VARIABLE = "_OVSDPDK_VSWITCH_LOG"  # VSPERF's file variable: the ovs-vswitchd log
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,10 @@ def run_test_steps(pt: StepTest, registries: Registries, results_dir: Path, depl
     constants = {"TOOLS": tools_paths, "RESULTS_PATH": str(results_dir),
                  "VSWITCH_BRIDGE_NAME": bridges[0] if bridges else DEFAULT_BRIDGE,
                  "NICS": dut_nics(deployment) if isinstance(deployment, HostDeployment) else []}
+    if ovs is not None:
+        # upstream's 01b file computes it with Python (os.path.join of RESULTS_PATH and the log's
+        # name), which a conf file read safely cannot: the test's ovs-vswitchd log
+        constants[VSWITCHD_LOG_VARIABLE] = str(ovs.rundir / "ovs-vswitchd.log")
     tools = StepTools(host, netns, ovs, lab=hosts is None or hosts.is_lab)
     env = StepEnv(pt.name, pt.settings, tools, send_traffic, record, switch,
                   getattr(deployment, "vnfs", ()), constants, hold, pt.parameters)

@@ -9,7 +9,6 @@ with that step named. The steps' own VNFs and background programs are stopped at
 from __future__ import annotations
 
 import logging
-import shlex
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from vsperf.errors import VsperfError
 from vsperf.results.steps import StepRecord
 from vsperf.steps.macros import StepError, expand, filter_output
 from vsperf.steps.model import Step, step_vnfs
-from vsperf.steps.tools import StepTools
+from vsperf.steps.tools import StepTools, check_command, shell_argv
 from vsperf.steps.vswitch import StepVswitch
 from vsperf.vnf.base import Vnf
 
@@ -197,12 +196,12 @@ class StepRunner:
         netns = vnf.shell_netns
         if netns is None:
             raise StepError(f"{step.obj} ({vnf.NAME}) has no shell vsperf can run {step.action} in")
-        argv = shlex.split(str(args[0]))
-        if argv and argv[0] == "sudo":
-            argv = argv[1:]
-        proc = vnf.host.executor.run(argv, netns=netns, timeout_s=120.0, check=False)
+        problem = check_command(str(args[0]))
+        if problem:
+            raise StepError(problem)
+        proc = vnf.host.executor.run(shell_argv(str(args[0])), netns=netns, timeout_s=120.0, check=False)
         if proc.returncode != 0:
-            raise StepError(f"{argv[0] if argv else 'the command'} exited with {proc.returncode} in {step.obj}")
+            raise StepError(f"the command exited with {proc.returncode} in {step.obj}")
         return proc.stdout
 
     # --- checks ---------------------------------------------------------------------------------

@@ -2,11 +2,14 @@
 namespace/veth helpers), run on the DUT host through its executor: every program is in
 commands.log, every namespace and veth pair in the run's journal (the release removes them).
 
-`tools exec_shell` runs one program with its arguments, never a shell (the step list was
-checked for shell syntax before anything was deployed). A leading `sudo` is dropped (vsperf runs
-as root on its hosts). `ovs-vsctl`, `ovs-ofctl`, `ovs-appctl` and `ovs-dpctl` reach the test's own
-Open vSwitch instance (its database and control sockets), never the system's. The programs run in
-the switch's namespace on the local lab (where its ports and bridges are).
+`tools exec_shell` runs its command through a shell, as VSPERF did (`sh -c COMMAND`: pipes,
+`$((...))`, backquotes, redirections, `;` and `&` work), on the DUT host, in the switch's
+namespace on the local lab (where its ports and bridges are). `sudo X ...` runs X anywhere in the
+command (vsperf runs as root on its hosts; sudo need not be installed): a shell function `sudo`
+is defined ahead of the command. `ovs-vsctl`, `ovs-ofctl`, `ovs-appctl` and `ovs-dpctl`, bare or
+as `$TOOLS["ovs-vsctl"]`, reach the test's own Open vSwitch instance, never the system's: the
+command's environment is the instance's (OVS_RUNDIR, OVS_DBDIR, ...: ovs-vsctl's default database
+is its db.sock, ovs-ofctl finds its bridges' sockets there, ovs-appctl -t NAME its NAME.<pid>.ctl).
 """
 
 from __future__ import annotations
@@ -27,27 +30,32 @@ from vsperf.vswitch.ovs import OvsVSwitch
 
 SHELL_TIMEOUT_S = 120.0
 OVS_PROGRAMS = ("ovs-vsctl", "ovs-ofctl", "ovs-appctl", "ovs-dpctl")
-# VSPERF's TOOLS: the programs' names here (their paths on VSPERF's machine).
+# VSPERF's TOOLS: the programs' names here (their paths on VSPERF's machine); the environment of a
+# shell step points the OVS programs at the test's instance.
 TOOLS = {name: name for name in (*OVS_PROGRAMS, "ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "qemu-system-x86_64",
                                  "bind-tool")}
 
 
-def ovs_argv(argv: list[str], switch: OvsVSwitch | None) -> tuple[list[str], dict[str, str]]:
-    """`argv` pointed at the test's private OVS (its database, its daemons' control sockets) and
-    the environment the OVS programs find it with; unchanged for other programs."""
-    if switch is None or not argv or argv[0] not in OVS_PROGRAMS:
-        return argv, {}
-    program, rest = argv[0], argv[1:]
-    if program == "ovs-vsctl" and not any(a.startswith("--db") for a in rest):
-        rest = [f"--db=unix:{switch.rundir / 'db.sock'}", *rest]
-    if program == "ovs-appctl":
-        if "-t" in rest and rest.index("-t") + 1 < len(rest):
-            at = rest.index("-t") + 1
-            if rest[at] in ("ovs-vswitchd", "ovsdb-server"):
-                rest[at] = str(switch.ctl_socket(rest[at]))
-        elif not any(a.startswith("--target") for a in rest):
-            rest = ["-t", str(switch.ctl_socket("ovs-vswitchd")), *rest]
-    return [program, *rest], switch.env()
+# `sudo [-E|-H|-n|-S|--] X ...` runs X: vsperf is root on its hosts, where sudo may be missing.
+SUDO_FUNCTION = 'sudo() { while [ $# -gt 0 ]; do case "$1" in -E|-H|-n|-S) shift;; --) shift; break;; ' \
+                '*) break;; esac; done; "$@"; }'
+
+
+def shell_argv(command: str) -> list[str]:
+    """The argument list that runs `command` through a shell, `sudo` defined as above."""
+    return ["sh", "-c", f"{SUDO_FUNCTION}\n{command}"]
+
+
+def check_command(command: Any) -> str:
+    """What is wrong with a step's shell command ("" when nothing): not a string, empty, or
+    unbalanced quotes."""
+    if not isinstance(command, str):
+        return "takes a command line (a string)"
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        return f"{exc} in {command!r}"
+    return "" if words else "an empty command"
 
 
 @dataclass
@@ -82,34 +90,29 @@ class StepTools:
         except NotComputable as exc:
             raise StepError(f"cannot evaluate {str(expression)[:80]!r}: {exc.problem}") from None
 
-    def _argv(self, command: str) -> tuple[list[str], dict[str, str]]:
-        try:
-            argv = shlex.split(command)
-        except ValueError as exc:
-            raise StepError(f"command {command[:80]!r}: {exc}") from None
-        if argv and argv[0] == "sudo":
-            argv = argv[1:]
-        if not argv:
-            raise StepError("an empty command")
-        return ovs_argv(argv, self.switch)
+    def _shell(self, command: Any) -> tuple[list[str], dict[str, str] | None]:
+        problem = check_command(str(command))
+        if problem:
+            raise StepError(problem)
+        return shell_argv(str(command)), (self.switch.env() if self.switch is not None else None)
 
     def exec_shell(self, command: Any, regex: str | None = None) -> Any:
         host = self._host("tools exec_shell")
-        argv, env = self._argv(str(command))
+        argv, env = self._shell(command)
         try:
-            proc = host.executor.run(argv, netns=self.netns, env=env or None, timeout_s=SHELL_TIMEOUT_S, check=False)
+            proc = host.executor.run(argv, netns=self.netns, env=env, timeout_s=SHELL_TIMEOUT_S, check=False)
         except CommandError as exc:
             raise StepError(str(exc)) from exc
         if proc.returncode != 0:
             detail = (proc.stderr or proc.stdout).strip().splitlines()
-            raise StepError(f"{argv[0]} exited with {proc.returncode}" + (f": {detail[-1][:200]}" if detail else ""))
+            raise StepError(f"the command exited with {proc.returncode}" + (f": {detail[-1][:200]}" if detail else ""))
         return filter_output(proc.stdout, regex) if regex else proc.stdout
 
     def exec_shell_background(self, command: Any) -> int:
         host = self._host("tools exec_shell_background")
-        argv, env = self._argv(str(command))
-        proc = host.spawn(f"step {argv[0]}", argv, netns=self.netns, env=env or None,
-                          log_path=host.log_path(f"step-{len(self.background)}-{argv[0].rsplit('/', 1)[-1]}"))
+        argv, env = self._shell(command)
+        proc = host.spawn("step shell", argv, netns=self.netns, env=env,
+                          log_path=host.log_path(f"step-{len(self.background)}-shell"))
         self.background.append(proc)
         return proc.pid
 

@@ -228,6 +228,7 @@ class OvsVSwitch(VSwitch):
             netns=ns,
         )
         self._ovsdb = self.host.adopt("ovsdb-server", d / "ovsdb-server.pid", log_path=d / "ovsdb-server.log")
+        self._link_ctl_socket("ovsdb-server", self._ovsdb.pid)
         self.vsctl("--no-wait", "init")
         config = self.other_config()
         if config:
@@ -255,6 +256,12 @@ class OvsVSwitch(VSwitch):
             timeout_s=self.vswitchd_start_timeout_s,
         )
         self._vswitchd = self.host.adopt("ovs-vswitchd", d / "ovs-vswitchd.pid", log_path=d / "ovs-vswitchd.log")
+        self._link_ctl_socket("ovs-vswitchd", self._vswitchd.pid)
+
+    def _link_ctl_socket(self, daemon: str, pid: int) -> None:
+        """`<daemon>.<pid>.ctl`, where `ovs-appctl -t <daemon>` looks for the control socket with
+        OVS_RUNDIR set (env()): a shell step's bare ovs-appctl reaches this instance."""
+        self._run(["ln", "-sf", f"{daemon}.ctl", str(self.rundir / f"{daemon}.{pid}.ctl")])
 
     def configure(self, plan: ForwardingPlan) -> None:
         self._require_started()
