@@ -217,16 +217,11 @@ class OvsVSwitch(VSwitch):
         if netns is None:
             self._claim_userspace_datapath()
         # Short path: unix socket paths are limited to 108 bytes.
-        self._dir = self.host.work_dir("ovs")
-        d = self._dir
-        ns = netns
+        d = self._dir = self.host.work_dir("ovs")
         self._run(["ovsdb-tool", "create", str(d / "conf.db"), OVS_SCHEMA])
-        self._run(
-            ["ovsdb-server", str(d / "conf.db"), f"--remote=punix:{d / 'db.sock'}",
-             f"--pidfile={d / 'ovsdb-server.pid'}", f"--log-file={d / 'ovsdb-server.log'}",
-             f"--unixctl={self.ctl_socket('ovsdb-server')}", "--detach"],
-            netns=ns,
-        )
+        self._run(["ovsdb-server", str(d / "conf.db"), f"--remote=punix:{d / 'db.sock'}",
+                   f"--pidfile={d / 'ovsdb-server.pid'}", f"--log-file={d / 'ovsdb-server.log'}",
+                   f"--unixctl={self.ctl_socket('ovsdb-server')}", "--detach"], netns=netns)
         self._ovsdb = self.host.adopt("ovsdb-server", d / "ovsdb-server.pid", log_path=d / "ovsdb-server.log")
         self._link_ctl_socket("ovsdb-server", self._ovsdb.pid)
         self.vsctl("--no-wait", "init")
@@ -251,10 +246,7 @@ class OvsVSwitch(VSwitch):
         self._run(
             [self.vswitchd_binary(), f"unix:{d / 'db.sock'}", f"--pidfile={d / 'ovs-vswitchd.pid'}",
              f"--log-file={d / 'ovs-vswitchd.log'}", f"--unixctl={self.ctl_socket('ovs-vswitchd')}",
-             "--detach"],
-            netns=self._netns,
-            timeout_s=self.vswitchd_start_timeout_s,
-        )
+             "--detach"], netns=self._netns, timeout_s=self.vswitchd_start_timeout_s)
         self._vswitchd = self.host.adopt("ovs-vswitchd", d / "ovs-vswitchd.pid", log_path=d / "ovs-vswitchd.log")
         self._link_ctl_socket("ovs-vswitchd", self._vswitchd.pid)
 
