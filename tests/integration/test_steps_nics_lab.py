@@ -6,6 +6,7 @@ that binds a NIC's PCI address to a DPDK driver is refused in one line, nothing 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -43,9 +44,8 @@ def test_upstream_af_packet_vdev_on_the_duts_first_nic(tmp_path: Path) -> None:
         assert json.loads(steps[5]["result"]) == ['dpdk-devargs="eth_af_packet0']  # the vdev port exists
         assert json.loads(steps[7]["result"]) == []  # without "Error attaching device"
     # $NICS[0]["device"]: the DUT end of the lab's first cable, in the switch's namespace
-    [add] = {line.split(" ip netns exec ", 1)[1] for line in log.splitlines() if "eth_af_packet0,iface=" in line}
-    iface = add.rsplit("iface=", 1)[1]
-    assert iface.endswith("p0") and iface.startswith("vsp"), add
+    [iface] = set(re.findall(r"eth_af_packet0,iface=([\w-]+)", log))
+    assert iface.endswith("p0") and iface.startswith("vsp"), iface
     assert json.loads(data["tests"][1]["steps"][10]["result"]) == []  # deleted: gone from ovs-vsctl show
     assert leftovers(data["run_id"]) == []
 
