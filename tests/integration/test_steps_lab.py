@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_helpers import leftovers, params_text, results, vsperf
@@ -142,17 +143,23 @@ def test_upstream_l4_multi_flow_test_with_lab_address_translation(tmp_path: Path
     assert leftovers(data["run_id"]) == []
 
 
-@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="upstream's integration files are not on this machine")
-def test_upstream_vhost_sock_dir_on_ovs_dpdk(tmp_path: Path) -> None:
-    # $TOOLS["ovs_var_tmp"] is the test's OVS run directory: the vhost-user socket appears in its test_dir
+def upstream_dpdk_test(tmp_path: Path, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Upstream's OVS-DPDK test `name`, run from its own files: the results and the test, passed."""
     out = tmp_path / "run"
     proc = vsperf("--integration", "-f", str(UPSTREAM / "01_testcases.conf"), "-f",
-                  str(UPSTREAM / "01b_dpdk_regression_tests.conf"), "ovsdpdk_vhostuser_sock_dir", "--trafficgen",
-                  "vsgen", "--results-dir", str(out), timeout_s=600)
+                  str(UPSTREAM / "01b_dpdk_regression_tests.conf"), name, "--trafficgen", "vsgen",
+                  "--results-dir", str(out), timeout_s=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     data = results(out)
     test = data["tests"][0]
     assert test["status"] == "passed", test["error"]
+    return data, test
+
+
+@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="upstream's integration files are not on this machine")
+def test_upstream_vhost_sock_dir_on_ovs_dpdk(tmp_path: Path) -> None:
+    # $TOOLS["ovs_var_tmp"] is the test's OVS run directory: the vhost-user socket appears in its test_dir
+    data, test = upstream_dpdk_test(tmp_path, "ovsdpdk_vhostuser_sock_dir")
     assert json.loads(test["steps"][5]["result"]) == ["dpdkvhostuser0"]
     assert leftovers(data["run_id"]) == []
 
@@ -181,14 +188,7 @@ def test_shell_steps_reach_the_tests_own_open_vswitch(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not UPSTREAM.is_dir(), reason="upstream's integration files are not on this machine")
 def test_upstream_rate_test_with_shell_steps_on_ovs_dpdk(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    proc = vsperf("--integration", "-f", str(UPSTREAM / "01_testcases.conf"), "-f",
-                  str(UPSTREAM / "01b_dpdk_regression_tests.conf"), "ovsdpdk_rate_create_phy_port", "--trafficgen",
-                  "vsgen", "--results-dir", str(out), timeout_s=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    data = results(out)
-    test = data["tests"][0]
-    assert test["status"] == "passed", test["error"]
+    data, test = upstream_dpdk_test(tmp_path, "ovsdpdk_rate_create_phy_port")
     listed = next(s["result"] for s in test["steps"] if "list interface" in s["step"])
     assert "ingress_policing_burst: 8000" in listed and "ingress_policing_rate: 10000" in listed
     assert leftovers(data["run_id"]) == []

@@ -15,7 +15,8 @@ from recorded_host import RecordedHost
 from vsperf.executor import Command
 from vsperf.host.host import Host
 from vsperf.steps.macros import StepError
-from vsperf.steps.tools import StepTools, check_command, shell_argv
+from vsperf.steps.model import check_command
+from vsperf.steps.tools import StepTools, shell_argv
 from vsperf.vswitch.ovs import OvsVSwitch
 
 OVS = cast(OvsVSwitch, SimpleNamespace(

@@ -131,19 +131,27 @@ _COMMANDS = {("tools", "exec_shell"), ("tools", "exec_shell_background"), ("vnf"
              ("vnf", "execute_and_wait"), ("VNF", "execute"), ("VNF", "execute_and_wait")}
 
 
-def _check_command(step: Step, where: str) -> None:
-    """A command a step runs through a shell: a string, not empty, its quotes balanced."""
-    if (step.kind, step.action) not in _COMMANDS or not step.args:
-        return
-    command = step.args[0]
+def check_command(command: Any) -> str:
+    """What is wrong with a step's shell command ("" when nothing): not a string, empty, or
+    unbalanced quotes (a #STEP or $NAME reference counts as a word). Checked when the step list
+    is parsed and again, expanded, when the command runs."""
     if not isinstance(command, str):
-        raise ConfigError(f"{where}: {step.obj} {step.action} takes a command line (a string)")
+        return "takes a command line (a string)"
     try:
         words = shlex.split(SETTING_REF_RE.sub("x", STEP_REF_RE.sub("x", command)))
     except ValueError as exc:
-        raise ConfigError(f"{where}: {step.obj} {step.action}: {exc} in {command!r}") from None
-    if not words:
-        raise ConfigError(f"{where}: {step.obj} {step.action}: an empty command")
+        return f"{exc} in {command!r}"
+    return "" if words else "an empty command"
+
+
+def _check_command(step: Step, where: str) -> None:
+    """A command a step runs through a shell: `check_command`."""
+    if (step.kind, step.action) not in _COMMANDS or not step.args:
+        return
+    problem = check_command(step.args[0])
+    if problem:
+        joint = " " if problem.startswith("takes") else ": "
+        raise ConfigError(f"{where}: {step.obj} {step.action}{joint}{problem}")
 
 
 def parse_step(test: str, index: int, raw: Any, labels: dict[str, int]) -> Step:

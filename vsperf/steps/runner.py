@@ -18,8 +18,8 @@ from vsperf.config.vsperf_compat import TEST_PARAMS, is_ignored_vsperf_setting
 from vsperf.errors import VsperfError
 from vsperf.results.steps import StepRecord
 from vsperf.steps.macros import StepError, expand, filter_output
-from vsperf.steps.model import Step, step_vnfs
-from vsperf.steps.tools import StepTools, check_command, shell_argv
+from vsperf.steps.model import Step, check_command, step_vnfs
+from vsperf.steps.tools import StepTools, shell_argv
 from vsperf.steps.vswitch import StepVswitch
 from vsperf.vnf.base import Vnf
 

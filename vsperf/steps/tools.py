@@ -15,7 +15,6 @@ is its db.sock, ovs-ofctl finds its bridges' sockets there, ovs-appctl -t NAME i
 from __future__ import annotations
 
 import ipaddress
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +24,7 @@ from vsperf.errors import CommandError
 from vsperf.host.host import Host
 from vsperf.host.process import HostProcess
 from vsperf.steps.macros import StepError, filter_output
+from vsperf.steps.model import check_command
 from vsperf.traffic.streams import BENCHMARK_NET
 from vsperf.vswitch.ovs import OvsVSwitch
 
@@ -44,18 +44,6 @@ SUDO_FUNCTION = 'sudo() { while [ $# -gt 0 ]; do case "$1" in -E|-H|-n|-S) shift
 def shell_argv(command: str) -> list[str]:
     """The argument list that runs `command` through a shell, `sudo` defined as above."""
     return ["sh", "-c", f"{SUDO_FUNCTION}\n{command}"]
-
-
-def check_command(command: Any) -> str:
-    """What is wrong with a step's shell command ("" when nothing): not a string, empty, or
-    unbalanced quotes."""
-    if not isinstance(command, str):
-        return "takes a command line (a string)"
-    try:
-        words = shlex.split(command)
-    except ValueError as exc:
-        return f"{exc} in {command!r}"
-    return "" if words else "an empty command"
 
 
 @dataclass
