@@ -10,7 +10,7 @@ from fake_machine import FakeMachine, FakeOvs
 
 from vsperf.errors import ConfigError, DeploymentError, PrerequisiteError
 from vsperf.vswitch.base import ForwardingPlan, ForwardRule, SwitchPort
-from vsperf.vswitch.ovs_dpdk import OvsDpdkVSwitch, polled_rxqs, rx_queue_packets, rxq_polled
+from vsperf.vswitch.ovs_dpdk import OvsDpdkVSwitch, polled_rxqs, rx_queue_packets, rxq_polled, vsperf_names
 
 BINARY = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
 VERSION = "ovs-vswitchd-dpdk (Open vSwitch) 3.1.0\nDPDK 22.11.11\n"
@@ -177,16 +177,30 @@ def test_a_private_ovs_dpdk_on_its_host_from_start_to_stop(tmp_path: Path) -> No
     assert any(c.endswith("get Open_vSwitch . dpdk_initialized") for c in host.commands())  # waited for DPDK
     phy = SwitchPort("phy0", "veth", "phy", ifname="vspab12p0")
     vhost = SwitchPort("vnf0.0", "vhostuser", "vnf", socket_path="/tmp/vsperf-ab12-vhost/v0p0.sock")
-    host.files["/tmp/vsperf-ab12-ovs/vspab12b0x1"] = ""  # the socket OVS serves for the dpdkvhostuser port
+    host.files["/tmp/vsperf-ab12-ovs/dpdkvhostuser0"] = ""  # the socket OVS serves for the dpdkvhostuser port
     switch.configure(ForwardingPlan((phy, vhost), (ForwardRule("phy0", "vnf0.0"), ForwardRule("vnf0.0", "phy0"))))
+    # VSPERF's Interface names, which its integration tests' steps use
     add_br = next(c for c in host.commands() if " add-br " in c)
-    assert "vspab12p0 type=dpdk ofport_request=1 mtu_request=1500 options:dpdk-devargs=net_af_xdp0,iface=vspab12p0" \
-        in add_br and "vspab12b0x1 type=dpdkvhostuser ofport_request=2" in add_br
+    assert "dpdk0 type=dpdk ofport_request=1 mtu_request=1500 options:dpdk-devargs=net_af_xdp0,iface=vspab12p0" \
+        in add_br and "dpdkvhostuser0 type=dpdkvhostuser ofport_request=2" in add_br
     # VSWITCH_VHOSTUSER_SERVER_MODE: the VNF's socket path is a link to the socket OVS made
-    assert "ln -sfn /tmp/vsperf-ab12-ovs/vspab12b0x1 /tmp/vsperf-ab12-vhost/v0p0.sock" in host.commands()
+    assert "ln -sfn /tmp/vsperf-ab12-ovs/dpdkvhostuser0 /tmp/vsperf-ab12-vhost/v0p0.sock" in host.commands()
     switch.wait_ready()
-    assert "port: vspab12b0x1" in switch.rxq_show
+    assert "port: dpdkvhostuser0" in switch.rxq_show
     switch.stop()
     assert ovs.running() == set()
     assert "rm -f -- /tmp/vsperf-ab12-vhost/v0p0.sock" in host.commands()
     assert host.commands()[-1] == "rm -rf -- /var/run/dpdk/vspab12o"
+
+
+
+def test_interfaces_take_vsperfs_names_the_nth_of_a_type_in_the_plans_order() -> None:
+    phy = [SwitchPort(f"phy{i}", "veth", "phy", ifname=f"vspab12p{i}") for i in (0, 1)]
+    vhost = [SwitchPort(f"vnf{i // 2}.{i % 2}", "vhostuser", "vnf", socket_path=f"/s{i}") for i in range(4)]
+    ports = (phy[0], vhost[0], vhost[1], phy[1], vhost[2], vhost[3])
+    assert vsperf_names(ports, server_mode=False) == [
+        "dpdk0", "dpdkvhostuserclient0", "dpdkvhostuserclient1", "dpdk1", "dpdkvhostuserclient2",
+        "dpdkvhostuserclient3"]
+    assert vsperf_names(ports[:3], server_mode=True) == ["dpdk0", "dpdkvhostuser0", "dpdkvhostuser1"]
+    pci = SwitchPort("phy0", "pci", "phy", pci="0000:3b:00.0")
+    assert vsperf_names((pci, phy[1]), server_mode=False) == ["dpdk0", "dpdk1"]

@@ -29,6 +29,7 @@ def fake_ovs() -> tuple[Any, list[tuple[str, ...]]]:
                            net=SimpleNamespace(mac=lambda ifname, netns: "0e:00:00:00:00:99"))
     ovs = SimpleNamespace(NAME="ovs", host=host, vsctl=record("vsctl"), ofctl=record("ofctl"), appctl=record("appctl"),
                           interface_config=lambda port, index: ("afxdp", {"xdp-mode": "native"}),
+                          iface_name=lambda port, index: f"if-{port.ifname}",
                           rundir=PurePosixPath("/tmp/x"))
     return ovs, calls
 
@@ -42,6 +43,7 @@ def test_op2p() -> None:
     add_int = next(c for c in calls if c[:3] == ("vsctl", "add-br", "vsperf-br0"))
     assert "type=gre" in add_int and "options:remote_ip=198.18.240.10" in add_int and "options:key=99" in add_int
     assert add_int.count("ofport_request=1") == 1 and "ofport_request=2" in add_int and "mtu_request=1564" in add_int
+    assert "if-p0" in add_int  # the switch names its ports (OVS-DPDK: VSPERF's dpdk0, dpdk1)
     assert ("ip", "addr", "add", "198.18.240.1/24", "dev", "vsperf-br-ext") in calls
     assert ("appctl", "ovs-vswitchd", "tnl/neigh/set", "vsperf-br-ext", "198.18.240.10", "02:00:00:00:00:02") in calls
     assert ("ofctl", "add-flow", "vsperf-br0", "idle_timeout=0,in_port=1,actions=output:2") in calls

@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any, ClassVar
 
@@ -66,6 +66,20 @@ def polled_rxqs(iface: str, pmd_rxq_show: str) -> set[int]:
 def rx_queue_packets(statistics: str) -> dict[int, int]:
     """Per rx queue packets (DPDK's rx_q<N>_packets) of `ovs-vsctl get Interface X statistics`."""
     return {int(q): int(n) for q, n in re.findall(r"\brx_q(\d+)_packets=(\d+)", statistics)}
+
+
+def interface_type(port: SwitchPort, server_mode: bool) -> str:
+    """The OVS Interface type of `port` (server_mode: VSWITCH_VHOSTUSER_SERVER_MODE)."""
+    if port.kind in ("veth", "pci"):
+        return "dpdk"
+    return "dpdkvhostuser" if server_mode else "dpdkvhostuserclient"
+
+
+def vsperf_names(ports: Sequence[SwitchPort], server_mode: bool) -> list[str]:
+    """VSPERF's Interface names, which its integration tests' steps name: the n-th port of a type
+    in `ports`' order is <type><n> (dpdk0, dpdk1, dpdkvhostuserclient0, ...)."""
+    kinds = [interface_type(p, server_mode) for p in ports]
+    return [f"{kind}{kinds[:i].count(kind)}" for i, kind in enumerate(kinds)]
 
 
 def rxq_polled(iface: str, pmd_rxq_show: str) -> bool:
@@ -118,6 +132,14 @@ class OvsDpdkVSwitch(OvsVSwitch):
             config.update(ovs_dpdk_hugepage_config(self.hugepages, self.file_prefix))
         config.update(self.conf.vswitchd_dpdk_config)
         return config
+
+    def iface_name(self, port: SwitchPort, index: int) -> str:
+        """VSPERF's Interface names (see `vsperf_names`); a port outside the plan (a tunnel's) is
+        numbered by `index`."""
+        ports = self._plan.ports if self._plan else ()
+        if index < len(ports) and ports[index] == port:
+            return vsperf_names(ports, self.conf.vhostuser_server_mode)[index]
+        return f"{interface_type(port, self.conf.vhostuser_server_mode)}{index}"
 
     def interface_config(self, port: SwitchPort, index: int) -> tuple[str, dict[str, str]]:
         if port.kind == "pci":  # a device bound to vfio-pci / uio_pci_generic, probed by the EAL

@@ -89,9 +89,9 @@ class OvsTunnels:
         kind, key, remote = tunnel.kind, tunnel.key, tunnel.remote
         int_br, ext_br = tunnel.int_bridge, tunnel.ext_bridge
         mtu = [f"mtu_request={mtu_bytes}"]
-        self._bridge(int_br, (phy[0], phy[0].ifname, mtu),
+        self._bridge(int_br, (phy[0], self.switch.iface_name(phy[0], 0), mtu),
                      (None, f"{kind}0", [f"type={kind}", f"options:remote_ip={remote}", f"options:key={key}"]))
-        self._bridge(ext_br, (phy[1], phy[1].ifname, mtu))
+        self._bridge(ext_br, (phy[1], self.switch.iface_name(phy[1], 1), mtu))
         self._ip("addr", "add", tunnel.vtep_ip1, "dev", int_br)
         self._ip("addr", "add", tunnel.local, "dev", ext_br)
         _, local_net = _interface(tunnel.local)
@@ -111,7 +111,7 @@ class OvsTunnels:
         remote_macs = [_mac_plus_one(m) for m in macs]
         mtu = [f"mtu_request={mtu_bytes}"]
         for i in (0, 1):
-            self._bridge(phy_br[i], (phy[i], phy[i].ifname, mtu),
+            self._bridge(phy_br[i], (phy[i], self.switch.iface_name(phy[i], i), mtu),
                          (None, f"vxlan{i}", ["type=vxlan", f"options:remote_ip={remote[i]}", f"options:key={key}"]))
         for i in (0, 1):
             patch, peer = f"{mod_br[i]}-p", f"{mod_br[1 - i]}-p"
