@@ -215,8 +215,8 @@ def test_two_rx_queues_per_port_across_ovs_dpdk(tmp_path: Path) -> None:
     # OVS's PMD thread polls both rx queues of each veth port, and both took frames (8 flows
     # spread by the kernel's fanout hash)
     rxq_show = log.split("PMD rx queues polled:", 1)[1].split(" INFO ", 1)[0]
-    for port in ("p0", "p1"):
-        assert re.findall(rf"port: vsp\w+{port}\s+queue-id:\s+(\d) \(enabled\)", rxq_show) == ["0", "1"]
+    for port in ("dpdk0", "dpdk1"):  # VSPERF's names of OVS-DPDK's ports
+        assert re.findall(rf"port: {port}\s+queue-id:\s+(\d) \(enabled\)", rxq_show) == ["0", "1"]
     per_queue = re.findall(r"rx packets per queue: q0=(\d+), q1=(\d+)", log)
     assert len(per_queue) == 2 and all(int(n) > 0 for counts in per_queue for n in counts)
     assert_clean(out)

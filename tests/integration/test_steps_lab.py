@@ -192,3 +192,39 @@ def test_upstream_rate_test_with_shell_steps_on_ovs_dpdk(tmp_path: Path) -> None
     listed = next(s["result"] for s in test["steps"] if "list interface" in s["step"])
     assert "ingress_policing_burst: 8000" in listed and "ingress_policing_rate: 10000" in listed
     assert leftovers(data["run_id"]) == []
+
+
+POLICED = """INTEGRATION_TESTS = [
+    {"Name": "police_dpdk0", "Deployment": "p2p", "Description": "the deployment's port policed by VSPERF's name",
+     "vSwitch": "OvsDpdkVhost",
+     "Parameters": {"TRAFFIC": {"traffic_type": "rfc2544_continuous", "frame_rate": 100, "bidir": "False"}},
+     "TestSteps": [
+        ['#ports', 'tools', 'exec_shell', '$TOOLS["ovs-vsctl"] list-ifaces $VSWITCH_BRIDGE_NAME'],
+        ['tools', 'exec_shell', '$TOOLS["ovs-vsctl"] set Interface dpdk0 ingress_policing_rate=20000 '
+                                'ingress_policing_burst=200'],
+        ['trafficgen', 'send_traffic', {}],
+        ['#policed', 'trafficgen', 'get_results'],
+    ]},
+]
+"""
+
+
+def test_the_ovs_dpdk_deployments_own_ports_take_vsperfs_names(tmp_path: Path) -> None:
+    # upstream's rate and QoS tests police the p2p deployment's ports as dpdk0 and dpdk1
+    tests = tmp_path / "policed.conf"
+    tests.write_text(POLICED)
+    out = tmp_path / "run"
+    proc = vsperf("--integration", "-f", str(tests), "--trafficgen", "vsgen", "--results-dir", str(out),
+                  "--test-params", params_text({"TRAFFICGEN_DURATION": "2", "TRAFFICGEN_PKT_SIZES": "(64,)"}))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = results(out)
+    test = data["tests"][0]
+    assert test["status"] == "passed", test["error"]
+    found = step_results(test)
+    assert found[0].split() == ["dpdk0", "dpdk1"]
+    [policed] = json.loads(found[3])
+    # OVS polices 20,000 kbit/s of what follows the Ethernet header: 46 of a 64-byte frame's bytes
+    payload_mbps = policed["throughput_rx_mbps"] * (64 - 18) / 64
+    assert abs(payload_mbps / 20 - 1) < 0.1, policed
+    assert policed["tx_rate_fps"] > 10 * policed["throughput_rx_fps"], policed  # the generator offered far more
+    assert leftovers(data["run_id"]) == []
