@@ -10,7 +10,14 @@ from fake_machine import FakeMachine, FakeOvs
 
 from vsperf.errors import ConfigError, DeploymentError, PrerequisiteError
 from vsperf.vswitch.base import ForwardingPlan, ForwardRule, SwitchPort
-from vsperf.vswitch.ovs_dpdk import OvsDpdkVSwitch, polled_rxqs, rx_queue_packets, rxq_polled, vsperf_names
+from vsperf.vswitch.ovs_dpdk import (
+    OvsDpdkVSwitch,
+    dpdk_errors,
+    polled_rxqs,
+    rx_queue_packets,
+    rxq_polled,
+    vsperf_names,
+)
 
 BINARY = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
 VERSION = "ovs-vswitchd-dpdk (Open vSwitch) 3.1.0\nDPDK 22.11.11\n"
@@ -204,3 +211,16 @@ def test_interfaces_take_vsperfs_names_the_nth_of_a_type_in_the_plans_order() ->
     assert vsperf_names(ports[:3], server_mode=True) == ["dpdk0", "dpdkvhostuser0", "dpdkvhostuser1"]
     pci = SwitchPort("phy0", "pci", "phy", pci="0000:3b:00.0")
     assert vsperf_names((pci, phy[1]), server_mode=False) == ["dpdk0", "dpdk1"]
+
+
+def test_dpdk_errors_are_chosen_by_the_logging_module_not_by_a_port_name() -> None:
+    log = [
+        "2026-11-28T23:10:55.101Z|00041|dpdk|INFO|EAL: Detected CPU lcores: 2",
+        "2026-11-28T23:10:55.102Z|00042|netdev_dpdk|ERR|Failed to create memory pool for netdev dpdk0, with MTU "
+        "1500 on socket 0: Cannot allocate memory",
+        "2026-11-28T23:10:55.103Z|00043|dpif_netdev|ERR|Failed to set interface dpdk0 new configuration",
+        "2026-11-28T23:10:55.104Z|00044|netdev_dpdk|WARN|dpdk0: rx queue 0 not polled",
+        "a line of another shape",
+    ]
+    assert dpdk_errors(log) == ["Failed to create memory pool for netdev dpdk0, with MTU 1500 on socket 0: "
+                                "Cannot allocate memory"]

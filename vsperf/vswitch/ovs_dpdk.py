@@ -68,6 +68,13 @@ def rx_queue_packets(statistics: str) -> dict[int, int]:
     return {int(q): int(n) for q, n in re.findall(r"\brx_q(\d+)_packets=(\d+)", statistics)}
 
 
+def dpdk_errors(log_lines: Sequence[str]) -> list[str]:
+    """The messages of ovs-vswitchd's log lines (time|seq|module|level|message) that DPDK's
+    modules logged as errors: by the module, as port names (dpdk0) have "dpdk" in them too."""
+    fields = [line.split("|", 4) for line in log_lines]
+    return [f[4] for f in fields if len(f) == 5 and f[3] == "ERR" and "dpdk" in f[2]]
+
+
 def interface_type(port: SwitchPort, server_mode: bool) -> str:
     """The OVS Interface type of `port` (server_mode: VSWITCH_VHOSTUSER_SERVER_MODE)."""
     if port.kind in ("veth", "pci"):
@@ -271,8 +278,7 @@ class OvsDpdkVSwitch(OvsVSwitch):
                                           check=False, timeout_s=10.0)
         except CommandError:
             return ""
-        lines = tail.stdout.splitlines()
-        errors = [line.split("|", 4)[-1] for line in lines if "|ERR|" in line and "dpdk" in line][-2:]
+        errors = dpdk_errors(tail.stdout.splitlines())[-2:]
         if not errors:
             return ""
         hint = "; ".join(errors)
