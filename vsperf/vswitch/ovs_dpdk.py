@@ -158,9 +158,8 @@ class OvsDpdkVSwitch(OvsVSwitch):
             if self.queues > 1:
                 options["n_rxq"] = str(self.queues)
             return "dpdk", options
-        if self.conf.vhostuser_server_mode:
-            return "dpdkvhostuser", {}
-        return "dpdkvhostuserclient", {"vhost-server-path": port.socket_path}
+        kind = interface_type(port, self.conf.vhostuser_server_mode)
+        return kind, ({} if self.conf.vhostuser_server_mode else {"vhost-server-path": port.socket_path})
 
     # --- VSwitch -----------------------------------------------------------------------------
 
