@@ -21,7 +21,8 @@ from typing import Any
 from vsperf.config.schema_vsgen import Path as TxPath
 from vsperf.errors import TrafficGenError
 from vsperf.host.host import Host
-from vsperf.trafficgen.otg.translate import FlowDef, PortLocation, Unsupported, flow_defs, resolve_location
+from vsperf.trafficgen.otg.errors import Unsupported
+from vsperf.trafficgen.otg.translate import FlowDef, PortLocation, flow_defs, resolve_location
 from vsperf.trafficgen.vsgen.engine import Engine
 from vsperf.trafficgen.vsgen.protocol import RunRequest, RunResult, Tick, dir_command, port_command
 
