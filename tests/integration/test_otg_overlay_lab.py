@@ -132,7 +132,7 @@ def test_otg_sends_each_tunnel_and_the_switch_strips_it(tmp_path: Path, otg_serv
     (result,) = test["results"]
     assert result["metrics"]["throughput_rx_fps"] > 0
     (trial,) = result["trials"]
-    assert trial["tx_frames"] > 10_000 and trial["rx_frames"] >= 0.99 * trial["tx_frames"], trial
+    assert trial["tx_frames"] > 1000 and trial["rx_frames"] >= 0.99 * trial["tx_frames"], trial
     seen = frames(pcap, "ip.src", "ip.dst", "ip.checksum.status", "udp.dstport", "vxlan.vni", "gre.key",
                   "geneve.vni", "frame.len")
     assert len(seen) == CAPTURED, seen
