@@ -158,3 +158,24 @@ def test_a_decapsulation_trial_is_refused_in_one_line_for_a_generator_without_tu
         "Tunnel Type gre, Tunnel Operation decapsulation: needs a generator that builds tunnel frames: "
         "--trafficgen vsgen or otg"), proc.stderr
     assert not out.exists()
+
+
+def test_two_decapsulation_tests_in_one_run_each_get_their_frames_through(tmp_path: Path, otg_server: str) -> None:
+    """The lab makes its ports again for the second test under the same names: the server opens
+    them anew (an engine kept on the deleted ones sent into nothing: every frame lost)."""
+    tests = tmp_path / "tests.yaml"
+    tests.write_text(TEST.format(kind="vxlan") + TEST.format(kind="gre"))
+    conf = tmp_path / "conf.yaml"
+    conf.write_text(f"TEST_CASE_FILES: [{tests}]\n")
+    out = tmp_path / "run"
+    params = {k: v for k, v in PARAMS.items() if k != "VSWITCH_OVS_PORT_TYPE"}  # the default AF_XDP ports
+    proc = vsperf("--conf-file", str(conf), "vxlan_dec", "gre_dec", "--vswitch", "ovs", "--trafficgen", "otg",
+                  "--results-dir", str(out), "--test-params", params_text(params, TRAFFICGEN_OTG_LOCATION=otg_server),
+                  timeout_s=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = results(out)
+    assert [(t["name"], t["status"]) for t in data["tests"]] == [("vxlan_dec", "passed"), ("gre_dec", "passed")]
+    for test in data["tests"]:
+        (trial,) = test["results"][0]["trials"]
+        assert trial["tx_frames"] > 1000 and trial["rx_frames"] >= 0.99 * trial["tx_frames"], (test["name"], trial)
+    assert leftovers(data["run_id"]) == []

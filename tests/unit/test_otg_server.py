@@ -283,3 +283,28 @@ def test_a_decapsulation_trial_reaches_the_engine_inside_its_tunnel(tmp_path: Pa
     (args,) = sent
     assert (args[6], args[7]) == (l3, frame) and l3 == 56 and len(frame) == 128 + 42 - 4
     assert server.session.config()["flows"][0]["size"] == {"choice": "fixed", "fixed": 170}
+
+
+def test_ports_made_again_under_their_names_get_a_new_engine(tmp_path: Path, server: OtgServer, host: Host,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The local lab makes its ports again for each test, under the same names: the engine that
+    opened the old interfaces is replaced (it would send into deleted ones); the same ones keep it."""
+    links = {"now": ("2/02:00:00:00:00:01", "2/02:00:00:00:00:02")}
+    monkeypatch.setattr(ServerSession, "_links", lambda self, locations: links["now"])
+    with generator(tmp_path, server.url) as gen:
+        gen.start(PORTS)
+        gen.trial(Traffic(), 2000.0, 0.1)
+        (first,) = recorded(host, "process")
+        gen.trial(Traffic(), 2000.0, 0.1)
+        assert [e.pid for e in recorded(host, "process")] == [first.pid]
+        links["now"] = ("2/02:00:00:00:00:03", "2/02:00:00:00:00:04")  # same ifindex, another interface
+        result = gen.trial(Traffic(), 2000.0, 0.1)
+        (second,) = recorded(host, "process")
+    assert second.pid != first.pid and result.rx_frames == result.tx_frames == 200
+
+
+def test_an_interface_is_its_index_and_mac(host: Host) -> None:
+    session = ServerSession(host, ServerOptions(binary=Path("/nonexistent"), ports={}))
+    (lo,) = session._links((PortLocation("lo", None),))
+    assert lo == "1/00:00:00:00:00:00"
+    assert session._links((PortLocation("no-such-if", None),)) == ("",)
