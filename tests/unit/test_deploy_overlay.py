@@ -44,8 +44,9 @@ def test_why_a_tunnel_cannot_be_built() -> None:
                           tunnel_frames=True) == ""
     assert tunnel_problem(tunnel, one_way, lab=True, switch=NoVSwitch, tunnel_frames=True) == (
         "Tunnel Type vxlan: vswitch none cannot terminate it (it has no tunnels); use --vswitch ovs or ovs-dpdk")
-    assert "generator that builds tunnel frames: --trafficgen vsgen" in tunnel_problem(
-        tunnel, one_way, lab=True, switch=LinuxBridgeVSwitch, tunnel_frames=False)
+    assert tunnel_problem(tunnel, one_way, lab=True, switch=LinuxBridgeVSwitch, tunnel_frames=False) == (
+        "Tunnel Type vxlan, Tunnel Operation decapsulation: needs a generator that builds tunnel frames: "
+        "--trafficgen vsgen or otg")
     assert "set TRAFFIC bidir to False" in tunnel_problem(tunnel, Traffic(bidir=True), lab=True, switch=OvsVSwitch,
                                                           tunnel_frames=True)
     ptunp = tunnel_of("ptunp", "gre", None, settings)

@@ -249,3 +249,62 @@ def test_server_command_line_values() -> None:
             parse_port(bad)
     with pytest.raises(ConfigError, match="--cpus"):
         parse_cpus("0,x")
+
+
+def test_a_decapsulation_trial_reaches_the_engine_inside_its_tunnel(tmp_path: Path, server: OtgServer,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The backend's tunnel flow over HTTP: the server defines the engine direction with the
+    frame vsgen builds for the same port (into_tunnel) and the inner IPv4 header's offset."""
+    from vsperf.traffic.streams import directions
+    from vsperf.traffic.tunnel import Encapsulation
+    from vsperf.trafficgen.otg import session
+    from vsperf.trafficgen.vsgen.encap import into_tunnel
+    from vsperf.trafficgen.vsgen.frames import build_frame, frame_spec
+
+    sent: list[tuple[Any, ...]] = []
+
+    def recording(*args: Any) -> Any:
+        sent.append(args)
+        return real(*args)
+
+    real = session.dir_command
+    monkeypatch.setattr(session, "dir_command", recording)
+    encap = Encapsulation("gre", 99, "02:00:00:00:00:02", "02:00:00:00:00:99", "198.18.240.10", "198.18.240.1")
+    ports = (GenPort("n1", "g1", "02:00:00:00:00:02", "198.18.1.1", peer_mac="02:00:00:00:00:01", encap=encap),
+             PORTS[0])
+    traffic = Traffic(bidir=False, frame_size_bytes=128)
+    with generator(tmp_path, server.url) as gen:
+        gen.start(ports)
+        result = gen.trial(traffic, 1000.0, 0.5)
+    assert (result.tx_frames, result.rx_frames) == (500, 500)
+    (direction,) = directions(traffic, ports)
+    spec = frame_spec(traffic, direction, 4242)  # the stand-in engine's run tag
+    frame, l3, _ = into_tunnel(build_frame(spec), spec.l3_offset, (), encap, "none")
+    (args,) = sent
+    assert (args[6], args[7]) == (l3, frame) and l3 == 56 and len(frame) == 128 + 42 - 4
+    assert server.session.config()["flows"][0]["size"] == {"choice": "fixed", "fixed": 170}
+
+
+def test_ports_made_again_under_their_names_get_a_new_engine(tmp_path: Path, server: OtgServer, host: Host,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The local lab makes its ports again for each test, under the same names: the engine that
+    opened the old interfaces is replaced (it would send into deleted ones); the same ones keep it."""
+    links = {"now": ("2/02:00:00:00:00:01", "2/02:00:00:00:00:02")}
+    monkeypatch.setattr(ServerSession, "_links", lambda self, locations: links["now"])
+    with generator(tmp_path, server.url) as gen:
+        gen.start(PORTS)
+        gen.trial(Traffic(), 2000.0, 0.1)
+        (first,) = recorded(host, "process")
+        gen.trial(Traffic(), 2000.0, 0.1)
+        assert [e.pid for e in recorded(host, "process")] == [first.pid]
+        links["now"] = ("2/02:00:00:00:00:03", "2/02:00:00:00:00:04")  # same ifindex, another interface
+        result = gen.trial(Traffic(), 2000.0, 0.1)
+        (second,) = recorded(host, "process")
+    assert second.pid != first.pid and result.rx_frames == result.tx_frames == 200
+
+
+def test_an_interface_is_its_index_and_mac(host: Host) -> None:
+    session = ServerSession(host, ServerOptions(binary=Path("/nonexistent"), ports={}))
+    (lo,) = session._links((PortLocation("lo", None),))
+    assert lo == "1/00:00:00:00:00:00"
+    assert session._links((PortLocation("no-such-if", None),)) == ("",)

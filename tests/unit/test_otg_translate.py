@@ -12,7 +12,8 @@ import pytest
 pytest.importorskip("snappi", reason="pip install 'vsperf[otg]'")
 
 from vsperf.trafficgen.otg.client import new_api
-from vsperf.trafficgen.otg.translate import PortLocation, Unsupported, flow_defs, resolve_location
+from vsperf.trafficgen.otg.errors import Unsupported
+from vsperf.trafficgen.otg.translate import PortLocation, flow_defs, resolve_location
 
 BASE: dict[str, Any] = {
     "ports": [{"name": "p0", "location": "a"}, {"name": "p1", "location": "b"}],

@@ -87,7 +87,8 @@ def tunnel_problem(tunnel: TunnelSpec, traffic: Traffic, *, lab: bool, switch: t
     if tunnel.deployment == "ptunp" and tunnel.kind != "vxlan":
         return f"Tunnel Type {tunnel.kind}: ptunp joins VXLAN tunnels only (VSPERF's)"
     if tunnel.operation == "decapsulation" and not tunnel_frames:
-        return "Tunnel Operation decapsulation needs a generator that builds tunnel frames: --trafficgen vsgen"
+        return (f"Tunnel Type {tunnel.kind}, Tunnel Operation decapsulation: needs a generator that builds "
+                "tunnel frames: --trafficgen vsgen or otg")
     if tunnel.deployment == "op2p" and traffic.bidir:
         return "op2p sends one way (its Tunnel Operation): set TRAFFIC bidir to False, as VSPERF's tests do"
     return ""

@@ -40,15 +40,20 @@ def port_locations(settings: Mapping[str, Any], ports: Sequence[GenPort]) -> lis
     "chassis;card;port", Ixia-c: "host:port", ...);
     otherwise the ports' own: a testbed cable's `location` (a hardware generator's port), else
     "IFNAME@NETNS" (the local lab's ports, which vsgen's OTG server on this machine opens) or
-    the interface name (a testbed's generator host). Set both, they must agree."""
+    the interface name (a testbed's generator host). Set both, they must agree.
+
+    In op2p decapsulation the deployment hands the tunnel side, generator port 2, first (it
+    sends, inside the tunnel: its `encap`): the configured locations are taken in that order too."""
     configured = configured_ports(settings)
-    conflict = locations_conflict(configured, [p.location for p in ports[:2] if p.location])
+    swapped = len(ports) >= 2 and ports[0].encap is not None
+    cabled = [p.location for p in ports[:2] if p.location]
+    conflict = locations_conflict(configured, cabled[::-1] if swapped else cabled)
     if conflict:
         raise ConfigError(conflict)
     if configured:
         if len(configured) != 2:
             raise ConfigError(f"TRAFFICGEN_OTG_PORTS needs two port locations, got {len(configured)}")
-        return configured
+        return configured[::-1] if swapped else configured
     if len(ports) < 2:
         raise TrafficGenError(f"otg needs two generator ports, the deployment gave {len(ports)}")
     return [p.location or (f"{p.ifname}@{p.netns}" if p.netns else p.ifname) for p in ports[:2]]
@@ -97,6 +102,8 @@ class OtgTrafficGenerator(TrafficGenerator):
     FRAME_MIX: ClassVar[bool] = True
     ALIASES: ClassVar[tuple[str, ...]] = ("Ixia", "IxNet")
     PORT_LOCATIONS: ClassVar[bool] = True  # it sends a testbed cable's locations to its controller
+    # Frames inside VXLAN, GENEVE and GRE (op2p decapsulation), as vsgen builds them (otg.tunnel).
+    TUNNEL_FRAMES: ClassVar[bool] = True
 
     @classmethod
     def locations_problem(cls, settings: Mapping[str, Any], cabled: Sequence[str]) -> str:
@@ -217,7 +224,7 @@ class OtgTrafficGenerator(TrafficGenerator):
     def _run(self, traffic: Traffic, plans: Sequence[FlowPlan], expected_s: float) -> list[FlowCounts]:
         api = self._connect()
         try:
-            config = trial_config(api, traffic, self._locations, plans)
+            config = trial_config(api, traffic, self._locations, plans, [p.encap for p in self._ports[:2]])
         except (ValueError, TypeError) as exc:
             raise TrafficGenError(f"otg: cannot express the trial as an OTG config: {exc}") from exc
         names = [p.name for p in plans]

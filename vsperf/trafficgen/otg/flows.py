@@ -7,6 +7,9 @@ upwards, written as an OTG increment with step 1 and count = streams. Rates are 
 (whole frames per second) and durations `duration.fixed_packets` (exact frame counts: an
 IxNetwork `fixed_seconds` takes whole seconds only). A burst is `rate.percentage` 100. A frame mix
 is `size.weight_pairs` custom: its sizes and weights (the controller interleaves them).
+A direction whose transmit port sends into a tunnel (op2p decapsulation: the port's `encap`)
+puts the tunnel's outer headers first (vsperf.trafficgen.otg.tunnel) and adds their bytes to
+every size: the test's frame size is the frame inside the tunnel, as vsgen sends it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from typing import Any
 
 from vsperf.traffic import Traffic
 from vsperf.traffic.streams import Direction
+from vsperf.traffic.tunnel import Encapsulation
+from vsperf.trafficgen.otg.tunnel import add_outer_headers
 
 PORT_NAMES = ("p0", "p1")
 
@@ -69,18 +74,19 @@ def _set_field(field: Any, value: str | int, streams: int, step: str | int) -> N
         field.value = value
 
 
-def _add_flow(config: Any, traffic: Traffic, plan: FlowPlan) -> None:
+def _add_flow(config: Any, traffic: Traffic, plan: FlowPlan, encap: Encapsulation | None) -> None:
     d = plan.direction
     flow = config.flows.flow(name=plan.name)[-1]
     flow.tx_rx.port.tx_name = PORT_NAMES[d.tx_port]
     flow.tx_rx.port.rx_names = [PORT_NAMES[d.rx_port]]
+    outer = encap.overhead_bytes if encap is not None else 0
     if traffic.mix is not None:
         pairs = flow.size.weight_pairs
         pairs.choice = "custom"
         for size, weight in zip(traffic.mix.sizes_bytes, traffic.mix.weights, strict=True):
-            pairs.custom.add(size=size, weight=weight)
+            pairs.custom.add(size=size + outer, weight=weight)
     else:
-        flow.size.fixed = traffic.frame_size_bytes
+        flow.size.fixed = traffic.frame_size_bytes + outer
     if plan.rate_pps:
         flow.rate.pps = plan.rate_pps
     else:
@@ -91,8 +97,9 @@ def _add_flow(config: Any, traffic: Traffic, plan: FlowPlan) -> None:
     flow.metrics.timestamps = True
     flow.metrics.latency.enable = True
     flow.metrics.latency.mode = flow.metrics.latency.STORE_FORWARD
-    headers = flow.packet.ethernet()
-    eth = headers[-1]
+    if encap is not None:
+        add_outer_headers(flow.packet, encap)
+    eth = flow.packet.ethernet()[-1]
     streams = d.streams
     _set_field(eth.src, d.src_mac, 1, "")
     _set_field(eth.dst, d.dst_mac, streams if d.vary == "dl_dst" else 1, "00:00:00:00:00:01")
@@ -110,13 +117,16 @@ def _add_flow(config: Any, traffic: Traffic, plan: FlowPlan) -> None:
     _set_field(udp.dst_port, d.dst_udp, streams if d.vary == "tp_dst" else 1, 1)
 
 
-def trial_config(api: Any, traffic: Traffic, locations: Sequence[str], plans: Sequence[FlowPlan]) -> Any:
-    """The snappi Config of one trial: both ports at `locations`, one flow per plan."""
+def trial_config(api: Any, traffic: Traffic, locations: Sequence[str], plans: Sequence[FlowPlan],
+                 encaps: Sequence[Encapsulation | None] = ()) -> Any:
+    """The snappi Config of one trial: both ports at `locations`, one flow per plan; a flow from
+    port i sends inside `encaps[i]`'s tunnel when it is given (op2p decapsulation)."""
     if len(locations) < 2:
         raise ValueError(f"an OTG trial needs two port locations, got {len(locations)}")
     config = api.config()
     for name, location in zip(PORT_NAMES, locations, strict=False):
         config.ports.port(name=name, location=location)
     for plan in plans:
-        _add_flow(config, traffic, plan)
+        tx = plan.direction.tx_port
+        _add_flow(config, traffic, plan, encaps[tx] if tx < len(encaps) else None)
     return config

@@ -24,8 +24,8 @@ from typing import Any
 
 from vsperf.errors import ConfigError, TrafficGenError
 from vsperf.trafficgen.otg import client
+from vsperf.trafficgen.otg.errors import Unsupported
 from vsperf.trafficgen.otg.session import ServerSession
-from vsperf.trafficgen.otg.translate import Unsupported
 
 log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 4 << 20

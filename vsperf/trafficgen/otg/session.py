@@ -10,6 +10,7 @@ runs, its result (read after the residual wait) replaces them when it ends. A fl
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import threading
@@ -21,7 +22,8 @@ from typing import Any
 from vsperf.config.schema_vsgen import Path as TxPath
 from vsperf.errors import TrafficGenError
 from vsperf.host.host import Host
-from vsperf.trafficgen.otg.translate import FlowDef, PortLocation, Unsupported, flow_defs, resolve_location
+from vsperf.trafficgen.otg.errors import Unsupported
+from vsperf.trafficgen.otg.translate import FlowDef, PortLocation, flow_defs, resolve_location
 from vsperf.trafficgen.vsgen.engine import Engine
 from vsperf.trafficgen.vsgen.protocol import RunRequest, RunResult, Tick, dir_command, port_command
 
@@ -69,6 +71,7 @@ class ServerSession:
         self._lock = threading.RLock()
         self._engine: Engine | None = None
         self._engine_ports: tuple[PortLocation, ...] = ()
+        self._engine_links: tuple[str, ...] = ()  # the interfaces the engine opened (`_links`)
         self._config: dict[str, Any] = {}
         self._flows: dict[str, tuple[int, FlowDef]] = {}  # name -> (direction, definition)
         self._port_index: dict[str, int] = {}
@@ -109,7 +112,9 @@ class ServerSession:
     def _engine_for(self, locations: tuple[PortLocation, ...]) -> Engine:
         # The engine dies with the thread that started it (PR_SET_PDEATHSIG): the request thread of
         # one client's connection. The next client, or a reconnect, gets a new engine.
-        if self._engine is not None and self._engine.alive and self._engine_ports == locations:
+        links = self._links(locations)
+        if (self._engine is not None and self._engine.alive and self._engine_ports == locations
+                and self._engine_links == links):
             return self._engine
         self._close_engine()
         engine = Engine(self.host, PurePosixPath(self.options.binary))
@@ -124,8 +129,24 @@ class ServerSession:
         except ValueError as exc:
             self._close_engine()
             raise Unsupported(str(exc)) from exc
-        self._engine_ports = locations
+        self._engine_ports, self._engine_links = locations, links
         return engine
+
+    def _links(self, locations: tuple[PortLocation, ...]) -> tuple[str, ...]:
+        """Each location's interface as "ifindex/MAC" ("" when it is missing). The local lab deletes
+        its ports after a test and makes them again under the same names for the next one: another
+        interface, which an engine that opened the old one would never see a frame of."""
+        found = []
+        for location in locations:
+            where = ["-n", location.netns] if location.netns else []
+            proc = self.executor.run(["ip", *where, "-j", "link", "show", "dev", location.ifname], timeout_s=10,
+                                     check=False)
+            try:
+                link = json.loads(proc.stdout or "[]")[0]
+                found.append(f"{link['ifindex']}/{link.get('address', '')}")
+            except (ValueError, IndexError, KeyError, TypeError):
+                found.append("")
+        return tuple(found)
 
     def version(self) -> str:
         """The generator behind the API: vsgen's engine version and the kernel it runs on (the same
@@ -260,7 +281,7 @@ class ServerSession:
 
     def _close_engine(self) -> None:
         engine, self._engine = self._engine, None
-        self._engine_ports = ()
+        self._engine_ports, self._engine_links = (), ()
         if engine is not None:
             engine.close()
 

@@ -4,8 +4,11 @@ vsgen sends Ethernet [802.1Q] IPv4 UDP frames with its 14-byte signature after t
 and the engine session's tag in the IPv4 identification (vsperf.trafficgen.vsgen.frames); per
 stream it varies one field by +1 (destination MAC, IPv4 or UDP port, or source MAC). A flow is
 one engine direction; a size of custom weight pairs is a frame mix (whole weights, sizes
-64..9000), sent in its pattern. What vsgen cannot send exactly as asked is refused with the reason,
-never approximated: other headers or fields, other patterns, decrements, random values, devices.
+64..9000), sent in its pattern. A flow whose headers start with a tunnel's outer ones (VXLAN,
+GENEVE, GRE with a key: vsperf.trafficgen.otg.tunnel) is sent inside them, as vsgen sends op2p
+decapsulation frames (vsperf.trafficgen.vsgen.encap.into_tunnel); its size is the whole frame's.
+What vsgen cannot send exactly as asked is refused with the reason, never approximated: other
+headers or fields, other patterns, decrements, random values, devices.
 """
 
 from __future__ import annotations
@@ -18,6 +21,10 @@ from typing import Any
 
 from vsperf.traffic.mix import FrameMix, MixError
 from vsperf.traffic.streams import BENCHMARK_NET, mac_to_int
+from vsperf.traffic.tunnel import Encapsulation
+from vsperf.trafficgen.otg.errors import Unsupported
+from vsperf.trafficgen.otg.tunnel import split_outer
+from vsperf.trafficgen.vsgen.encap import into_tunnel
 from vsperf.trafficgen.vsgen.frames import (
     DEFAULT_TTL,
     MAX_DIRECTIONS,
@@ -46,10 +53,6 @@ _SET = {"FlowEthernet": ("src", "dst"), "FlowVlan": ("id", "priority", "cfi"), "
 _LAYOUTS = (("FlowEthernet", "FlowIpv4", "FlowUdp"), ("FlowEthernet", "FlowVlan", "FlowIpv4", "FlowUdp"))
 
 
-class Unsupported(ValueError):
-    """The request is valid OTG but asks for what vsgen cannot do; the message says what."""
-
-
 @dataclass(frozen=True)
 class PortLocation:
     """Where an OTG port's frames go in and out: an interface, in a namespace or not."""
@@ -65,8 +68,8 @@ class FlowDef:
     name: str
     tx_port: str
     rx_port: str
-    frame: bytes  # template frame without FCS (stream 0)
-    frame_size_bytes: int
+    frame: bytes  # template frame without FCS (stream 0), inside its tunnel's headers when it has one
+    frame_size_bytes: int  # the flow's size: the whole frame, with FCS (a mix: their mean, rounded)
     l3_offset: int
     vary: Vary
     base: int
@@ -77,6 +80,7 @@ class FlowDef:
     latency: bool
     timestamps: bool
     mix: tuple[int, ...] = ()  # a frame mix: each frame's length without FCS, in sending order
+    encap: Encapsulation | None = None  # the tunnel the frames go into (op2p decapsulation)
 
 
 def resolve_location(location: str, declared: Mapping[str, PortLocation], netns_prefixes: tuple[str, ...]
@@ -143,9 +147,8 @@ def _check_fields(header: Any) -> None:
                           f"{'/'.join(hex(a) if a > 255 else str(a) for a in allowed) or 'its own value'}")
 
 
-def _headers(flow: Any) -> tuple[dict[str, Any], Vary, int, int]:
-    """Header values, varied field, its base and the number of streams of `flow`."""
-    headers = list(flow.packet)
+def _headers(flow: Any, headers: list[Any]) -> tuple[dict[str, Any], Vary, int, int]:
+    """Header values, varied field, its base and the number of streams of `flow`'s test frame."""
     layout = tuple(type(h).__name__ for h in headers)
     if layout not in _LAYOUTS:
         raise Unsupported(f"flow {flow.name}: vsgen sends ethernet[/vlan]/ipv4/udp, not "
@@ -234,8 +237,10 @@ def flow_defs(config: Any, run_tag: int) -> list[FlowDef]:
             raise Unsupported(f"flows {receivers[rx_names[0]]} and {flow.name} both go to {rx_names[0]}: vsgen "
                               "measures latency per receiving port, so each flow needs its own")
         receivers[rx_names[0]] = flow.name
-        size, mix = _size(flow)
-        values, vary, base, streams = _headers(flow)
+        encap, inner = split_outer(flow.name, list(flow.packet))
+        overhead = encap.overhead_bytes if encap is not None else 0
+        size, mix = _size(flow, overhead)
+        values, vary, base, streams = _headers(flow, inner)
         _check_range(flow.name, vary, base, streams, values)
         mode, pps, frames = _schedule(flow)
         has_vlan = "FlowVlan.id" in values
@@ -247,22 +252,28 @@ def flow_defs(config: Any, run_tag: int) -> list[FlowDef]:
             vlan_id=int(values["FlowVlan.id"]) if has_vlan else None,
             vlan_priority=int(values.get("FlowVlan.priority", 0)), vlan_cfi=int(values.get("FlowVlan.cfi", 0)),
         )
+        frame, l3, lengths = build_frame(spec), spec.l3_offset, tuple(s - 4 for s in mix.pattern) if mix else ()
+        if encap is not None:
+            try:
+                frame, l3, lengths = into_tunnel(frame, l3, lengths, encap, vary)
+            except ValueError as exc:
+                raise Unsupported(f"flow {flow.name}: {exc}") from None
         metrics = flow.metrics
         defs.append(FlowDef(
-            name=flow.name, tx_port=tx, rx_port=rx_names[0], frame=build_frame(spec), frame_size_bytes=size,
-            l3_offset=spec.l3_offset, vary=vary, base=base, streams=streams, mode=mode, rate_pps=pps,
+            name=flow.name, tx_port=tx, rx_port=rx_names[0], frame=frame, frame_size_bytes=size + overhead,
+            l3_offset=l3, vary=vary, base=base, streams=streams, mode=mode, rate_pps=pps,
             frames=frames, latency=bool(metrics.enable and metrics.latency.enable),
-            timestamps=bool(metrics.enable and metrics.timestamps),
-            mix=tuple(s - 4 for s in mix.pattern) if mix else (),
+            timestamps=bool(metrics.enable and metrics.timestamps), mix=lengths, encap=encap,
         ))
     return defs
 
 
-def _size(flow: Any) -> tuple[int, FrameMix | None]:
-    """A flow's frame size (a mix: its mean, rounded) and its mix (None: one size)."""
+def _size(flow: Any, overhead: int) -> tuple[int, FrameMix | None]:
+    """A flow's test frame size (a mix: its mean, rounded) and its mix (None: one size): the
+    flow's sizes less a tunnel's `overhead` (the outer headers around the test frame)."""
     size = flow.size
     if size.choice == "weight_pairs" and size.weight_pairs.choice == "custom":
-        pairs = [(int(p.size), float(p.weight)) for p in size.weight_pairs.custom]
+        pairs = [(int(p.size) - overhead, float(p.weight)) for p in size.weight_pairs.custom]
         if not pairs or any(w != int(w) for _, w in pairs):
             raise Unsupported(f"flow {flow.name}: vsgen sends a size mix of whole weights")
         by_size: dict[int, int] = {}
@@ -273,7 +284,8 @@ def _size(flow: Any) -> tuple[int, FrameMix | None]:
         except MixError as exc:
             raise Unsupported(f"flow {flow.name}: {exc}") from None
         return round(mix.mean_bytes), mix
-    if size.choice != "fixed" or not MIN_FRAME_BYTES <= int(size.fixed) <= MAX_FRAME_BYTES:
+    if size.choice != "fixed" or not MIN_FRAME_BYTES <= int(size.fixed) - overhead <= MAX_FRAME_BYTES:
+        around = f" plus the tunnel's {overhead}" if overhead else ""
         raise Unsupported(f"flow {flow.name}: vsgen sends a fixed size of {MIN_FRAME_BYTES}..{MAX_FRAME_BYTES} "
-                          "bytes, or custom weight pairs")
-    return int(size.fixed), None
+                          f"bytes{around}, or custom weight pairs")
+    return int(size.fixed) - overhead, None
