@@ -57,6 +57,8 @@ def test_vsperf_syntax() -> None:
         ([["vswitch", "dump_flows", "a", "b"]], "vswitch dump_flows takes 1 argument(s), got 2"),
         ([["tools", "exec_python", "import os"]], "vsperf does not run tools exec_python: it runs Python code"),
         ([["vswitch", "run_vppctl", ["show"]]], "a VPP command (VPP is not packaged"),
+        ([["settings", "setValue", "TRAFFICGEN_IXNET_TCL_SCRIPT", "x.tcl"]],
+         "vsperf does not set TRAFFICGEN_IXNET_TCL_SCRIPT: it picks the IxNetwork Tcl script"),
         ([["VNF0", "start"]], "the deployment started this VNF"),
         ([["pdb"]], "starts Python's debugger"),
         ([["tools", "exec_shell", "echo 'open"]], "tools exec_shell: No closing quotation in \"echo 'open\""),

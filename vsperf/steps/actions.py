@@ -22,6 +22,14 @@ EXEC_PYTHON_REFUSED = ("it runs Python code from the test definition; vsperf nev
                        "inputs (use tools exec_shell, tools eval or tools assert)")
 
 
+# Settings a `settings setValue` step may not set: what they choose, vsperf does not do.
+REFUSED_SETTINGS = {
+    "TRAFFICGEN_IXNET_TCL_SCRIPT": ("it picks the IxNetwork Tcl script that builds the Ixia's frames (upstream's "
+                                    "checksum tests send random IP or UDP checksums with it); vsperf drives an Ixia "
+                                    "through OTG, and its generators send valid checksums"),
+}
+
+
 @dataclass(frozen=True)
 class Action:
     """An action of an object: its argument count bounds, or why it is refused."""

@@ -30,6 +30,7 @@ from vsperf.errors import ConfigError
 from vsperf.steps.actions import (
     ACTIONS,
     BARE_OBJECTS,
+    REFUSED_SETTINGS,
     Action,
     closest,
     find_action,
@@ -183,6 +184,8 @@ def parse_step(test: str, index: int, raw: Any, labels: dict[str, int]) -> Step:
     step = Step(index, tuple(raw), obj, kind, action, tuple(items), label, check, regex)
     _check_references(step, labels, where)
     _check_command(step, where)
+    if kind == "settings" and action == "setValue" and str(items[0]) in REFUSED_SETTINGS:
+        raise ConfigError(f"{where}: vsperf does not set {items[0]}: {REFUSED_SETTINGS[str(items[0])]}")
     if label is not None:
         labels[label] = index
     return step
