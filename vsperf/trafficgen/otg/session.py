@@ -10,7 +10,6 @@ runs, its result (read after the residual wait) replaces them when it ends. A fl
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import threading
@@ -20,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from vsperf.config.schema_vsgen import Path as TxPath
-from vsperf.errors import TrafficGenError
+from vsperf.errors import DeploymentError, TrafficGenError
 from vsperf.host.host import Host
 from vsperf.trafficgen.otg.errors import Unsupported
 from vsperf.trafficgen.otg.translate import FlowDef, PortLocation, flow_defs, resolve_location
@@ -138,14 +137,12 @@ class ServerSession:
         interface, which an engine that opened the old one would never see a frame of."""
         found = []
         for location in locations:
-            where = ["-n", location.netns] if location.netns else []
-            proc = self.executor.run(["ip", *where, "-j", "link", "show", "dev", location.ifname], timeout_s=10,
-                                     check=False)
             try:
-                link = json.loads(proc.stdout or "[]")[0]
-                found.append(f"{link['ifindex']}/{link.get('address', '')}")
-            except (ValueError, IndexError, KeyError, TypeError):
+                link = self.host.net.link(location.ifname, location.netns)
+            except DeploymentError:
                 found.append("")
+                continue
+            found.append(f"{link.get('ifindex', '')}/{link.get('address', '')}")
         return tuple(found)
 
     def version(self) -> str:

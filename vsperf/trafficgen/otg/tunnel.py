@@ -22,12 +22,12 @@ from typing import Any
 from vsperf.traffic.streams import BENCHMARK_NET
 from vsperf.traffic.tunnel import SOURCE_UDP_PORT, UDP_PORTS, Encapsulation, TunnelKind
 from vsperf.trafficgen.otg.errors import Unsupported
-from vsperf.trafficgen.vsgen.encap import IPPROTO_GRE, outer_headers
+from vsperf.trafficgen.vsgen.encap import IPPROTO_GRE, VXLAN_VNI_VALID, outer_headers
 from vsperf.trafficgen.vsgen.frames import DEFAULT_TTL, IPPROTO_UDP
 
 _L3_BYTES = 14 + 20  # outer Ethernet + IPv4: where the tunnel's own header starts
 _UDP_BYTES = 8
-VXLAN_FLAGS = 0x08  # the VNI is valid
+VXLAN_FLAGS = VXLAN_VNI_VALID >> 24  # the VXLAN header's flags byte: the VNI is valid
 _LAYOUTS: dict[tuple[str, ...], TunnelKind] = {
     ("FlowEthernet", "FlowIpv4", "FlowUdp", "FlowVxlan"): "vxlan",
     ("FlowEthernet", "FlowIpv4", "FlowUdp", "FlowCustom"): "geneve",
@@ -133,11 +133,10 @@ def _tunnel_key(flow: str, kind: TunnelKind, headers: Sequence[Any]) -> int:
     if kind == "vxlan":
         vxlan = _fields(headers[1])
         _only(flow, "vxlan", vxlan, {"flags", "reserved0", "vni", "reserved1"})
-        for field, default in (("flags", VXLAN_FLAGS), ("reserved0", 0), ("reserved1", 0)):
-            wanted = VXLAN_FLAGS if field == "flags" else 0
-            if _value(flow, "vxlan", vxlan, field, default) != wanted:
-                raise Unsupported(f"flow {flow}: vsgen's vxlan {field} is {wanted:#04x}, not "
-                                  f"{_value(flow, 'vxlan', vxlan, field, default)}")
+        for field, wanted in (("flags", VXLAN_FLAGS), ("reserved0", 0), ("reserved1", 0)):
+            got = _value(flow, "vxlan", vxlan, field, wanted)  # OTG's defaults are vsgen's values
+            if got != wanted:
+                raise Unsupported(f"flow {flow}: vsgen's vxlan {field} is {wanted:#04x}, not {got}")
         return int(_value(flow, "vxlan", vxlan, "vni"))
     custom = _fields(headers[-1])
     _only(flow, "custom", custom, {"bytes"})
